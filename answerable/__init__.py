@@ -1,0 +1,2 @@
+"""answerable: build and curate text-to-SQL benchmarks."""
+__version__ = "0.1.0"

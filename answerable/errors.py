@@ -1,0 +1,46 @@
+"""One error root for the whole tool, split by what the caller should do.
+
+The CLI turns :class:`AnswerableError` subclasses into a one-line message and an
+exit code; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class AnswerableError(Exception):
+    """Root of every error this tool raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(AnswerableError):
+    """A recipe or input file is wrong: names the file, the key and the fix.
+
+    >>> str(ConfigError("recipe.yaml", "seed", "must be an integer", fix="write seed: 13"))
+    'recipe.yaml: seed: must be an integer (fix: write seed: 13)'
+    """
+
+    def __init__(self, file: str, key: str | None, problem: str, fix: str | None = None):
+        self.file, self.key, self.problem, self.fix = str(file), key, problem, fix
+        where = f"{self.file}: {key}: " if key else f"{self.file}: "
+        super().__init__(where + problem + (f" (fix: {fix})" if fix else ""))
+
+
+class RecordError(AnswerableError):
+    """One record is invalid: names the record id and the JSON pointer of the fault."""
+
+    def __init__(self, record_id: str | None, pointer: str, problem: str):
+        self.record_id, self.pointer, self.problem = record_id, pointer, problem
+        super().__init__(f"record {record_id or '<no id>'} at {pointer or '/'}: {problem}")
+
+
+class SQLError(AnswerableError):
+    """A SQL text cannot be parsed, qualified or executed.
+
+    ``reason`` is a short stable code used in rejects reports (``parse-error``,
+    ``unknown-column``, ``timeout``, ``not-read-only`` ...); the message is for people.
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        super().__init__(f"{reason}: {message}")
