@@ -1,1 +1,78 @@
-"""schemas stage."""
+"""The record contracts: one JSON Schema (draft 2020-12) per record kind.
+
+``validate(kind, record)`` checks a record and raises :class:`RecordError` naming the
+record id and the JSON pointer of the fault. Kinds: ``source_example``, ``template``,
+``item``, ``review_decision``, ``manifest``, ``recipe``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+
+from answerable.errors import RecordError
+
+SCHEMA_DIR = Path(__file__).parent
+KINDS = ("source_example", "template", "item", "review_decision", "manifest", "recipe")
+
+
+@cache
+def _registry() -> Registry:
+    resources = []
+    for kind in KINDS:
+        schema = json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text())
+        resource = Resource.from_contents(schema)
+        resources += [(schema["$id"], resource), (f"{kind}.schema.json", resource)]
+    return Registry().with_resources(resources)
+
+
+@cache
+def validator(kind: str) -> Draft202012Validator:
+    """The compiled validator for one record kind."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown record kind {kind!r}; known kinds: {', '.join(KINDS)}")
+    schema = json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text())
+    return Draft202012Validator(schema, registry=_registry(),
+                                format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def pointer(error: ValidationError) -> str:
+    """The JSON pointer (``/spans/0/tag``) of the value an error is about."""
+    return "".join(f"/{str(part).replace('~', '~0').replace('/', '~1')}"
+                   for part in error.absolute_path)
+
+
+def describe(error: ValidationError) -> str:
+    """A short sentence for one validation error, naming unknown keys plainly."""
+    if error.validator == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        return f"{error.message}; known keys: {', '.join(known)}"
+    return error.message
+
+
+def first_error(kind: str, record: Any) -> ValidationError | None:
+    """The most relevant validation error of ``record``, or None when it is valid."""
+    return best_match(validator(kind).iter_errors(record))
+
+
+def validate(kind: str, record: Any) -> None:
+    """Raise :class:`RecordError` when ``record`` does not satisfy the ``kind`` schema.
+
+    >>> validate("review_decision", {"item_id": "0" * 16, "annotator": "ana",
+    ...                              "verdict": "accept", "time": "2026-01-01T00:00:00Z"})
+    """
+    error = first_error(kind, record)
+    if error is not None:
+        record_id = record.get("id") or record.get("item_id") if isinstance(record, dict) else None
+        raise RecordError(record_id, pointer(error), describe(error))
+
+
+def is_valid(kind: str, record: Any) -> bool:
+    """True when ``record`` satisfies the ``kind`` schema."""
+    return validator(kind).is_valid(record)
