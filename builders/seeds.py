@@ -1,0 +1,87 @@
+"""seed_v1: turn source examples into verified items.
+
+An answerable example is kept only when its SQL parses, binds to the database's schema
+and, when the database file is there, executes within the limits to a non-empty
+result; its gold result and SQL metadata are stored on the item. Unanswerable and
+ambiguous examples from a source carry no SQL and pass through with their label.
+"""
+
+from __future__ import annotations
+
+from answerable import __version__
+from answerable.builders import sqlkit
+from answerable.errors import SQLError
+from answerable.ids import item_id
+from answerable.pipeline import BuildContext, StepOutput, reject
+
+GENERATOR = "seed_v1"
+
+
+def verify_examples(examples: list[dict], ctx: BuildContext) -> StepOutput:
+    """Items for every example that passes its checks; a reject for every other."""
+    output, seen = StepOutput(), {}
+    for example in examples:
+        made = verify_example(example, ctx)
+        if "reason" in made:
+            output.rejects.append(made)
+        elif made["id"] in seen:
+            output.rejects.append(_duplicate(example, seen[made["id"]]))
+        else:
+            seen[made["id"]] = example
+            output.items.append(made)
+    return output
+
+
+def verify_example(example: dict, ctx: BuildContext) -> dict:
+    """The verified item made from one source example, or a reject."""
+    if example["sql"] is None:
+        return _item(example, result=None, sql_meta=None)
+    try:
+        sql_meta = sqlkit.analyze(example["sql"], ctx.schema(example["db_id"]))
+        result = _execute(example, ctx)
+    except SQLError as error:
+        return _reject(example, error.reason, str(error))
+    if result is not None and result.row_count == 0:
+        return _reject(example, "empty-result", "the gold SQL returns no rows")
+    return _item(example, result.to_record() if result else None, sql_meta)
+
+
+def _execute(example: dict, ctx: BuildContext):
+    database = ctx.database(example["db_id"])
+    return None if database is None else database.execute(example["sql"])
+
+
+def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
+    return {
+        "id": item_id(example["db_id"], example["question"], example["sql"]),
+        "db_id": example["db_id"],
+        "db_variant": None,
+        "question": example["question"],
+        "sql": example["sql"],
+        "dialect": example.get("dialect", "sqlite"),
+        "label": example["label"],
+        "category": example.get("category"),
+        "result": result,
+        "sql_meta": sql_meta,
+        "provenance": {
+            "generator": GENERATOR,
+            "tool_version": __version__,
+            "source": example["source"],
+            "external_id": example.get("external_id"),
+            "params": {"verified_by": "execution" if result else
+                       ("binding" if example["sql"] else "none")},
+            "parent": example["id"],
+        },
+    }
+
+
+def _reject(example: dict, reason: str, detail: str) -> dict:
+    return reject(example["id"], GENERATOR, reason, detail, source=example["source"],
+                  external_id=example.get("external_id"), db_id=example["db_id"],
+                  question=example["question"], sql=example["sql"])
+
+
+def _duplicate(example: dict, first: dict) -> dict:
+    return _reject(example, "duplicate",
+                   f"same database, question and SQL as {first['source']} "
+                   f"#{first.get('external_id')}")

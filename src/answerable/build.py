@@ -1,0 +1,159 @@
+"""``answerable build``: from a recipe to verified candidates and a release.
+
+The stages run in a fixed order; each is a cached step (see :mod:`answerable.pipeline`),
+so rerunning a recipe repeats no finished work. Every record crosses a schema check
+before it becomes a candidate, and every dropped record lands in the rejects report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from answerable.builders.demo import DEMO_DATABASES, generate_demo
+from answerable.builders.executor import Limits
+from answerable.builders.seeds import GENERATOR as SEED_STEP
+from answerable.builders.seeds import verify_examples
+from answerable.builders.sources import SourceData, load_source
+from answerable.errors import ConfigError, RecordError
+from answerable.ids import sha256_file
+from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
+from answerable.recipe import Recipe
+from answerable.records import read_json, write_json, write_jsonl, write_parquet
+from answerable.release.publish import Release, count_items, cut_release
+from answerable.schemas import validate
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class BuildReport:
+    """What a build made and where it put it."""
+
+    candidates: Path
+    rejects: Path
+    report: Path
+    counts: dict
+    reject_counts: dict
+    steps: dict = field(default_factory=dict)
+    release: Release | None = None
+
+
+def ensure_demo(recipe: Recipe, log: Log) -> None:
+    """Generate the demo databases into the work directory unless they are current."""
+    seed = recipe.section("demo").get("seed", 7)
+    marker = recipe.demo_dir / "demo.json"
+    wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
+    present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
+    if present and marker.is_file() and read_json(marker) == wanted:
+        return
+    log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
+    generate_demo(recipe.demo_dir, seed)
+    write_json(wanted, marker)
+
+
+def load_sources(recipe: Recipe) -> SourceData:
+    """Every source of the recipe, merged; a db_id given two different files is an error."""
+    merged = SourceData(examples=[], databases={}, rejects=[])
+    for index, spec in enumerate(recipe.data["sources"]):
+        data = load_source(spec, recipe.base, recipe.demo_dir)
+        for db_id, ref in data.databases.items():
+            known = merged.databases.get(db_id)
+            if known is not None and known.path != ref.path:
+                raise ConfigError(recipe.file, f"sources[{index}]",
+                                  f"database '{db_id}' is given twice, by different files",
+                                  fix="give each db_id one database file")
+            merged.databases.setdefault(db_id, ref)
+        merged.examples += data.examples
+        merged.rejects += data.rejects
+    return merged
+
+
+def input_files(recipe: Recipe, databases: dict) -> list[dict]:
+    """The manifest's inputs: every source file and database file with its sha256."""
+    paths = {recipe.resolve(spec[key]) for spec in recipe.data["sources"]
+             for key in ("path", "tables", "labels") if spec.get(key)}
+    paths |= {ref.path for ref in databases.values() if ref.path is not None}
+    return [{"path": _display(recipe, p), "sha256": sha256_file(p)}
+            for p in sorted(paths, key=lambda p: _display(recipe, p))]
+
+
+def _display(recipe: Recipe, path: Path) -> str:
+    path = Path(path).resolve()
+    for root, prefix in ((recipe.workdir.resolve(), "<workdir>/"), (recipe.base.resolve(), "")):
+        if path.is_relative_to(root):
+            return prefix + path.relative_to(root).as_posix()
+    return Path(os.path.relpath(path, recipe.base.resolve())).as_posix()
+
+
+def run_seed_step(ctx: BuildContext, examples: list[dict], inputs: list[dict]) -> tuple:
+    """seed_v1 over every source example, cached by its signature."""
+    signature = ctx.signature(SEED_STEP, {"limits": vars(ctx.limits)},
+                              {"examples": sorted(e["id"] for e in examples), "files": inputs})
+    return ctx.workspace.cached_step(SEED_STEP, signature,
+                                     lambda: verify_examples(examples, ctx))
+
+
+def check_items(output: StepOutput) -> StepOutput:
+    """The schema check before items become candidates: invalid ones become rejects."""
+    checked = StepOutput(rejects=list(output.rejects))
+    for item in output.items:
+        try:
+            validate("item", item)
+        except RecordError as error:
+            generator = (item.get("provenance") or {}).get("generator", "unknown")
+            checked.rejects.append(reject(item.get("id"), generator, "invalid-item", str(error)))
+            continue
+        checked.items.append(item)
+    return checked
+
+
+def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
+    """Run the recipe: sources, verification, candidates, rejects report and release."""
+    if "demo" in recipe.data:
+        ensure_demo(recipe, log)
+    workspace = Workspace(recipe.workdir, recipe.dataset)
+    loaded = load_sources(recipe)
+    log(f"loaded {len(loaded.examples)} examples over {len(loaded.databases)} databases "
+        f"from {len(recipe.data['sources'])} sources")
+    execution = recipe.section("execution")
+    limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
+    ctx = BuildContext(recipe, loaded.databases, limits, workspace)
+    inputs = input_files(recipe, loaded.databases)
+    try:
+        output, steps = StepOutput(rejects=list(loaded.rejects)), {}
+        seeds, cached = run_seed_step(ctx, loaded.examples, inputs)
+        steps[SEED_STEP] = _step_line(seeds, cached, log, SEED_STEP)
+        output.extend(seeds)
+    finally:
+        ctx.close()
+    output = check_items(output)
+    report = _write_outputs(workspace, output, steps, recipe)
+    if release:
+        report.release = cut_release(
+            output.items, out=recipe.out, dataset=recipe.dataset, version=recipe.version,
+            seed=recipe.seed, recipe_signature=recipe.signature(), inputs=inputs,
+            formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))))
+    return report
+
+
+def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
+    line = {"items": len(output.items), "rejects": len(output.rejects), "cached": cached}
+    log(f"{name}: {line['items']} items, {line['rejects']} rejects"
+        + (" (cached)" if cached else ""))
+    return line
+
+
+def _write_outputs(workspace: Workspace, output: StepOutput, steps: dict,
+                   recipe: Recipe) -> BuildReport:
+    rejects = sort_rejects(output.rejects)
+    counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
+    candidates = write_parquet(output.items, workspace.candidates)
+    rejects_file = write_jsonl(rejects, workspace.reports / "rejects.jsonl")
+    report_file = write_json({"dataset": recipe.dataset, "version": recipe.version,
+                              "recipe_signature": recipe.signature(), "steps": steps,
+                              "candidates": counts, "rejects": reject_counts},
+                             workspace.reports / "build.json")
+    return BuildReport(candidates, rejects_file, report_file, counts, reject_counts, steps)

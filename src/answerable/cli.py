@@ -1,0 +1,108 @@
+"""The ``answerable`` command line: a thin layer over the library.
+
+Each command loads what it needs, calls one library function and prints the outcome.
+Errors the user can fix (:class:`AnswerableError`) print one line and exit 1; usage
+errors exit 2; success exits 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from answerable import __version__
+from answerable.errors import AnswerableError
+
+
+class Group(click.Group):
+    """A click group that turns domain errors into one clean line and exit code 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except AnswerableError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(error.exit_code)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="answerable")
+def main() -> None:
+    """Build and curate text-to-SQL benchmarks with answerable, ambiguous and
+    unanswerable questions.
+
+    Start with:  answerable build raw/demo/recipe.yaml
+    """
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@main.group()
+def demo() -> None:
+    """The bundled demo databases."""
+
+
+@demo.command("init")
+@click.option("--dir", "target", type=click.Path(path_type=Path), default=Path(".answerable/demo"),
+              show_default=True, help="Folder that receives the SQLite files.")
+@click.option("--seed", type=int, default=7, show_default=True, help="Generation seed.")
+def demo_init(target: Path, seed: int) -> None:
+    """Generate the demo SQLite databases (clinic, league) with Faker."""
+    from answerable.builders.demo import generate_demo
+
+    for db_id, path in sorted(generate_demo(target, seed).items()):
+        click.echo(f"{db_id}: {path} ({path.stat().st_size // 1024} KiB)")
+
+
+@main.command()
+@click.argument("recipe", type=click.Path(path_type=Path))
+def validate(recipe: Path) -> None:
+    """Check a recipe and read its sources, without building anything."""
+    from answerable.build import load_sources
+    from answerable.recipe import load_recipe
+
+    loaded = load_recipe(recipe)
+    demo_note = ""
+    if "demo" in loaded.data and not loaded.demo_dir.is_dir():
+        demo_note = " (demo databases are generated at build time)"
+        sources = [s for s in loaded.data["sources"] if s.get("databases") != "demo"]
+        loaded.data = {**loaded.data, "sources": sources}
+    data = load_sources(loaded) if loaded.data["sources"] else None
+    examples = len(data.examples) if data else 0
+    click.echo(f"{recipe}: ok: {len(loaded.data['sources'])} sources checked, "
+               f"{examples} examples read{demo_note}")
+
+
+@main.command()
+@click.argument("recipe", type=click.Path(path_type=Path))
+@click.option("--no-release", is_flag=True, help="Stop after the candidates.")
+def build(recipe: Path, no_release: bool) -> None:
+    """Build a recipe: verified candidates, a rejects report and a release."""
+    from answerable.build import build as run_build
+    from answerable.recipe import load_recipe
+
+    report = run_build(load_recipe(recipe), log=_say, release=not no_release)
+    click.echo(f"candidates: {report.counts['total']} items in {report.candidates}")
+    rejected = sum(report.reject_counts.values())
+    reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"
+    click.echo(f"rejects: {rejected} ({reasons}) listed in {report.rejects}")
+    if report.release:
+        state = "written" if report.release.written else "unchanged, already published"
+        labels = ", ".join(f"{k} {v}" for k, v in report.counts["by_label"].items())
+        click.echo(f"release: {report.release.path} ({state}): {report.counts['total']} items "
+                   f"({labels}); files: "
+                   + ", ".join(f["path"] for f in report.release.manifest["files"])
+                   + ", manifest.json")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+def inspect(path: Path) -> None:
+    """Counts by label, category, database and generator of a release or items file."""
+    from answerable.release.inspect import format_summary, load_items, summarize
+
+    click.echo(format_summary(path, summarize(load_items(path))))

@@ -1,0 +1,130 @@
+"""What every build step shares: the context, cached step outputs and rejects.
+
+A step takes records and returns a :class:`StepOutput` (items kept, rejects with
+reasons). Its output is stored under the work directory keyed by a signature, a hash
+of the step's name, configuration and inputs, so a rerun of the same recipe loads
+finished steps instead of repeating them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.errors import ConfigError
+from answerable.ids import content_hash, rng_for
+from answerable.records import read_jsonl, read_parquet, write_jsonl, write_parquet
+from answerable.recipe import Recipe
+
+
+@dataclass
+class StepOutput:
+    """Items a step kept and the rejects it made, each with a reason."""
+
+    items: list[dict] = field(default_factory=list)
+    rejects: list[dict] = field(default_factory=list)
+
+    def extend(self, other: StepOutput) -> None:
+        """Add another output's items and rejects to this one."""
+        self.items.extend(other.items)
+        self.rejects.extend(other.rejects)
+
+    def reject_counts(self) -> Counter:
+        """How many rejects per reason."""
+        return Counter(r["reason"] for r in self.rejects)
+
+
+def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
+    """One line of the rejects report: which record, which step, why."""
+    return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
+
+
+class Workspace:
+    """The build state of one dataset under the work directory.
+
+    Layout: ``<workdir>/<dataset>/steps/<step>-<signature>/`` for cached step outputs,
+    ``candidates.parquet``, and ``reports/`` (rejects, build report).
+    """
+
+    def __init__(self, workdir: Path, dataset: str):
+        self.root = workdir / dataset
+        self.steps = self.root / "steps"
+        self.reports = self.root / "reports"
+        self.candidates = self.root / "candidates.parquet"
+
+    def step_dir(self, name: str, signature: str) -> Path:
+        """Where one step's output for one signature lives."""
+        return self.steps / f"{name}-{signature}"
+
+    def cached_step(self, name: str, signature: str,
+                    compute: Callable[[], StepOutput]) -> tuple[StepOutput, bool]:
+        """The step's stored output, or ``compute()``'s, stored for next time.
+
+        Returns ``(output, was_cached)``. The items file is written last, so a step
+        killed halfway has no items file and is computed again.
+        """
+        folder = self.step_dir(name, signature)
+        items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
+        if items_file.is_file() and rejects_file.is_file():
+            return StepOutput(read_parquet(items_file), list(read_jsonl(rejects_file))), True
+        output = compute()
+        write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
+        write_parquet(output.items, items_file)
+        return output, False
+
+
+def _reject_key(record: dict) -> tuple:
+    return (record.get("step") or "", record.get("id") or "", record.get("reason") or "")
+
+
+def sort_rejects(rejects: list[dict]) -> list[dict]:
+    """Rejects in the report's fixed order: by step, id and reason."""
+    return sorted(rejects, key=_reject_key)
+
+
+@dataclass
+class BuildContext:
+    """What a step may use: the recipe, the databases, execution limits and seeded RNGs."""
+
+    recipe: Recipe
+    databases: dict  # db_id -> builders.sources.DatabaseRef
+    limits: Limits
+    workspace: Workspace
+    _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
+
+    def database(self, db_id: str) -> ReadOnlyDatabase | None:
+        """A read-only connection to ``db_id``'s file, or None for schema-only sources."""
+        ref = self.databases.get(db_id)
+        if ref is None or ref.path is None:
+            return None
+        if db_id not in self._open:
+            self._open[db_id] = ReadOnlyDatabase(ref.path, self.limits)
+        return self._open[db_id]
+
+    def schema(self, db_id: str):
+        """The :class:`DatabaseSchema` of ``db_id``."""
+        ref = self.databases.get(db_id)
+        if ref is None:
+            raise ConfigError(self.recipe.file, "sources", f"no database '{db_id}' is loaded",
+                              fix="add a source that provides it")
+        return ref.schema
+
+    def rng(self, step: str, key: str = "") -> random.Random:
+        """The random generator private to (recipe seed, step, key)."""
+        return rng_for(self.recipe.seed, step, key)
+
+    def signature(self, step: str, config: Any, inputs: Any) -> str:
+        """The cache key of a step: name, configuration, inputs and the recipe seed."""
+        return content_hash({"step": step, "config": config, "inputs": inputs,
+                             "seed": self.recipe.seed})
+
+    def close(self) -> None:
+        """Close every open database connection."""
+        for db in self._open.values():
+            db.close()
+        self._open.clear()

@@ -1,0 +1,147 @@
+"""Build recipes: read, check against ``schemas/recipe.schema.json``, resolve paths.
+
+A recipe is YAML (or JSON). Every problem is reported as a :class:`ConfigError` that
+names the recipe file, the key (``sources[0].path``) and the fix, before anything runs.
+Relative input paths resolve against the recipe's folder; ``workdir`` and ``out``
+resolve against the current directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema.exceptions import ValidationError
+
+from answerable.errors import ConfigError
+from answerable.ids import content_hash
+from answerable.schemas import first_error
+
+INPUT_KEYS = ("path", "tables", "labels", "database", "databases")
+DEFAULT_WORKDIR = ".answerable"
+DEFAULT_OUT = "releases"
+
+
+@dataclass
+class Recipe:
+    """A checked recipe with resolved paths; ``data`` is the recipe as written."""
+
+    file: Path
+    data: dict[str, Any]
+    workdir: Path
+    out: Path
+    base: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.base = self.file.parent
+
+    @property
+    def dataset(self) -> str:
+        return self.data["dataset"]
+
+    @property
+    def version(self) -> str:
+        return self.data["version"]
+
+    @property
+    def seed(self) -> int:
+        return self.data["seed"]
+
+    def section(self, name: str) -> dict[str, Any]:
+        """One top-level section (``execution``, ``release`` ...), empty when absent."""
+        return self.data.get(name) or {}
+
+    def signature(self) -> str:
+        """A hash of what the recipe asks for (not where it lives on disk)."""
+        return content_hash(self.data)
+
+    def resolve(self, value: str) -> Path:
+        """An input path from the recipe, resolved against the recipe's folder."""
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (self.base / path)
+
+    @property
+    def demo_dir(self) -> Path:
+        """Where the demo databases are generated when the recipe asks for them."""
+        return self.workdir / "demo"
+
+
+def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:
+    """Read and check a recipe; raise :class:`ConfigError` on the first problem."""
+    file = Path(path)
+    data = _read_yaml(file)
+    error = first_error("recipe", data)
+    if error is not None:
+        raise _config_error(file, error)
+    cwd = cwd or Path.cwd()
+    recipe = Recipe(file, data, cwd / data.get("workdir", DEFAULT_WORKDIR),
+                    cwd / data.get("out", DEFAULT_OUT))
+    _check_inputs(recipe)
+    return recipe
+
+
+def _read_yaml(file: Path) -> dict:
+    if not file.is_file():
+        raise ConfigError(file, None, "recipe file not found",
+                          fix="give the path of a YAML recipe, e.g. raw/demo/recipe.yaml")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(file, None, f"not valid YAML: {where}{problem}",
+                          fix="correct the YAML syntax at that place") from None
+    except UnicodeDecodeError:
+        raise ConfigError(file, None, "not a text file", fix="give a YAML recipe") from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, None, "a recipe must be a mapping of keys to values",
+                          fix="start from raw/demo/recipe.yaml")
+    return data
+
+
+def key_path(parts) -> str:
+    """``sources[0].path`` from a JSON path (``['sources', 0, 'path']``)."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _config_error(file: Path, error: ValidationError) -> ConfigError:
+    parts = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(known))
+        return ConfigError(file, key_path([*parts, unknown[0]]), "unknown key",
+                           fix=f"remove it or use one of: {', '.join(known)}")
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return ConfigError(file, key_path(parts) or None, f"missing key '{missing}'",
+                           fix=_describe_key(error.schema, missing))
+    fix = error.schema.get("description") or f"expected {error.validator}: {error.validator_value}"
+    return ConfigError(file, key_path(parts) or None, error.message, fix=fix)
+
+
+def _describe_key(schema: dict, key: str) -> str:
+    described = schema.get("properties", {}).get(key, {}).get("description")
+    return f"add '{key}' ({described})" if described else f"add '{key}'"
+
+
+def _check_inputs(recipe: Recipe) -> None:
+    for index, source in enumerate(recipe.data["sources"]):
+        for key in INPUT_KEYS:
+            value = source.get(key)
+            if value is None or (key == "databases" and value == "demo"):
+                continue
+            path = recipe.resolve(value)
+            if not path.exists():
+                raise ConfigError(recipe.file, f"sources[{index}].{key}", f"not found: {path}",
+                                  fix="correct the path; relative paths are resolved "
+                                      "against the recipe's folder")
+        if source.get("databases") == "demo" and "demo" not in recipe.data:
+            raise ConfigError(recipe.file, f"sources[{index}].databases",
+                              "'demo' databases are used but the recipe has no 'demo' section",
+                              fix="add 'demo: {seed: 7}' at the top level")

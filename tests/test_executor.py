@@ -1,0 +1,126 @@
+"""The read-only executor: limits, hashes, and source files that are never written."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from answerable.builders.executor import Limits, ReadOnlyDatabase, result_hash
+from answerable.errors import SQLError
+from answerable.ids import sha256_file
+from tests.conftest import shared_data
+
+
+@pytest.fixture()
+def small_db(tmp_path):
+    path = tmp_path / "small.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL, blob BLOB)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
+                    [(i, f"n{i % 7}", i * 1.5, b"\x01\x02" if i == 3 else None)
+                     for i in range(1, 251)])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_select_keeps_capped_rows_and_true_count(small_db):
+    with ReadOnlyDatabase(small_db, Limits(row_cap=10)) as db:
+        result = db.execute("SELECT id, name FROM t")
+    assert result.row_count == 250
+    assert len(result.rows) == 10
+    assert result.truncated
+    assert result.columns == ["id", "name"]
+
+
+def test_values_are_json_safe(small_db):
+    with ReadOnlyDatabase(small_db) as db:
+        rows = db.execute("SELECT blob, score FROM t WHERE id IN (2, 3) ORDER BY id").rows
+    assert rows == [[None, 3], ["0102", 4.5]]
+
+
+def test_hash_ignores_row_order_without_order_by(small_db):
+    with ReadOnlyDatabase(small_db) as db:
+        up = db.execute("SELECT id FROM t WHERE id < 20 ORDER BY id", ordered=False)
+        down = db.execute("SELECT id FROM t WHERE id < 20 ORDER BY id DESC", ordered=False)
+    assert up.hash == down.hash
+
+
+def test_hash_keeps_row_order_with_order_by(small_db):
+    with ReadOnlyDatabase(small_db) as db:
+        up = db.execute("SELECT id FROM t WHERE id < 20 ORDER BY id")
+        down = db.execute("SELECT id FROM t WHERE id < 20 ORDER BY id DESC")
+    assert up.ordered and down.ordered
+    assert up.hash != down.hash
+
+
+def test_hash_covers_rows_past_the_cap(small_db):
+    with ReadOnlyDatabase(small_db, Limits(row_cap=5)) as db:
+        all_rows = db.execute("SELECT id FROM t")
+        fewer = db.execute("SELECT id FROM t WHERE id < 250")
+    assert all_rows.rows == fewer.rows
+    assert all_rows.hash != fewer.hash
+
+
+def test_result_hash_matches_numbers_by_value():
+    assert result_hash([(1, "a")], ordered=True) == result_hash([(1.0, "a")], ordered=True)
+    assert result_hash([(1, "a")], ordered=True) != result_hash([("1", "a")], ordered=True)
+
+
+@pytest.mark.parametrize(("sql", "reason"), [
+    ("DROP TABLE t", "not-read-only"),
+    ("DELETE FROM t", "not-read-only"),
+    ("UPDATE t SET name = 'x'", "not-read-only"),
+    ("INSERT INTO t (name) VALUES ('x')", "not-read-only"),
+    ("SELECT 1; DROP TABLE t", "multiple-statements"),
+    ("SELECT * FROM t; SELECT 1", "multiple-statements"),
+    ("WITH x AS (SELECT 1) DELETE FROM t", "not-read-only"),
+    ("WITH x AS (SELECT 1) INSERT INTO t (name) SELECT 'a' FROM x", "not-read-only"),
+    ("ATTACH DATABASE 'other.db' AS other", "not-read-only"),
+    ("PRAGMA journal_mode = DELETE", "not-read-only"),
+    ("SELECT * FROM pragma_table_info('t')", "not-read-only"),
+    ("VACUUM", "not-read-only"),
+    ("SELECT nope FROM t", "unknown-column"),
+    ("SELECT * FROM nope", "unknown-table"),
+    ("SELECT FROM WHERE", "parse-error"),
+])
+def test_refused_statements_leave_the_file_unchanged(small_db, sql, reason):
+    before = sha256_file(small_db)
+    with ReadOnlyDatabase(small_db) as db, pytest.raises(SQLError) as caught:
+        db.execute(sql)
+    assert caught.value.reason == reason
+    assert sha256_file(small_db) == before
+    with ReadOnlyDatabase(small_db) as db:
+        assert db.execute("SELECT count(*) FROM t").rows == [[250]]
+
+
+def test_time_limit_stops_a_runaway_query(small_db):
+    runaway = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+               "SELECT count(*) FROM c")
+    with ReadOnlyDatabase(small_db, Limits(timeout_s=0.2)) as db:
+        with pytest.raises(SQLError) as caught:
+            db.execute(runaway)
+        assert caught.value.reason == "timeout"
+        assert db.execute("SELECT count(*) FROM t").row_count == 1
+
+
+def test_not_a_database(tmp_path):
+    fake = tmp_path / "fake.sqlite"
+    fake.write_text("hello")
+    with pytest.raises(SQLError) as caught:
+        ReadOnlyDatabase(fake)
+    assert caught.value.reason == "not-a-database"
+    with pytest.raises(SQLError):
+        ReadOnlyDatabase(tmp_path / "missing.sqlite")
+
+
+def test_real_database_is_never_written():
+    chinook = shared_data("chinook", "chinook.sqlite")
+    before = sha256_file(chinook)
+    with ReadOnlyDatabase(chinook) as db:
+        assert db.execute("SELECT count(*) FROM Track").rows == [[3503]]
+        for sql in ("DROP TABLE Track", "SELECT 1; DROP TABLE Track", "DELETE FROM Invoice"):
+            with pytest.raises(SQLError):
+                db.execute(sql)
+    assert sha256_file(chinook) == before

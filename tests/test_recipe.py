@@ -1,0 +1,64 @@
+"""Recipes: every mistake is one clear ConfigError naming file, key and fix."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from answerable.errors import ConfigError
+from answerable.recipe import load_recipe
+
+GOOD = """\
+dataset: tiny
+version: 0.1.0
+seed: 3
+sources:
+  - name: seeds
+    format: jsonl
+    path: seeds.jsonl
+"""
+
+
+def write(tmp_path, text, name="recipe.yaml"):
+    (tmp_path / "seeds.jsonl").write_text('{"db_id": "d", "question": "q", "sql": "SELECT 1"}\n')
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_good_recipe_resolves_paths(tmp_path):
+    recipe = load_recipe(write(tmp_path, GOOD), cwd=tmp_path / "here")
+    assert recipe.resolve("seeds.jsonl") == tmp_path / "seeds.jsonl"
+    assert recipe.workdir == tmp_path / "here" / ".answerable"
+    assert recipe.out == tmp_path / "here" / "releases"
+    assert recipe.signature() == load_recipe(write(tmp_path, GOOD)).signature()
+
+
+@pytest.mark.parametrize(("text", "key", "words"), [
+    (GOOD + "colour: red\n", "colour", "unknown key"),
+    (GOOD + "    bogus: 1\n", "sources[0].bogus", "unknown key"),
+    (GOOD.replace("seed: 3", "seed: three"), "seed", "not of type 'integer'"),
+    (GOOD.replace("version: 0.1.0\n", ""), None, "missing key 'version'"),
+    (GOOD.replace("format: jsonl", "format: csv"), "sources[0].format", "is not one of"),
+    (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
+    (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
+    (GOOD.replace("path: seeds.jsonl", "path: seeds.jsonl\n    databases: demo"),
+     "sources[0].databases", "no 'demo' section"),
+    ("dataset: [unclosed\n", None, "not valid YAML: line"),
+    ("- just\n- a list\n", None, "must be a mapping"),
+])
+def test_config_errors_name_file_key_and_fix(tmp_path, text, key, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_recipe(path)
+    error = caught.value
+    assert error.file == str(path)
+    assert error.key == key
+    assert words in str(error)
+    assert error.fix
+
+
+def test_missing_recipe_file(tmp_path):
+    with pytest.raises(ConfigError, match="recipe file not found"):
+        load_recipe(tmp_path / "absent.yaml")
