@@ -120,7 +120,8 @@ class ResultHasher:
 def result_hash(rows: list[tuple], ordered: bool, columns: int | None = None) -> str:
     """The hash of a whole result; equal results give equal hashes.
 
-    >>> result_hash([(1, "a"), (2, "b")], ordered=False) == result_hash([(2, "b"), (1.0, "a")], ordered=False)
+    >>> rows = [(1, "a"), (2, "b")]
+    >>> result_hash(rows, ordered=False) == result_hash([(2, "b"), (1.0, "a")], ordered=False)
     True
     """
     hasher = ResultHasher(ordered)
@@ -192,8 +193,13 @@ class ReadOnlyDatabase:
     def _past_deadline(self) -> int:
         return 1 if time.monotonic() > self._deadline else 0
 
-    def execute(self, sql: str, params: tuple | dict = (), ordered: bool | None = None,
-                row_cap: int | None = None) -> Result:
+    def execute(
+        self,
+        sql: str,
+        params: tuple | dict = (),
+        ordered: bool | None = None,
+        row_cap: int | None = None,
+    ) -> Result:
         """Run one SELECT/WITH statement and return its :class:`Result`.
 
         ``ordered`` says whether row order is part of the result (a top-level ORDER BY);
@@ -224,8 +230,15 @@ class ReadOnlyDatabase:
                 hasher.add(row)
                 if len(kept) < cap:
                     kept.append([normalize_value(v) for v in row])
-        return Result(columns, kept, hasher.count, hasher.hexdigest(len(columns)), ordered,
-                      truncated=hasher.count > cap, seconds=time.monotonic() - started)
+        return Result(
+            columns,
+            kept,
+            hasher.count,
+            hasher.hexdigest(len(columns)),
+            ordered,
+            truncated=hasher.count > cap,
+            seconds=time.monotonic() - started,
+        )
 
     def close(self) -> None:
         """Close the connection."""

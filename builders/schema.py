@@ -60,9 +60,13 @@ class DatabaseSchema:
         path = Path(path)
         con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            names = [r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            names = [
+                r[0]
+                for r in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
             tables = [_read_table(con, name) for name in names]
         finally:
             con.close()
@@ -97,6 +101,8 @@ def _read_table(con: sqlite3.Connection, name: str) -> Table:
     info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
     columns = [Column(row[1], row[2] or "") for row in info]
     primary = [row[1] for row in sorted(info, key=lambda r: r[5]) if row[5] > 0]
-    fks = [(row[3], row[2], row[4]) for row in
-           con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall()]
+    fks = [
+        (row[3], row[2], row[4])
+        for row in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall()
+    ]
     return Table(name, columns, primary, fks)

@@ -68,20 +68,31 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
             "tool_version": __version__,
             "source": example["source"],
             "external_id": example.get("external_id"),
-            "params": {"verified_by": "execution" if result else
-                       ("binding" if example["sql"] else "none")},
+            "params": {
+                "verified_by": "execution" if result else ("binding" if example["sql"] else "none")
+            },
             "parent": example["id"],
         },
     }
 
 
 def _reject(example: dict, reason: str, detail: str) -> dict:
-    return reject(example["id"], GENERATOR, reason, detail, source=example["source"],
-                  external_id=example.get("external_id"), db_id=example["db_id"],
-                  question=example["question"], sql=example["sql"])
+    return reject(
+        example["id"],
+        GENERATOR,
+        reason,
+        detail,
+        source=example["source"],
+        external_id=example.get("external_id"),
+        db_id=example["db_id"],
+        question=example["question"],
+        sql=example["sql"],
+    )
 
 
 def _duplicate(example: dict, first: dict) -> dict:
-    return _reject(example, "duplicate",
-                   f"same database, question and SQL as {first['source']} "
-                   f"#{first.get('external_id')}")
+    return _reject(
+        example,
+        "duplicate",
+        f"same database, question and SQL as {first['source']} #{first.get('external_id')}",
+    )

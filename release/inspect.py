@@ -18,22 +18,31 @@ def load_items(path: Path) -> list[dict]:
         for name in ("items.parquet", "candidates.parquet", "items.jsonl"):
             if (path / name).is_file():
                 return load_items(path / name)
-        raise ConfigError(path, None, "no items.parquet, candidates.parquet or items.jsonl here",
-                          fix="give a release directory or an items file")
+        raise ConfigError(
+            path,
+            None,
+            "no items.parquet, candidates.parquet or items.jsonl here",
+            fix="give a release directory or an items file",
+        )
     if not path.is_file():
         raise ConfigError(path, None, "not found", fix="give a release directory or an items file")
     try:
         return read_parquet(path) if path.suffix == ".parquet" else list(read_jsonl(path))
     except Exception as error:  # polars and json raise many kinds; all mean "unreadable"
-        raise ConfigError(path, None, f"cannot read items: {error}".splitlines()[0],
-                          fix="give a file written by answerable") from None
+        raise ConfigError(
+            path,
+            None,
+            f"cannot read items: {error}".splitlines()[0],
+            fix="give a file written by answerable",
+        ) from None
 
 
 def summarize(items: list[dict]) -> dict:
     """Counts by label, category, database and generator."""
     counts = count_items(items)
-    counts["by_generator"] = dict(sorted(
-        tally([i.get("provenance") or {} for i in items], "generator").items()))
+    counts["by_generator"] = dict(
+        sorted(tally([i.get("provenance") or {} for i in items], "generator").items())
+    )
     return counts
 
 

@@ -48,13 +48,25 @@ def tally(items: list[dict], field: str) -> dict[str, int]:
 
 def count_items(items: list[dict]) -> dict:
     """The manifest's counts: total and per label, category and database."""
-    return {"total": len(items), "by_label": tally(items, "label"),
-            "by_category": tally(items, "category"), "by_db": tally(items, "db_id")}
+    return {
+        "total": len(items),
+        "by_label": tally(items, "label"),
+        "by_category": tally(items, "category"),
+        "by_db": tally(items, "db_id"),
+    }
 
 
-def cut_release(items: list[dict], *, out: Path, dataset: str, version: str, seed: int,
-                recipe_signature: str, inputs: list[dict],
-                formats: tuple[str, ...] = ("parquet", "jsonl")) -> Release:
+def cut_release(
+    items: list[dict],
+    *,
+    out: Path,
+    dataset: str,
+    version: str,
+    seed: int,
+    recipe_signature: str,
+    inputs: list[dict],
+    formats: tuple[str, ...] = ("parquet", "jsonl"),
+) -> Release:
     """Write the release of ``items`` and return where it went."""
     target = Path(out) / dataset / version
     items = sort_items(items)
@@ -64,10 +76,14 @@ def cut_release(items: list[dict], *, out: Path, dataset: str, version: str, see
     try:
         files = [_write(items, staging, fmt) for fmt in formats]
         manifest = {
-            "dataset": dataset, "version": version, "seed": seed,
+            "dataset": dataset,
+            "version": version,
+            "seed": seed,
             "tool": {"name": "answerable", "version": __version__},
-            "recipe_signature": recipe_signature, "inputs": inputs,
-            "counts": count_items(items), "files": files,
+            "recipe_signature": recipe_signature,
+            "inputs": inputs,
+            "counts": count_items(items),
+            "files": files,
         }
         validate("manifest", manifest)
         write_json(manifest, staging / "manifest.json")
@@ -79,8 +95,12 @@ def cut_release(items: list[dict], *, out: Path, dataset: str, version: str, see
 def _write(items: list[dict], folder: Path, fmt: str) -> dict:
     name, writer = WRITERS[fmt]
     path = writer(items, folder / name)
-    return {"path": name, "sha256": sha256_file(path), "bytes": path.stat().st_size,
-            "rows": len(items)}
+    return {
+        "path": name,
+        "sha256": sha256_file(path),
+        "bytes": path.stat().st_size,
+        "rows": len(items),
+    }
 
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:
@@ -90,7 +110,8 @@ def _publish(staging: Path, target: Path, manifest: dict) -> Release:
             raise ReleaseExistsError(
                 f"{target}: version {manifest['version']} is already published with other "
                 "content (fix: bump 'version' in the recipe; a published version is never "
-                "rewritten)")
+                "rewritten)"
+            )
         return Release(target, published, written=False)
     os.replace(staging, target)
     return Release(target, manifest, written=True)

@@ -38,14 +38,16 @@ def validator(kind: str) -> Draft202012Validator:
     if kind not in KINDS:
         raise ValueError(f"unknown record kind {kind!r}; known kinds: {', '.join(KINDS)}")
     schema = json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text())
-    return Draft202012Validator(schema, registry=_registry(),
-                                format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(
+        schema, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
 
 
 def pointer(error: ValidationError) -> str:
     """The JSON pointer (``/spans/0/tag``) of the value an error is about."""
-    return "".join(f"/{str(part).replace('~', '~0').replace('/', '~1')}"
-                   for part in error.absolute_path)
+    return "".join(
+        f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in error.absolute_path
+    )
 
 
 def describe(error: ValidationError) -> str:

@@ -17,9 +17,10 @@ def small_db(tmp_path):
     path = tmp_path / "small.sqlite"
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL, blob BLOB)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
-                    [(i, f"n{i % 7}", i * 1.5, b"\x01\x02" if i == 3 else None)
-                     for i in range(1, 251)])
+    con.executemany(
+        "INSERT INTO t VALUES (?, ?, ?, ?)",
+        [(i, f"n{i % 7}", i * 1.5, b"\x01\x02" if i == 3 else None) for i in range(1, 251)],
+    )
     con.commit()
     con.close()
     return path
@@ -68,23 +69,26 @@ def test_result_hash_matches_numbers_by_value():
     assert result_hash([(1, "a")], ordered=True) != result_hash([("1", "a")], ordered=True)
 
 
-@pytest.mark.parametrize(("sql", "reason"), [
-    ("DROP TABLE t", "not-read-only"),
-    ("DELETE FROM t", "not-read-only"),
-    ("UPDATE t SET name = 'x'", "not-read-only"),
-    ("INSERT INTO t (name) VALUES ('x')", "not-read-only"),
-    ("SELECT 1; DROP TABLE t", "multiple-statements"),
-    ("SELECT * FROM t; SELECT 1", "multiple-statements"),
-    ("WITH x AS (SELECT 1) DELETE FROM t", "not-read-only"),
-    ("WITH x AS (SELECT 1) INSERT INTO t (name) SELECT 'a' FROM x", "not-read-only"),
-    ("ATTACH DATABASE 'other.db' AS other", "not-read-only"),
-    ("PRAGMA journal_mode = DELETE", "not-read-only"),
-    ("SELECT * FROM pragma_table_info('t')", "not-read-only"),
-    ("VACUUM", "not-read-only"),
-    ("SELECT nope FROM t", "unknown-column"),
-    ("SELECT * FROM nope", "unknown-table"),
-    ("SELECT FROM WHERE", "parse-error"),
-])
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("DROP TABLE t", "not-read-only"),
+        ("DELETE FROM t", "not-read-only"),
+        ("UPDATE t SET name = 'x'", "not-read-only"),
+        ("INSERT INTO t (name) VALUES ('x')", "not-read-only"),
+        ("SELECT 1; DROP TABLE t", "multiple-statements"),
+        ("SELECT * FROM t; SELECT 1", "multiple-statements"),
+        ("WITH x AS (SELECT 1) DELETE FROM t", "not-read-only"),
+        ("WITH x AS (SELECT 1) INSERT INTO t (name) SELECT 'a' FROM x", "not-read-only"),
+        ("ATTACH DATABASE 'other.db' AS other", "not-read-only"),
+        ("PRAGMA journal_mode = DELETE", "not-read-only"),
+        ("SELECT * FROM pragma_table_info('t')", "not-read-only"),
+        ("VACUUM", "not-read-only"),
+        ("SELECT nope FROM t", "unknown-column"),
+        ("SELECT * FROM nope", "unknown-table"),
+        ("SELECT FROM WHERE", "parse-error"),
+    ],
+)
 def test_refused_statements_leave_the_file_unchanged(small_db, sql, reason):
     before = sha256_file(small_db)
     with ReadOnlyDatabase(small_db) as db, pytest.raises(SQLError) as caught:
@@ -96,8 +100,9 @@ def test_refused_statements_leave_the_file_unchanged(small_db, sql, reason):
 
 
 def test_time_limit_stops_a_runaway_query(small_db):
-    runaway = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-               "SELECT count(*) FROM c")
+    runaway = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    )
     with ReadOnlyDatabase(small_db, Limits(timeout_s=0.2)) as db:
         with pytest.raises(SQLError) as caught:
             db.execute(runaway)

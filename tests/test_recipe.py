@@ -35,19 +35,25 @@ def test_good_recipe_resolves_paths(tmp_path):
     assert recipe.signature() == load_recipe(write(tmp_path, GOOD)).signature()
 
 
-@pytest.mark.parametrize(("text", "key", "words"), [
-    (GOOD + "colour: red\n", "colour", "unknown key"),
-    (GOOD + "    bogus: 1\n", "sources[0].bogus", "unknown key"),
-    (GOOD.replace("seed: 3", "seed: three"), "seed", "not of type 'integer'"),
-    (GOOD.replace("version: 0.1.0\n", ""), None, "missing key 'version'"),
-    (GOOD.replace("format: jsonl", "format: csv"), "sources[0].format", "is not one of"),
-    (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
-    (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
-    (GOOD.replace("path: seeds.jsonl", "path: seeds.jsonl\n    databases: demo"),
-     "sources[0].databases", "no 'demo' section"),
-    ("dataset: [unclosed\n", None, "not valid YAML: line"),
-    ("- just\n- a list\n", None, "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        (GOOD + "colour: red\n", "colour", "unknown key"),
+        (GOOD + "    bogus: 1\n", "sources[0].bogus", "unknown key"),
+        (GOOD.replace("seed: 3", "seed: three"), "seed", "not of type 'integer'"),
+        (GOOD.replace("version: 0.1.0\n", ""), None, "missing key 'version'"),
+        (GOOD.replace("format: jsonl", "format: csv"), "sources[0].format", "is not one of"),
+        (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
+        (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
+        (
+            GOOD.replace("path: seeds.jsonl", "path: seeds.jsonl\n    databases: demo"),
+            "sources[0].databases",
+            "no 'demo' section",
+        ),
+        ("dataset: [unclosed\n", None, "not valid YAML: line"),
+        ("- just\n- a list\n", None, "must be a mapping"),
+    ],
+)
 def test_config_errors_name_file_key_and_fix(tmp_path, text, key, words):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as caught:

@@ -6,14 +6,26 @@ from answerable.ids import content_hash, item_id, rng_for, sha256_file
 from answerable.records import complete, read_jsonl, read_parquet, write_jsonl, write_parquet
 
 ITEMS = [
-    {"id": "b" * 16, "db_id": "clinic", "question": "How many patients are there?",
-     "sql": "SELECT count(*) FROM patients", "label": "answerable", "category": None,
-     "result": {"row_count": 1, "columns": ["n"], "rows": [[1200]], "hash": "0" * 64},
-     "provenance": {"generator": "seed_v1", "params": {"nested": [1, 2.5, None, "ü"]}}},
-    {"id": "a" * 16, "db_id": "league", "question": "Predict next season's champion.",
-     "sql": None, "label": "unanswerable", "category": "out-of-scope",
-     "spans": [{"start": 0, "end": 7, "tag": "UNK", "text": "Predict"}],
-     "provenance": {"generator": "offline_v1"}},
+    {
+        "id": "b" * 16,
+        "db_id": "clinic",
+        "question": "How many patients are there?",
+        "sql": "SELECT count(*) FROM patients",
+        "label": "answerable",
+        "category": None,
+        "result": {"row_count": 1, "columns": ["n"], "rows": [[1200]], "hash": "0" * 64},
+        "provenance": {"generator": "seed_v1", "params": {"nested": [1, 2.5, None, "ü"]}},
+    },
+    {
+        "id": "a" * 16,
+        "db_id": "league",
+        "question": "Predict next season's champion.",
+        "sql": None,
+        "label": "unanswerable",
+        "category": "out-of-scope",
+        "spans": [{"start": 0, "end": 7, "tag": "UNK", "text": "Predict"}],
+        "provenance": {"generator": "offline_v1"},
+    },
 ]
 
 

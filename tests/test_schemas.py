@@ -8,26 +8,57 @@ from answerable.errors import RecordError
 from answerable.schemas import KINDS, validate, validator
 
 GOOD = {
-    "source_example": {"id": "0123456789abcdef", "source": "s", "db_id": "d", "question": "q?",
-                       "sql": "SELECT 1", "label": "answerable"},
-    "template": {"id": "t1", "db_id": "clinic", "questions": ["How many {drug} orders?"],
-                 "sql": "SELECT count(*) FROM prescriptions WHERE drug = {drug}",
-                 "placeholders": {"drug": {"column": "prescriptions.drug", "type": "text"}},
-                 "quota": 5},
-    "item": {"id": "0123456789abcdef", "db_id": "d", "question": "q?", "sql": None,
-             "label": "unanswerable", "category": "missing-column", "subtype": "related",
-             "spans": [{"start": 0, "end": 1, "tag": "UNK", "text": "q", "concept": "t.c"}],
-             "trigger": {"kind": "dropped-column", "column": "t.c"},
-             "provenance": {"generator": "drop_column_v1", "parent": "fedcba9876543210"}},
-    "review_decision": {"item_id": "0123456789abcdef", "annotator": "ana", "verdict": "relabel",
-                        "label": "ambiguous", "category": "vague-word",
-                        "time": "2026-11-21T10:00:00Z"},
-    "manifest": {"dataset": "d", "version": "0.1.0", "seed": 1,
-                 "tool": {"name": "answerable", "version": "0.1.0"},
-                 "recipe_signature": "0123456789abcdef",
-                 "counts": {"total": 0, "by_label": {}}, "files": []},
-    "recipe": {"dataset": "demo", "version": "0.1.0", "seed": 1,
-               "sources": [{"name": "a", "format": "jsonl", "path": "a.jsonl"}]},
+    "source_example": {
+        "id": "0123456789abcdef",
+        "source": "s",
+        "db_id": "d",
+        "question": "q?",
+        "sql": "SELECT 1",
+        "label": "answerable",
+    },
+    "template": {
+        "id": "t1",
+        "db_id": "clinic",
+        "questions": ["How many {drug} orders?"],
+        "sql": "SELECT count(*) FROM prescriptions WHERE drug = {drug}",
+        "placeholders": {"drug": {"column": "prescriptions.drug", "type": "text"}},
+        "quota": 5,
+    },
+    "item": {
+        "id": "0123456789abcdef",
+        "db_id": "d",
+        "question": "q?",
+        "sql": None,
+        "label": "unanswerable",
+        "category": "missing-column",
+        "subtype": "related",
+        "spans": [{"start": 0, "end": 1, "tag": "UNK", "text": "q", "concept": "t.c"}],
+        "trigger": {"kind": "dropped-column", "column": "t.c"},
+        "provenance": {"generator": "drop_column_v1", "parent": "fedcba9876543210"},
+    },
+    "review_decision": {
+        "item_id": "0123456789abcdef",
+        "annotator": "ana",
+        "verdict": "relabel",
+        "label": "ambiguous",
+        "category": "vague-word",
+        "time": "2026-11-21T10:00:00Z",
+    },
+    "manifest": {
+        "dataset": "d",
+        "version": "0.1.0",
+        "seed": 1,
+        "tool": {"name": "answerable", "version": "0.1.0"},
+        "recipe_signature": "0123456789abcdef",
+        "counts": {"total": 0, "by_label": {}},
+        "files": [],
+    },
+    "recipe": {
+        "dataset": "demo",
+        "version": "0.1.0",
+        "seed": 1,
+        "sources": [{"name": "a", "format": "jsonl", "path": "a.jsonl"}],
+    },
 }
 
 BAD = [
@@ -39,8 +70,11 @@ BAD = [
     ("template", {**GOOD["template"], "questions": []}, "/questions"),
     ("review_decision", {**GOOD["review_decision"], "time": "yesterday"}, "/time"),
     ("review_decision", {**GOOD["review_decision"], "label": None}, "/label"),
-    ("recipe", {**GOOD["recipe"], "sources": [{"name": "a", "format": "csv"}]},
-     "/sources/0/format"),
+    (
+        "recipe",
+        {**GOOD["recipe"], "sources": [{"name": "a", "format": "csv"}]},
+        "/sources/0/format",
+    ),
 ]
 
 
@@ -60,7 +94,7 @@ def test_error_names_record_id_and_pointer(kind, record, pointer):
 
 
 def test_unknown_key_lists_the_known_ones():
-    with pytest.raises(RecordError, match="known keys: .*question"):
+    with pytest.raises(RecordError, match=r"known keys: .*question"):
         validate("item", {**GOOD["item"], "colour": "red"})
 
 

@@ -1,2 +1,3 @@
 """answerable: build and curate text-to-SQL benchmarks."""
+
 __version__ = "0.1.0"

@@ -62,9 +62,12 @@ def load_sources(recipe: Recipe) -> SourceData:
         for db_id, ref in data.databases.items():
             known = merged.databases.get(db_id)
             if known is not None and known.path != ref.path:
-                raise ConfigError(recipe.file, f"sources[{index}]",
-                                  f"database '{db_id}' is given twice, by different files",
-                                  fix="give each db_id one database file")
+                raise ConfigError(
+                    recipe.file,
+                    f"sources[{index}]",
+                    f"database '{db_id}' is given twice, by different files",
+                    fix="give each db_id one database file",
+                )
             merged.databases.setdefault(db_id, ref)
         merged.examples += data.examples
         merged.rejects += data.rejects
@@ -73,11 +76,17 @@ def load_sources(recipe: Recipe) -> SourceData:
 
 def input_files(recipe: Recipe, databases: dict) -> list[dict]:
     """The manifest's inputs: every source file and database file with its sha256."""
-    paths = {recipe.resolve(spec[key]) for spec in recipe.data["sources"]
-             for key in ("path", "tables", "labels") if spec.get(key)}
+    paths = {
+        recipe.resolve(spec[key])
+        for spec in recipe.data["sources"]
+        for key in ("path", "tables", "labels")
+        if spec.get(key)
+    }
     paths |= {ref.path for ref in databases.values() if ref.path is not None}
-    return [{"path": _display(recipe, p), "sha256": sha256_file(p)}
-            for p in sorted(paths, key=lambda p: _display(recipe, p))]
+    return [
+        {"path": _display(recipe, p), "sha256": sha256_file(p)}
+        for p in sorted(paths, key=lambda p: _display(recipe, p))
+    ]
 
 
 def _display(recipe: Recipe, path: Path) -> str:
@@ -90,10 +99,12 @@ def _display(recipe: Recipe, path: Path) -> str:
 
 def run_seed_step(ctx: BuildContext, examples: list[dict], inputs: list[dict]) -> tuple:
     """seed_v1 over every source example, cached by its signature."""
-    signature = ctx.signature(SEED_STEP, {"limits": vars(ctx.limits)},
-                              {"examples": sorted(e["id"] for e in examples), "files": inputs})
-    return ctx.workspace.cached_step(SEED_STEP, signature,
-                                     lambda: verify_examples(examples, ctx))
+    signature = ctx.signature(
+        SEED_STEP,
+        {"limits": vars(ctx.limits)},
+        {"examples": sorted(e["id"] for e in examples), "files": inputs},
+    )
+    return ctx.workspace.cached_step(SEED_STEP, signature, lambda: verify_examples(examples, ctx))
 
 
 def check_items(output: StepOutput) -> StepOutput:
@@ -116,8 +127,10 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)
     loaded = load_sources(recipe)
-    log(f"loaded {len(loaded.examples)} examples over {len(loaded.databases)} databases "
-        f"from {len(recipe.data['sources'])} sources")
+    log(
+        f"loaded {len(loaded.examples)} examples over {len(loaded.databases)} databases "
+        f"from {len(recipe.data['sources'])} sources"
+    )
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
     ctx = BuildContext(recipe, loaded.databases, limits, workspace)
@@ -133,27 +146,43 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     report = _write_outputs(workspace, output, steps, recipe)
     if release:
         report.release = cut_release(
-            output.items, out=recipe.out, dataset=recipe.dataset, version=recipe.version,
-            seed=recipe.seed, recipe_signature=recipe.signature(), inputs=inputs,
-            formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))))
+            output.items,
+            out=recipe.out,
+            dataset=recipe.dataset,
+            version=recipe.version,
+            seed=recipe.seed,
+            recipe_signature=recipe.signature(),
+            inputs=inputs,
+            formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))),
+        )
     return report
 
 
 def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
     line = {"items": len(output.items), "rejects": len(output.rejects), "cached": cached}
-    log(f"{name}: {line['items']} items, {line['rejects']} rejects"
-        + (" (cached)" if cached else ""))
+    log(
+        f"{name}: {line['items']} items, {line['rejects']} rejects"
+        + (" (cached)" if cached else "")
+    )
     return line
 
 
-def _write_outputs(workspace: Workspace, output: StepOutput, steps: dict,
-                   recipe: Recipe) -> BuildReport:
+def _write_outputs(
+    workspace: Workspace, output: StepOutput, steps: dict, recipe: Recipe
+) -> BuildReport:
     rejects = sort_rejects(output.rejects)
     counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
     candidates = write_parquet(output.items, workspace.candidates)
     rejects_file = write_jsonl(rejects, workspace.reports / "rejects.jsonl")
-    report_file = write_json({"dataset": recipe.dataset, "version": recipe.version,
-                              "recipe_signature": recipe.signature(), "steps": steps,
-                              "candidates": counts, "rejects": reject_counts},
-                             workspace.reports / "build.json")
+    report_file = write_json(
+        {
+            "dataset": recipe.dataset,
+            "version": recipe.version,
+            "recipe_signature": recipe.signature(),
+            "steps": steps,
+            "candidates": counts,
+            "rejects": reject_counts,
+        },
+        workspace.reports / "build.json",
+    )
     return BuildReport(candidates, rejects_file, report_file, counts, reject_counts, steps)

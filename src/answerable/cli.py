@@ -47,8 +47,14 @@ def demo() -> None:
 
 
 @demo.command("init")
-@click.option("--dir", "target", type=click.Path(path_type=Path), default=Path(".answerable/demo"),
-              show_default=True, help="Folder that receives the SQLite files.")
+@click.option(
+    "--dir",
+    "target",
+    type=click.Path(path_type=Path),
+    default=Path(".answerable/demo"),
+    show_default=True,
+    help="Folder that receives the SQLite files.",
+)
 @click.option("--seed", type=int, default=7, show_default=True, help="Generation seed.")
 def demo_init(target: Path, seed: int) -> None:
     """Generate the demo SQLite databases (clinic, league) with Faker."""
@@ -73,8 +79,10 @@ def validate(recipe: Path) -> None:
         loaded.data = {**loaded.data, "sources": sources}
     data = load_sources(loaded) if loaded.data["sources"] else None
     examples = len(data.examples) if data else 0
-    click.echo(f"{recipe}: ok: {len(loaded.data['sources'])} sources checked, "
-               f"{examples} examples read{demo_note}")
+    click.echo(
+        f"{recipe}: ok: {len(loaded.data['sources'])} sources checked, "
+        f"{examples} examples read{demo_note}"
+    )
 
 
 @main.command()
@@ -93,10 +101,12 @@ def build(recipe: Path, no_release: bool) -> None:
     if report.release:
         state = "written" if report.release.written else "unchanged, already published"
         labels = ", ".join(f"{k} {v}" for k, v in report.counts["by_label"].items())
-        click.echo(f"release: {report.release.path} ({state}): {report.counts['total']} items "
-                   f"({labels}); files: "
-                   + ", ".join(f["path"] for f in report.release.manifest["files"])
-                   + ", manifest.json")
+        click.echo(
+            f"release: {report.release.path} ({state}): {report.counts['total']} items "
+            f"({labels}); files: "
+            + ", ".join(f["path"] for f in report.release.manifest["files"])
+            + ", manifest.json"
+        )
 
 
 @main.command()

@@ -27,8 +27,9 @@ def content_hash(value: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]
 
 
-def item_id(db_id: str, question: str, sql: str | None, db_variant: str | None = None,
-            edit: Any = None) -> str:
+def item_id(
+    db_id: str, question: str, sql: str | None, db_variant: str | None = None, edit: Any = None
+) -> str:
     """The id of an item: a hash of the database, question, SQL and schema edit."""
     return content_hash(
         {"db_id": db_id, "db_variant": db_variant, "question": question, "sql": sql, "edit": edit}

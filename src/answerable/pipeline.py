@@ -18,8 +18,8 @@ from typing import Any
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import ConfigError
 from answerable.ids import content_hash, rng_for
-from answerable.records import read_jsonl, read_parquet, write_jsonl, write_parquet
 from answerable.recipe import Recipe
+from answerable.records import read_jsonl, read_parquet, write_jsonl, write_parquet
 
 
 @dataclass
@@ -61,8 +61,9 @@ class Workspace:
         """Where one step's output for one signature lives."""
         return self.steps / f"{name}-{signature}"
 
-    def cached_step(self, name: str, signature: str,
-                    compute: Callable[[], StepOutput]) -> tuple[StepOutput, bool]:
+    def cached_step(
+        self, name: str, signature: str, compute: Callable[[], StepOutput]
+    ) -> tuple[StepOutput, bool]:
         """The step's stored output, or ``compute()``'s, stored for next time.
 
         Returns ``(output, was_cached)``. The items file is written last, so a step
@@ -110,8 +111,12 @@ class BuildContext:
         """The :class:`DatabaseSchema` of ``db_id``."""
         ref = self.databases.get(db_id)
         if ref is None:
-            raise ConfigError(self.recipe.file, "sources", f"no database '{db_id}' is loaded",
-                              fix="add a source that provides it")
+            raise ConfigError(
+                self.recipe.file,
+                "sources",
+                f"no database '{db_id}' is loaded",
+                fix="add a source that provides it",
+            )
         return ref.schema
 
     def rng(self, step: str, key: str = "") -> random.Random:
@@ -120,8 +125,9 @@ class BuildContext:
 
     def signature(self, step: str, config: Any, inputs: Any) -> str:
         """The cache key of a step: name, configuration, inputs and the recipe seed."""
-        return content_hash({"step": step, "config": config, "inputs": inputs,
-                             "seed": self.recipe.seed})
+        return content_hash(
+            {"step": step, "config": config, "inputs": inputs, "seed": self.recipe.seed}
+        )
 
     def close(self) -> None:
         """Close every open database connection."""

@@ -76,29 +76,42 @@ def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:
     if error is not None:
         raise _config_error(file, error)
     cwd = cwd or Path.cwd()
-    recipe = Recipe(file, data, cwd / data.get("workdir", DEFAULT_WORKDIR),
-                    cwd / data.get("out", DEFAULT_OUT))
+    recipe = Recipe(
+        file, data, cwd / data.get("workdir", DEFAULT_WORKDIR), cwd / data.get("out", DEFAULT_OUT)
+    )
     _check_inputs(recipe)
     return recipe
 
 
 def _read_yaml(file: Path) -> dict:
     if not file.is_file():
-        raise ConfigError(file, None, "recipe file not found",
-                          fix="give the path of a YAML recipe, e.g. raw/demo/recipe.yaml")
+        raise ConfigError(
+            file,
+            None,
+            "recipe file not found",
+            fix="give the path of a YAML recipe, e.g. raw/demo/recipe.yaml",
+        )
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ConfigError(file, None, f"not valid YAML: {where}{problem}",
-                          fix="correct the YAML syntax at that place") from None
+        raise ConfigError(
+            file,
+            None,
+            f"not valid YAML: {where}{problem}",
+            fix="correct the YAML syntax at that place",
+        ) from None
     except UnicodeDecodeError:
         raise ConfigError(file, None, "not a text file", fix="give a YAML recipe") from None
     if not isinstance(data, dict):
-        raise ConfigError(file, None, "a recipe must be a mapping of keys to values",
-                          fix="start from raw/demo/recipe.yaml")
+        raise ConfigError(
+            file,
+            None,
+            "a recipe must be a mapping of keys to values",
+            fix="start from raw/demo/recipe.yaml",
+        )
     return data
 
 
@@ -115,12 +128,20 @@ def _config_error(file: Path, error: ValidationError) -> ConfigError:
     if error.validator == "additionalProperties":
         known = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(known))
-        return ConfigError(file, key_path([*parts, unknown[0]]), "unknown key",
-                           fix=f"remove it or use one of: {', '.join(known)}")
+        return ConfigError(
+            file,
+            key_path([*parts, unknown[0]]),
+            "unknown key",
+            fix=f"remove it or use one of: {', '.join(known)}",
+        )
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return ConfigError(file, key_path(parts) or None, f"missing key '{missing}'",
-                           fix=_describe_key(error.schema, missing))
+        return ConfigError(
+            file,
+            key_path(parts) or None,
+            f"missing key '{missing}'",
+            fix=_describe_key(error.schema, missing),
+        )
     fix = error.schema.get("description") or f"expected {error.validator}: {error.validator_value}"
     return ConfigError(file, key_path(parts) or None, error.message, fix=fix)
 
@@ -138,10 +159,16 @@ def _check_inputs(recipe: Recipe) -> None:
                 continue
             path = recipe.resolve(value)
             if not path.exists():
-                raise ConfigError(recipe.file, f"sources[{index}].{key}", f"not found: {path}",
-                                  fix="correct the path; relative paths are resolved "
-                                      "against the recipe's folder")
+                raise ConfigError(
+                    recipe.file,
+                    f"sources[{index}].{key}",
+                    f"not found: {path}",
+                    fix="correct the path; relative paths are resolved against the recipe's folder",
+                )
         if source.get("databases") == "demo" and "demo" not in recipe.data:
-            raise ConfigError(recipe.file, f"sources[{index}].databases",
-                              "'demo' databases are used but the recipe has no 'demo' section",
-                              fix="add 'demo: {seed: 7}' at the top level")
+            raise ConfigError(
+                recipe.file,
+                f"sources[{index}].databases",
+                "'demo' databases are used but the recipe has no 'demo' section",
+                fix="add 'demo: {seed: 7}' at the top level",
+            )

@@ -19,8 +19,18 @@ import polars as pl
 
 from answerable.ids import canonical_json
 
-PLAIN_FIELDS = ("id", "db_id", "db_variant", "question", "sql", "dialect", "label", "category",
-                "subtype", "explanation")
+PLAIN_FIELDS = (
+    "id",
+    "db_id",
+    "db_variant",
+    "question",
+    "sql",
+    "dialect",
+    "label",
+    "category",
+    "subtype",
+    "explanation",
+)
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 _DEFAULTS = {"dialect": "sqlite", "spans": []}
@@ -122,8 +132,9 @@ def write_json(value: Any, path: str | Path) -> Path:
     """Write pretty, key-sorted JSON atomically (manifests, reports)."""
     path = Path(path)
     with _atomic(path) as tmp:
-        tmp.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
+        tmp.write_text(
+            json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return path
 
 

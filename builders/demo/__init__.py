@@ -1,0 +1,44 @@
+"""The demo databases, generated deterministically from a seed.
+
+``clinic`` is a small MIMIC-like hospital database and ``league`` a football league.
+The same seed always gives byte-identical SQLite files; another seed gives other data.
+
+>>> from tempfile import TemporaryDirectory
+>>> with TemporaryDirectory() as folder:
+...     sorted(generate_demo(Path(folder)))
+['clinic', 'league']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from answerable.builders.demo import clinic, league
+from answerable.builders.demo.writer import TableRows, write_database
+
+DEMO_DATABASES = ("clinic", "league")
+
+_BUILDERS: dict[str, tuple[str, Callable[[int], list[TableRows]]]] = {
+    "clinic": (clinic.DDL, clinic.build_clinic),
+    "league": (league.DDL, league.build_league),
+}
+
+
+def generate_demo(target_dir: Path, seed: int = 7) -> dict[str, Path]:
+    """Write ``<target_dir>/<db_id>.sqlite`` for every demo database; return ``{db_id: path}``.
+
+    Each file is written to a temporary name in ``target_dir`` and renamed into place, so
+    an existing file is replaced atomically and a killed run leaves no half file.
+    """
+    target_dir = Path(target_dir)
+    return {db_id: generate_one(db_id, target_dir, seed) for db_id in DEMO_DATABASES}
+
+
+def generate_one(db_id: str, target_dir: Path, seed: int = 7) -> Path:
+    """Write one demo database, ``<target_dir>/<db_id>.sqlite``, and return its path."""
+    ddl, build = _BUILDERS[db_id]
+    return write_database(Path(target_dir) / f"{db_id}.sqlite", ddl, build(seed))
+
+
+__all__ = ["DEMO_DATABASES", "generate_demo", "generate_one"]

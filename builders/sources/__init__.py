@@ -1,0 +1,95 @@
+"""Source loaders: raw question/SQL inputs read into source examples and databases.
+
+One loader per input format (``jsonl``, ``spider``, ``text2sql``, ``ehrsql``), each
+returning :class:`SourceData`. :func:`load_source` reads one ``sources`` entry of a recipe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from answerable.builders.sources.common import DatabaseRef, SourceData
+from answerable.builders.sources.ehrsql import load_ehrsql
+from answerable.builders.sources.jsonl import load_jsonl
+from answerable.builders.sources.spider import load_spider
+from answerable.builders.sources.text2sql import load_text2sql
+from answerable.errors import ConfigError
+
+__all__ = [
+    "FORMATS",
+    "DatabaseRef",
+    "SourceData",
+    "load_ehrsql",
+    "load_jsonl",
+    "load_source",
+    "load_spider",
+    "load_text2sql",
+]
+
+FORMATS = ("jsonl", "spider", "text2sql", "ehrsql")
+REQUIRED = {
+    "jsonl": ("path", "databases"),
+    "spider": ("path", "tables"),
+    "text2sql": ("path", "database"),
+    "ehrsql": ("path", "labels", "tables"),
+}
+
+
+def load_source(spec: dict, base: Path, demo_dir: Path | None) -> SourceData:
+    """Load one recipe source entry; relative paths resolve against ``base``.
+
+    ``databases: demo`` stands for ``demo_dir``, the generated demo databases.
+    """
+    where = f"recipe source {spec.get('name', '<unnamed>')!r}"
+    kind = spec.get("format")
+    if kind not in FORMATS:
+        raise ConfigError(
+            where, "format", f"unknown format {kind!r}", fix=f"use one of: {', '.join(FORMATS)}"
+        )
+    for key in ("name", *REQUIRED[kind]):
+        if not spec.get(key):
+            raise ConfigError(
+                where, key, f"required for format {kind}", fix=f"add {key}: to the source"
+            )
+    paths = {
+        key: resolve(spec, key, base, demo_dir)
+        for key in ("path", "tables", "labels", "databases", "database")
+    }
+    return dispatch(kind, spec, paths)
+
+
+def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:
+    """The path under ``key``, made absolute against ``base``; None when absent."""
+    value = spec.get(key)
+    if value is None:
+        return None
+    if key == "databases" and value == "demo":
+        if demo_dir is None:
+            raise ConfigError(
+                f"recipe source {spec['name']!r}",
+                key,
+                "no demo databases here",
+                fix="generate the demo databases first, or name a folder",
+            )
+        return Path(demo_dir)
+    return Path(base) / Path(value).expanduser()
+
+
+def dispatch(kind: str, spec: dict, paths: dict[str, Path | None]) -> SourceData:
+    """Call the loader of ``kind`` with the resolved paths."""
+    name, limit = spec["name"], spec.get("limit")
+    if kind == "jsonl":
+        return load_jsonl(paths["path"], name, paths["databases"], limit)
+    if kind == "spider":
+        return load_spider(paths["tables"], paths["path"], name, paths["databases"], limit)
+    if kind == "text2sql":
+        return load_text2sql(paths["path"], name, paths["database"], spec.get("db_id"), limit)
+    return load_ehrsql(
+        paths["path"],
+        paths["labels"],
+        paths["tables"],
+        name,
+        spec.get("db_id") or "mimic_iv",
+        paths["databases"],
+        limit,
+    )
