@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from answerable.builders import sqlkit
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -252,11 +253,7 @@ class ReadOnlyDatabase:
 
 
 def _has_order_by(sql: str) -> bool:
-    import sqlglot
-    from sqlglot import exp
-
     try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except sqlglot.errors.ParseError:
+        return sqlkit.has_order_by(sqlkit.parse(sql))
+    except SQLError:
         return False
-    return isinstance(tree, exp.Query) and tree.args.get("order") is not None

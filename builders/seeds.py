@@ -37,7 +37,9 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
     if example["sql"] is None:
         return _item(example, result=None, sql_meta=None)
     try:
-        sql_meta = sqlkit.analyze(example["sql"], ctx.schema(example["db_id"]))
+        sql_meta = sqlkit.analyze(
+            example["sql"], ctx.schema(example["db_id"]), example.get("dialect", "sqlite")
+        )
         result = _execute(example, ctx)
     except SQLError as error:
         return _reject(example, error.reason, str(error))

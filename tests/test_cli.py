@@ -151,9 +151,10 @@ def assert_clean_error(result, *words):
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
+    errors = [line for line in lines if line.startswith("error:")]
+    assert errors == lines[-1:], result.output
     for word in words:
-        assert word in lines[0]
+        assert word in errors[0]
 
 
 def test_unknown_recipe_key(tmp_path):

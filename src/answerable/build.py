@@ -74,6 +74,17 @@ def load_sources(recipe: Recipe) -> SourceData:
     return merged
 
 
+def check_sources(recipe: Recipe) -> tuple[int, int]:
+    """Read every source without building: ``(sources read, examples read)``.
+
+    Sources over the demo databases are read only once those exist (``build`` makes them).
+    """
+    demo_ready = recipe.demo_dir.is_dir()
+    specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
+    examples = sum(len(load_source(spec, recipe.base, recipe.demo_dir).examples) for spec in specs)
+    return len(specs), examples
+
+
 def input_files(recipe: Recipe, databases: dict) -> list[dict]:
     """The manifest's inputs: every source file and database file with its sha256."""
     paths = {
@@ -97,14 +108,24 @@ def _display(recipe: Recipe, path: Path) -> str:
     return Path(os.path.relpath(path, recipe.base.resolve())).as_posix()
 
 
-def run_seed_step(ctx: BuildContext, examples: list[dict], inputs: list[dict]) -> tuple:
+def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
     """seed_v1 over every source example, cached by its signature."""
+    examples = ctx.examples
     signature = ctx.signature(
         SEED_STEP,
         {"limits": vars(ctx.limits)},
-        {"examples": sorted(e["id"] for e in examples), "files": inputs},
+        {"examples": sorted(e["id"] for e in examples), "files": ctx.inputs},
     )
     return ctx.workspace.cached_step(SEED_STEP, signature, lambda: verify_examples(examples, ctx))
+
+
+Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
+
+
+def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
+    """The build's stages, in order. Each takes the items made so far and returns its own
+    output (and whether it came from the cache); a stage runs only when the recipe asks."""
+    return [(SEED_STEP, seed_stage)]
 
 
 def check_items(output: StepOutput) -> StepOutput:
@@ -133,13 +154,14 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     )
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
-    ctx = BuildContext(recipe, loaded.databases, limits, workspace)
     inputs = input_files(recipe, loaded.databases)
+    ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
+    output, steps = StepOutput(rejects=list(loaded.rejects)), {}
     try:
-        output, steps = StepOutput(rejects=list(loaded.rejects)), {}
-        seeds, cached = run_seed_step(ctx, loaded.examples, inputs)
-        steps[SEED_STEP] = _step_line(seeds, cached, log, SEED_STEP)
-        output.extend(seeds)
+        for name, stage in stages(recipe):
+            made, cached = stage(ctx, list(output.items))
+            steps[name] = _step_line(made, cached, log, name)
+            output.extend(made)
     finally:
         ctx.close()
     output = check_items(output)

@@ -96,6 +96,8 @@ class BuildContext:
     databases: dict  # db_id -> builders.sources.DatabaseRef
     limits: Limits
     workspace: Workspace
+    examples: list[dict] = field(default_factory=list)  # source examples, as loaded
+    inputs: list[dict] = field(default_factory=list)  # input files with their sha256
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:

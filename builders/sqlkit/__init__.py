@@ -1,0 +1,84 @@
+"""The SQL kit: parse, qualify against a schema, read references, describe a query.
+
+Every function works on a sqlglot tree: SQL is parsed once and edited as a tree. The
+descriptions (:func:`skeleton`, :func:`hardness`, :func:`operations`) fill an item's
+``sql_meta``, and :func:`analyze` computes them all from one SQL text.
+
+- ``parsing``: :func:`parse`, :func:`transpile`
+- ``binding``: :func:`qualify`
+- ``refs``: :func:`references`, :class:`Refs`, :class:`Literal`
+- ``describe``: :func:`skeleton`, :func:`hardness`, :func:`operations`,
+  :func:`has_order_by`, :func:`is_read_only`
+
+>>> analyze("SELECT name FROM singer WHERE age > 30", None)["operations"]
+['Select', 'Threshold']
+"""
+
+from __future__ import annotations
+
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sqlkit.binding import qualify, qualify_in_place
+from answerable.builders.sqlkit.describe import (
+    OPERATIONS,
+    hardness,
+    has_order_by,
+    is_read_only,
+    operations,
+    skeleton,
+)
+from answerable.builders.sqlkit.parsing import (
+    DIALECTS,
+    compared_quotes_to_strings,
+    parse,
+    transpile,
+)
+from answerable.builders.sqlkit.refs import Literal, Refs, references, resolve_all
+from answerable.errors import SQLError
+
+__all__ = [
+    "DIALECTS",
+    "OPERATIONS",
+    "Literal",
+    "Refs",
+    "analyze",
+    "hardness",
+    "has_order_by",
+    "is_read_only",
+    "operations",
+    "parse",
+    "qualify",
+    "references",
+    "skeleton",
+    "transpile",
+]
+
+
+def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") -> dict:
+    """The item's ``sql_meta``: skeleton, hardness, operations, tables and columns.
+
+    Only a read-only query is analyzed (else ``SQLError("not-read-only")``). With a
+    schema the SQL is qualified first (an ``SQLError`` if it does not bind) and
+    names are spelled as in the schema; without one they come from the SQL as written,
+    lower-cased. The skeleton is always that of the SQL as written, so that it does not
+    depend on whether a schema was at hand. The SQL is parsed once.
+
+    >>> meta = analyze("SELECT count(*) FROM singer WHERE name LIKE 'A%'", None)
+    >>> meta["skeleton"], meta["hardness"], meta["tables"], meta["columns"]
+    ("SELECT COUNT(*) FROM singer WHERE name LIKE '_'", 'easy', ['singer'], ['singer.name'])
+    """
+    tree = parse(sql, dialect)
+    if not is_read_only(tree):
+        raise SQLError("not-read-only", "only a query (SELECT, set operation, WITH) has sql_meta")
+    meta = {"skeleton": skeleton(tree, dialect)}
+    if schema is not None:
+        tree = qualify_in_place(tree, schema, dialect)
+    else:
+        tree = normalize_identifiers(tree, dialect=dialect)
+        if dialect == "sqlite":
+            compared_quotes_to_strings(tree)
+    tables, resolved = resolve_all(tree)
+    meta.update(hardness=hardness(tree), operations=operations(tree), tables=sorted(tables))
+    meta["columns"] = sorted(set(resolved.values()))
+    return meta

@@ -1,0 +1,123 @@
+"""Reading SQL text into one tree, and writing a tree in another dialect."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
+
+from answerable.errors import SQLError
+
+DIALECTS = ("sqlite", "postgres", "bigquery", "duckdb")
+"""The dialects :func:`transpile` reads and writes."""
+
+COMPARISONS = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.NullSafeEQ,
+    exp.Is,
+    exp.Like,
+    exp.ILike,
+    exp.Glob,
+    exp.RegexpLike,
+    exp.RegexpILike,
+    exp.Match,
+    exp.SimilarTo,
+)
+"""Binary predicates whose two sides are compared: a value on one side is 'about' the other."""
+
+
+def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
+    """The tree of the one SQL statement in ``sql``.
+
+    >>> parse("select a from t;").sql()
+    'SELECT a FROM t'
+    """
+    try:
+        statements = [s for s in sqlglot.parse(sql or "", read=dialect_named(dialect)) if s]
+    except (ParseError, TokenError) as error:
+        raise SQLError("parse-error", first_line(error)) from None
+    if not statements:
+        raise SQLError("parse-error", "the SQL text holds no statement")
+    if len(statements) > 1:
+        raise SQLError("multiple-statements", f"expected one statement, got {len(statements)}")
+    return statements[0]
+
+
+def transpile(sql: str, read: str = "sqlite", write: str = "postgres") -> str:
+    """``sql`` written in dialect ``write``; raises on SQL the target cannot express.
+
+    SQLite reads a double-quoted word that names no column as a string; one compared
+    with a column is written as a string so that the other dialects read it the same.
+
+    >>> transpile('SELECT name FROM singer WHERE country = "France" LIMIT 3', write="bigquery")
+    "SELECT name FROM singer WHERE country = 'France' LIMIT 3"
+    """
+    for name in (read, write):
+        if name not in DIALECTS:
+            raise SQLError("unsupported-dialect", f"{name!r} is not one of {', '.join(DIALECTS)}")
+    tree = parse(sql, read)
+    if read == "sqlite":
+        compared_quotes_to_strings(tree)
+    try:
+        return tree.sql(dialect=write, unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError as error:
+        raise SQLError("unsupported-sql", f"cannot write in {write}: {first_line(error)}") from None
+
+
+def dialect_named(name: str) -> Dialect:
+    """The sqlglot dialect called ``name``, or ``SQLError("unsupported-dialect")``."""
+    try:
+        return Dialect.get_or_raise(name)
+    except ValueError as error:
+        raise SQLError("unsupported-dialect", first_line(error)) from None
+
+
+def first_line(error: Exception) -> str:
+    """The first line of an error's message (sqlglot adds highlighted context below)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def is_quoted_word(column: exp.Column) -> bool:
+    """An unqualified quoted name: SQLite reads it as a string when no column has it."""
+    return not column.table and isinstance(column.this, exp.Identifier) and column.this.quoted
+
+
+def compared_quotes_to_strings(tree: exp.Expr) -> None:
+    """Without a schema: a quoted word compared with a column is taken as a string.
+
+    When both sides are quoted words (``"Home Town" = "Paris"``), the right one is.
+    """
+    for column in list(tree.find_all(exp.Column)):
+        other = compared_with(column)[1] if is_quoted_word(column) else None
+        if isinstance(other, exp.Column) and not (
+            is_quoted_word(other) and other.arg_key == "expression"
+        ):
+            column.replace(exp.Literal.string(column.name))
+
+
+def compared_with(node: exp.Expr) -> tuple[str | None, exp.Expr | None]:
+    """The operator key and the other side of the comparison that ``node`` is a value of.
+
+    >>> tree = parse("SELECT a FROM t WHERE b BETWEEN 1 AND 5")
+    >>> compared_with(tree.find(exp.Literal))
+    ('between', Column(
+      this=Identifier(this=b, quoted=False)))
+    """
+    while isinstance(node.parent, exp.Paren):
+        node = node.parent
+    parent = node.parent
+    if isinstance(parent, exp.Neg):
+        node, parent = parent, parent.parent
+    if isinstance(parent, COMPARISONS):
+        other = parent.expression if node is parent.this else parent.this
+        return parent.key, other.unnest()
+    if isinstance(parent, (exp.In, exp.Between)) and node is not parent.this:
+        return parent.key, parent.this.unnest()
+    return None, None
