@@ -6,7 +6,7 @@ import re
 
 from sqlglot import exp
 
-from answerable.builders.sqlkit.parsing import compared_quotes_to_strings
+from answerable.builders.sqlkit.parsing import PATTERN_MATCHES, compared_quotes_to_strings
 
 OPERATIONS = (
     "Select",
@@ -22,16 +22,7 @@ OPERATIONS = (
 
 _ORDERINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv)
-_MATCHES = (
-    exp.Like,
-    exp.ILike,
-    exp.Glob,
-    exp.RegexpLike,
-    exp.RegexpILike,
-    exp.Match,
-    exp.SimilarTo,
-    exp.Levenshtein,
-)
+_MATCHES = (*PATTERN_MATCHES, exp.Levenshtein)
 _SIMILARITY_FUNCTIONS = frozenset(
     [
         "similarity",

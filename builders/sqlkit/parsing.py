@@ -12,6 +12,17 @@ from answerable.errors import SQLError
 DIALECTS = ("sqlite", "postgres", "bigquery", "duckdb")
 """The dialects :func:`transpile` reads and writes."""
 
+PATTERN_MATCHES = (
+    exp.Like,
+    exp.ILike,
+    exp.Glob,
+    exp.RegexpLike,
+    exp.RegexpILike,
+    exp.Match,
+    exp.SimilarTo,
+)
+"""Pattern and similarity predicates (BiomedSQL's "Similarity Search")."""
+
 COMPARISONS = (
     exp.EQ,
     exp.NEQ,
@@ -21,13 +32,7 @@ COMPARISONS = (
     exp.LTE,
     exp.NullSafeEQ,
     exp.Is,
-    exp.Like,
-    exp.ILike,
-    exp.Glob,
-    exp.RegexpLike,
-    exp.RegexpILike,
-    exp.Match,
-    exp.SimilarTo,
+    *PATTERN_MATCHES,
 )
 """Binary predicates whose two sides are compared: a value on one side is 'about' the other."""
 
