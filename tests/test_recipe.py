@@ -17,11 +17,13 @@ sources:
   - name: seeds
     format: jsonl
     path: seeds.jsonl
+    databases: dbs
 """
 
 
 def write(tmp_path, text, name="recipe.yaml"):
     (tmp_path / "seeds.jsonl").write_text('{"db_id": "d", "question": "q", "sql": "SELECT 1"}\n')
+    (tmp_path / "dbs").mkdir(exist_ok=True)
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
     return path
@@ -45,8 +47,9 @@ def test_good_recipe_resolves_paths(tmp_path):
         (GOOD.replace("format: jsonl", "format: csv"), "sources[0].format", "is not one of"),
         (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
         (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
+        (GOOD.replace("    databases: dbs\n", ""), "sources[0]", "missing key 'databases'"),
         (
-            GOOD.replace("path: seeds.jsonl", "path: seeds.jsonl\n    databases: demo"),
+            GOOD.replace("databases: dbs", "databases: demo"),
             "sources[0].databases",
             "no 'demo' section",
         ),

@@ -57,7 +57,7 @@ GOOD = {
         "dataset": "demo",
         "version": "0.1.0",
         "seed": 1,
-        "sources": [{"name": "a", "format": "jsonl", "path": "a.jsonl"}],
+        "sources": [{"name": "a", "format": "jsonl", "path": "a.jsonl", "databases": "dbs"}],
     },
 }
 

@@ -91,7 +91,14 @@ class ExampleCollector:
     def reject(self, external_id: str | None, reason: str, detail: str) -> None:
         """Record one entry that could not become an example."""
         self.rejects.append(
-            {"source": self.source, "external_id": external_id, "reason": reason, "detail": detail}
+            {
+                "id": None,
+                "step": "load",
+                "source": self.source,
+                "external_id": external_id,
+                "reason": reason,
+                "detail": detail,
+            }
         )
 
     def add(self, record: dict) -> None:
