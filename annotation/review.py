@@ -144,14 +144,18 @@ def review_report(recipe, items, decisions, outcome: ReviewOutcome, result) -> d
         "backend": backend_of(recipe),
         "policy": policy_of(recipe).describe(),
         "counts": outcome.counts(),
-        "pushed": {"added": result.pushed.added, "updated": result.pushed.updated,
-                   "unchanged": result.pushed.unchanged, "refused": len(result.pushed.rejects)},
+        "pushed": {
+            "added": result.pushed.added,
+            "updated": result.pushed.updated,
+            "unchanged": result.pushed.unchanged,
+            "refused": len(result.pushed.rejects),
+        },
         "decisions": len(decisions),
         "agreement": agreement_report(decisions, groups),
         "conflicts": outcome.ids(CONFLICT),
         "open": len(outcome.ids(OPEN)),
         "problems": result.problems,
-    }  # fmt: skip
+    }
 
 
 def _log(result: ReviewResult, policy: Policy, recipe: Recipe, log: Log) -> None:

@@ -114,9 +114,11 @@ class ReviewPage:
             raise DecisionError("request", "the body is not a JSON object")
         fields = {k: payload.get(k) for k in ("label", "category", "question", "spans", "comment")}
         decision = make_decision(
-            payload.get("item_id"), _annotator(payload.get("annotator")), payload.get("verdict"),
+            payload.get("item_id"),
+            _annotator(payload.get("annotator")),
+            payload.get("verdict"),
             **fields,
-        )  # fmt: skip
+        )
         kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
         return {"decision": kept, "progress": self.progress(kept["annotator"])}
 

@@ -28,10 +28,25 @@ from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
 from answerable.records import atomic_path
 
-ITEM_COLUMNS = ("item_id", "db_id", "label", "category", "question", "sql", "trigger",
-                "explanation", "generator")  # fmt: skip
-DECISION_COLUMNS = ("annotator", "verdict", "new_label", "new_category", "corrected_question",
-                    "comment")  # fmt: skip
+ITEM_COLUMNS = (
+    "item_id",
+    "db_id",
+    "label",
+    "category",
+    "question",
+    "sql",
+    "trigger",
+    "explanation",
+    "generator",
+)
+DECISION_COLUMNS = (
+    "annotator",
+    "verdict",
+    "new_label",
+    "new_category",
+    "corrected_question",
+    "comment",
+)
 COLUMNS = ITEM_COLUMNS + DECISION_COLUMNS
 NEEDED = ("item_id", "verdict")
 FORMATS = (".csv", ".jsonl")
@@ -154,16 +169,19 @@ def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None
     pairs, problems, undecided = [], [], 0
     for where, row in read_rows(path):
         if row is None:
-            problems.append(f"{where}: cannot be read (fix: one JSON object per line, or as many "
-                            "cells as the header)")  # fmt: skip
+            problems.append(
+                f"{where}: cannot be read (fix: one JSON object per line, or as many "
+                "cells as the header)"
+            )
             continue
         if not str(row.get("verdict") or "").strip():
             undecided += 1
             continue
         decision = row_decision(row, annotator)
         if not decision["annotator"]:
-            problems.append(f"{where}: no annotator (fix: fill the annotator column or pass "
-                            "--annotator)")  # fmt: skip
+            problems.append(
+                f"{where}: no annotator (fix: fill the annotator column or pass --annotator)"
+            )
             continue
         pairs.append((where, decision))
     recorded, invalid = queue.record_many(pairs)

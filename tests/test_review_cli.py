@@ -72,10 +72,22 @@ def test_review_from_queue_to_release(project):
     ids = ids_by_question(cwd)
     count, cheapest, names = SEEDS[0]["question"], SEEDS[1]["question"], SEEDS[2]["question"]
     vague = {"verdict": "relabel", "new_category": "vague-question"}
-    decide(cwd, recipe, "ana", {count: vague, cheapest: {"verdict": "accept"},
-                                names: {"verdict": "reject"}})  # fmt: skip
-    decide(cwd, recipe, "ben", {count: vague, cheapest: {"verdict": "reject"},
-                                names: {"verdict": "reject", "comment": "too broad"}})  # fmt: skip
+    decide(
+        cwd,
+        recipe,
+        "ana",
+        {count: vague, cheapest: {"verdict": "accept"}, names: {"verdict": "reject"}},
+    )
+    decide(
+        cwd,
+        recipe,
+        "ben",
+        {
+            count: vague,
+            cheapest: {"verdict": "reject"},
+            names: {"verdict": "reject", "comment": "too broad"},
+        },
+    )
 
     conflicts = run_in(cwd, "review", "conflicts", recipe)
     assert conflicts.exit_code == 0, conflicts.output
