@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 from answerable.annotation.decisions import make_decision
@@ -51,3 +52,17 @@ def decision(item_id: str, annotator: str, verdict: str, minute: int = 0, **fiel
     return make_decision(
         item_id, annotator, verdict, time=f"2026-03-01T10:{minute:02d}:00Z", **fields
     )
+
+
+def fill_sheet(path: Path, cells: dict[str, dict], key: str = "item_id") -> None:
+    """Fill an exported CSV as a spreadsheet would: rows whose ``key`` column is in
+    ``cells`` get those cells."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
+    for row in rows:
+        row.update(cells.get(row[key], {}))
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)

@@ -104,64 +104,47 @@ def response(user: str, status: str, values, at="2026-03-01T10:00:00.123456"):
     }
 
 
+def record_of(key: str, *responses: dict) -> dict:
+    """A listing record of the fixture item ``key`` with these responses."""
+    item = ITEMS[key]
+    return {
+        "external_id": item["id"],
+        "fields": {"question": item["question"]},
+        "responses": list(responses),
+    }
+
+
 def test_submitted_responses_become_decisions():
     ana, ben = list(USERS)
-    record = {
-        "external_id": ITEMS["vague-word"]["id"],
-        "fields": {"question": ITEMS["vague-word"]["question"]},
-        "responses": [
-            response(
-                ana,
-                "submitted",
-                {
-                    "verdict": {"value": "relabel"},
-                    "category": {"value": "vague-question"},
-                    "spans": {"value": [{"label": "VAL", "start": 29, "end": 37}]},
-                },
-            ),
-            response(
-                ben,
-                "submitted",
-                {
-                    "verdict": {"value": "accept"},
-                    "corrected_question": {"value": "  Which patients came in this month?  "},
-                },
-            ),
-        ],
-    }
+    relabel = {"verdict": {"value": "relabel"}, "category": {"value": "vague-question"}}
+    relabel["spans"] = {"value": [{"label": "VAL", "start": 29, "end": 37}]}
+    accept = {"verdict": {"value": "accept"}}
+    accept["corrected_question"] = {"value": "  Which patients came in this month?  "}
+    record = record_of(
+        "vague-word", response(ana, "submitted", relabel), response(ben, "submitted", accept)
+    )
     decisions, problems = decisions_from_record(record, USERS)
     assert problems == []
-    relabel, accept = decisions
-    assert (relabel["annotator"], relabel["label"], relabel["category"]) == (
+    first, second = decisions
+    assert (first["annotator"], first["label"], first["category"]) == (
         "ana",
         "ambiguous",
         "vague-question",
     )
-    assert relabel["spans"] == [{"start": 29, "end": 37, "tag": "VAL"}]
-    assert relabel["time"] == "2026-03-01T10:00:00.123456Z"
-    assert (accept["annotator"], accept["verdict"], accept["category"]) == ("ben", "accept", None)
-    assert accept["question"] == "Which patients came in this month?"
+    assert first["spans"] == [{"start": 29, "end": 37, "tag": "VAL"}]
+    assert first["time"] == "2026-03-01T10:00:00.123456Z"
+    assert (second["annotator"], second["verdict"], second["category"]) == ("ben", "accept", None)
+    assert second["question"] == "Which patients came in this month?"
     for decision in decisions:
         validate("review_decision", decision)
 
 
 def test_spans_given_with_a_corrected_question_are_dropped_and_reported():
     ana, _ = list(USERS)
-    record = {
-        "external_id": ITEMS["vague-word"]["id"],
-        "fields": {"question": ITEMS["vague-word"]["question"]},
-        "responses": [
-            response(
-                ana,
-                "submitted",
-                {
-                    "verdict": {"value": "accept"},
-                    "corrected_question": {"value": "Which patients came in this month?"},
-                    "spans": {"value": [{"label": "VAL", "start": 29, "end": 37}]},
-                },
-            ),
-        ],
-    }
+    values = {"verdict": {"value": "accept"}}
+    values["corrected_question"] = {"value": "Which patients came in this month?"}
+    values["spans"] = {"value": [{"label": "VAL", "start": 29, "end": 37}]}
+    record = record_of("vague-word", response(ana, "submitted", values))
     [decision], [problem] = decisions_from_record(record, USERS)
     assert decision["spans"] is None and decision["question"].endswith("this month?")
     assert "spans not kept" in problem
@@ -170,27 +153,17 @@ def test_spans_given_with_a_corrected_question_are_dropped_and_reported():
 def test_null_empty_draft_and_discarded_responses():
     ana, ben = list(USERS)
     stranger = "33333333-3333-3333-3333-333333333333"
-    record = {
-        "external_id": ITEMS["out-of-scope"]["id"],
-        "fields": {"question": ITEMS["out-of-scope"]["question"]},
-        "responses": [
-            response(ana, "discarded", None),
-            response(ben, "draft", {"verdict": {"value": "accept"}}),
-            response(
-                stranger,
-                "submitted",
-                {
-                    "verdict": {"value": "reject"},
-                    "category": {"value": None},
-                    "corrected_question": {"value": ""},
-                    "spans": {"value": []},
-                },
-            ),
-            response(ana, "submitted", None),
-            response(ben, "submitted", {"verdict": None}),
-            response(ben, "submitted", {"verdict": {"value": "shrug"}}),
-        ],
-    }
+    empty = {"verdict": {"value": "reject"}, "category": {"value": None}}
+    empty |= {"corrected_question": {"value": ""}, "spans": {"value": []}}
+    record = record_of(
+        "out-of-scope",
+        response(ana, "discarded", None),
+        response(ben, "draft", {"verdict": {"value": "accept"}}),
+        response(stranger, "submitted", empty),
+        response(ana, "submitted", None),
+        response(ben, "submitted", {"verdict": None}),
+        response(ben, "submitted", {"verdict": {"value": "shrug"}}),
+    )
     decisions, problems = decisions_from_record(record, USERS)
     [kept] = decisions
     assert (kept["annotator"], kept["verdict"]) == (stranger, "reject")
@@ -202,17 +175,8 @@ def test_null_empty_draft_and_discarded_responses():
 
 def test_relabel_to_answerable_and_relabel_without_category():
     ana, _ = list(USERS)
-    record = {
-        "external_id": ITEMS["vague-word"]["id"],
-        "fields": {"question": "q"},
-        "responses": [
-            response(
-                ana,
-                "submitted",
-                {"verdict": {"value": "relabel"}, "category": {"value": "answerable"}},
-            ),
-        ],
-    }
+    values = {"verdict": {"value": "relabel"}, "category": {"value": "answerable"}}
+    record = record_of("vague-word", response(ana, "submitted", values))
     [decision], _ = decisions_from_record(record, USERS)
     assert (decision["label"], decision["category"]) == ("answerable", None)
     record["responses"][0]["values"]["category"] = {"value": None}

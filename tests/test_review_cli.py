@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import textwrap
 
@@ -11,6 +10,7 @@ import pytest
 from answerable.records import read_jsonl, read_parquet
 from answerable.release.publish import read_manifest
 from tests.conftest import REPO
+from tests.review_helpers import fill_sheet
 from tests.test_cli import assert_clean_error, run_in, seed, tiny_project
 
 REVIEW = textwrap.dedent("""\
@@ -41,15 +41,7 @@ def decide(cwd, recipe, annotator: str, verdicts: dict[str, dict]):
     sheet = cwd / f"{annotator}.csv"
     result = run_in(cwd, "review", "export", recipe, sheet, "--annotator", annotator)
     assert result.exit_code == 0, result.output
-    with open(sheet, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        fields, rows = reader.fieldnames, list(reader)
-    for row in rows:
-        row.update(verdicts.get(row["question"], {}))
-    with open(sheet, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
+    fill_sheet(sheet, verdicts, key="question")
     result = run_in(cwd, "review", "import", recipe, sheet, "--annotator", annotator)
     assert result.exit_code == 0, result.output
     return result

@@ -9,13 +9,12 @@ import re
 import pytest
 
 from answerable.annotation.transfer import (
-    COLUMNS,
     TransferError,
     export_rows,
     import_decisions,
     write_rows,
 )
-from tests.review_helpers import by_category, filled_queue, review_items
+from tests.review_helpers import by_category, fill_sheet, filled_queue, review_items
 
 ITEMS = by_category(review_items())
 
@@ -24,18 +23,6 @@ ITEMS = by_category(review_items())
 def queue(tmp_path, demo_dir):
     with filled_queue(tmp_path / "queue.sqlite", demo_dir) as queue:
         yield queue
-
-
-def fill_csv(path, decisions: dict[str, dict]):
-    """Fill exported rows (by item id) with decision cells, as a spreadsheet would."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row.update(decisions.get(row["item_id"], {}))
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def test_export_csv_has_every_item_and_empty_decision_columns(queue, tmp_path):
@@ -51,7 +38,7 @@ def test_export_csv_has_every_item_and_empty_decision_columns(queue, tmp_path):
 
 def test_csv_round_trip_records_the_decisions(queue, tmp_path):
     path = write_rows(export_rows(queue), tmp_path / "review.csv")
-    fill_csv(
+    fill_sheet(
         path,
         {
             ITEMS["vague-word"]["id"]: {"verdict": "Relabel", "new_category": "vague-question"},
@@ -83,7 +70,7 @@ def test_jsonl_round_trip(queue, tmp_path):
 
 def test_bad_rows_are_named_and_the_good_rows_are_kept(queue, tmp_path):
     path = write_rows(export_rows(queue), tmp_path / "review.csv")
-    fill_csv(
+    fill_sheet(
         path,
         {
             ITEMS["vague-word"]["id"]: {"verdict": "accept", "annotator": "ana"},
@@ -106,7 +93,7 @@ def test_bad_rows_are_named_and_the_good_rows_are_kept(queue, tmp_path):
 
 def test_relabel_to_an_unknown_category_names_the_row(queue, tmp_path):
     path = write_rows(export_rows(queue), tmp_path / "review.csv")
-    fill_csv(
+    fill_sheet(
         path,
         {ITEMS["vague-word"]["id"]: {"verdict": "relabel", "new_category": "vague-ish"}},
     )
