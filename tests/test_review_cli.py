@@ -123,6 +123,13 @@ def test_demo_build_auto_accepts_machine_verified_items(tmp_path):
     assert {i["review"]["reason"] for i in items} == {"auto-accepted: seed_v1"}
 
 
+def test_review_help_lists_the_commands():
+    result = run_in(REPO, "review", "--help")
+    assert result.exit_code == 0
+    for command in ("serve", "export", "import", "conflicts", "progress"):
+        assert command in result.output
+
+
 def test_serve_with_an_empty_queue_says_to_build_first(project):
     cwd, recipe = project
     assert_clean_error(run_in(cwd, "review", "serve", recipe), "queue is empty", "answerable build")

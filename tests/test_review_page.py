@@ -195,6 +195,35 @@ def test_relabel_without_category_asks_for_one_and_records_nothing(served, brows
     assert queue.history() == []
 
 
+def test_spans_marked_on_the_page_are_kept(served, browser):
+    url, queue = served
+    page = browser.new_page()
+    page.goto(url + "/")
+    page.fill("#annotator", "cy")
+    page.press("#annotator", "Tab")
+    page.select_option("#filter-category", "vague-word")
+    _shown(page)
+    assert page.text_content("#question mark") == "recently"
+    assert page.text_content("#trigger") == "vague-word: word recently"
+    page.click("#clear-spans")
+    page.evaluate(
+        """() => {
+            const text = document.getElementById('question').firstChild;
+            const range = document.createRange();
+            range.setStart(text, 6);
+            range.setEnd(text, 14);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+        }"""
+    )
+    page.click(".spans-edit [data-tag=VAL]")
+    assert page.text_content("#question mark") == "patients"
+    page.click("#accept")
+    page.wait_for_selector("#empty:not([hidden])")
+    [kept] = queue.pull()
+    assert kept["spans"] == [{"start": 6, "end": 14, "tag": "VAL"}]
+
+
 def _shown(page) -> str:
     page.wait_for_selector("#card:not([hidden])")
     return page.text_content("#item-id")

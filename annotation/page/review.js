@@ -126,8 +126,8 @@ function show(item) {
   $("item-id").textContent = item.id;
   state.spans = null;
   showQuestion();
-  const trigger = item.trigger ? Object.entries(item.trigger)
-    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(" · ") : "";
+  $("trigger").textContent = "";
+  const trigger = item.trigger ? describeTrigger(item.trigger) : "";
   $("trigger").textContent = trigger;
   $("explanation").textContent = item.explanation || "";
   $("why").hidden = !trigger && !item.explanation;
@@ -139,6 +139,13 @@ function show(item) {
   $("corrected").value = "";
   $("comment").value = "";
   say("");
+}
+
+function describeTrigger(trigger) {
+  const { kind, ...rest } = trigger;
+  const shown = (v) => Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : v;
+  const details = Object.entries(rest).map(([k, v]) => `${k} ${shown(v)}`).join(" · ");
+  return (kind || "trigger") + (details ? ": " + details : "");
 }
 
 function spansNow() { return state.spans === null ? state.item.spans : state.spans; }
