@@ -22,6 +22,7 @@ import pytest
 
 from answerable.annotation.argilla_mapping import record_for
 from answerable.annotation.argilla_queue import ArgillaQueue, connect
+from answerable.ids import item_id
 from answerable.schemas import validate
 from tests.argilla_server import harness
 from tests.review_helpers import by_category, review_items
@@ -103,6 +104,26 @@ def test_pushing_twice_creates_no_duplicates(server, queue):
     again = queue.push(review_items())
     assert (again.added, again.updated) == (0, 6)
     assert len(listing(server, queue)) == 6
+
+
+def test_more_than_one_batch_and_one_page(server, queue, monkeypatch):
+    sent_sizes = []
+    original = ArgillaQueue._send
+
+    def counting(self, dataset, batch, rejects):
+        sent_sizes.append(len(batch))
+        return original(self, dataset, batch, rejects)
+
+    monkeypatch.setattr(ArgillaQueue, "_send", counting)
+    base = ITEMS["out-of-scope"]
+    many = []
+    for n in range(520):
+        question = f"{base['question']} (copy {n})"
+        many.append(dict(base, id=item_id("clinic", question, None), question=question))
+    report = queue.push(many)
+    assert (report.added, report.rejects) == (520, [])
+    assert sent_sizes == [500, 20]
+    assert queue.progress().items == 520  # read back through two pages of 500
 
 
 def test_one_bad_record_is_reported_and_its_batch_still_goes_in(server, queue):
