@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from answerable.annotation.review import ReviewResult, review_candidates, wants_review
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
@@ -39,6 +40,7 @@ class BuildReport:
     reject_counts: dict
     steps: dict = field(default_factory=dict)
     release: Release | None = None
+    review: ReviewResult | None = None
 
 
 def ensure_demo(recipe: Recipe, log: Log) -> None:
@@ -165,10 +167,16 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     finally:
         ctx.close()
     output = check_items(output)
+    released, review = output.items, None
+    if wants_review(recipe):
+        review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
+        output.rejects += review.rejects()
+        released = review.outcome.accepted
     report = _write_outputs(workspace, output, steps, recipe)
-    if release:
+    report.review = review
+    if release and (review is None or not review.awaiting):
         report.release = cut_release(
-            output.items,
+            released,
             out=recipe.out,
             dataset=recipe.dataset,
             version=recipe.version,

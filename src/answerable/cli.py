@@ -88,16 +88,25 @@ def build(recipe: Path, no_release: bool) -> None:
     from answerable.build import build as run_build
     from answerable.recipe import load_recipe
 
-    report = run_build(load_recipe(recipe), log=_say, release=not no_release)
+    loaded = load_recipe(recipe)
+    report = run_build(loaded, log=_say, release=not no_release)
     click.echo(f"candidates: {report.counts['total']} items in {report.candidates}")
     rejected = sum(report.reject_counts.values())
     reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"
     click.echo(f"rejects: {rejected} ({reasons}) listed in {report.rejects}")
+    if report.review is not None and report.review.awaiting and not no_release:
+        from answerable.annotation.review import where_to_review
+
+        click.echo(
+            f"release: not cut: {report.review.awaiting} items await review; "
+            f"{where_to_review(loaded)}, then build again"
+        )
     if report.release:
         state = "written" if report.release.written else "unchanged, already published"
-        labels = ", ".join(f"{k} {v}" for k, v in report.counts["by_label"].items())
+        released = report.release.manifest["counts"]
+        labels = ", ".join(f"{k} {v}" for k, v in released["by_label"].items())
         click.echo(
-            f"release: {report.release.path} ({state}): {report.counts['total']} items "
+            f"release: {report.release.path} ({state}): {released['total']} items "
             f"({labels}); files: "
             + ", ".join(f["path"] for f in report.release.manifest["files"])
             + ", manifest.json"
@@ -111,3 +120,67 @@ def inspect(path: Path) -> None:
     from answerable.release.inspect import format_summary, load_items, summarize
 
     click.echo(format_summary(path, summarize(load_items(path))))
+
+
+@main.group()
+def review() -> None:
+    """Human review of the candidates: the local page, spreadsheets, conflicts, progress."""
+
+
+@review.command("serve")
+@click.argument("recipe", type=click.Path(path_type=Path))
+@click.option("--port", type=int, default=8765, show_default=True, help="Port on 127.0.0.1.")
+def review_serve(recipe: Path, port: int) -> None:
+    """Serve the review page on 127.0.0.1 (local backend)."""
+    from answerable.annotation.commands import serve
+    from answerable.recipe import load_recipe
+
+    serve(load_recipe(recipe), port, _say)
+
+
+@review.command("export")
+@click.argument("recipe", type=click.Path(path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--annotator", help="Leave out the items this annotator decided.")
+@click.option("--all", "everything", is_flag=True, help="Every queued item, settled or not.")
+def review_export(recipe: Path, file: Path, annotator: str | None, everything: bool) -> None:
+    """Write the items awaiting review to FILE (.csv or .jsonl) for spreadsheet review."""
+    from answerable.annotation.commands import export
+    from answerable.recipe import load_recipe
+
+    click.echo(export(load_recipe(recipe), file, annotator, everything))
+
+
+@review.command("import")
+@click.argument("recipe", type=click.Path(path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--annotator", help="Annotator of rows whose annotator column is empty.")
+def review_import(recipe: Path, file: Path, annotator: str | None) -> None:
+    """Record the decisions of a filled-in export FILE (.csv or .jsonl)."""
+    from answerable.annotation.commands import import_file
+    from answerable.recipe import load_recipe
+
+    for line in import_file(load_recipe(recipe), file, annotator):
+        click.echo(line)
+
+
+@review.command("conflicts")
+@click.argument("recipe", type=click.Path(path_type=Path))
+def review_conflicts(recipe: Path) -> None:
+    """List the items whose annotators disagree, for adjudication."""
+    from answerable.annotation.commands import conflicts
+    from answerable.recipe import load_recipe
+
+    for line in conflicts(load_recipe(recipe)):
+        click.echo(line)
+
+
+@review.command("progress")
+@click.argument("recipe", type=click.Path(path_type=Path))
+def review_progress(recipe: Path) -> None:
+    """Items per status, decisions per annotator, and agreement (Cohen's, Fleiss' kappa)."""
+    from answerable.annotation.commands import progress
+    from answerable.recipe import load_recipe
+
+    for line in progress(load_recipe(recipe)):
+        click.echo(line)

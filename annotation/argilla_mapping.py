@@ -1,0 +1,222 @@
+"""Items to Argilla records and Argilla responses to decisions: pure functions.
+
+Nothing here talks to a server or imports the SDK; :mod:`argilla_queue` turns these
+plain dictionaries into SDK objects. The dataset has:
+
+- text fields ``question``, ``schema`` (the excerpt, Markdown), ``sql`` and ``explanation``
+  (the last two optional: drafted items have no gold SQL);
+- a required label question ``verdict`` (accept, reject, relabel), a label question
+  ``category`` (the taxonomy, ``answerable`` for no category), a text question
+  ``corrected_question`` and a span question ``spans`` on the question (AMB, UNK, COL, VAL);
+- metadata ``database``, ``generator``, ``item_label`` and ``item_category`` (Argilla wants
+  one name space for fields, questions and metadata, and ``category`` is the question);
+- the generator's category and spans as suggestions;
+- an overlap task distribution asking for the recipe's minimum number of submissions.
+
+A record's id is the item id, so pushing twice updates instead of duplicating. Responses
+come back from the plain records listing as JSON; :func:`decisions_from_record` reads the
+submitted ones and reports the rest (drafts, discarded, empty or unreadable values).
+"""
+
+from __future__ import annotations
+
+from answerable.annotation.decisions import (
+    CATEGORY_LABEL,
+    SPAN_TAGS,
+    VERDICTS,
+    label_and_category,
+    make_decision,
+)
+from answerable.annotation.excerpt import excerpt_markdown
+
+ANSWERABLE = "answerable"
+CATEGORY_OPTIONS = (ANSWERABLE, *CATEGORY_LABEL)
+AGENT = "answerable"
+
+
+def settings_spec(min_submitted: int) -> dict:
+    """The dataset settings as plain data (see the module docstring)."""
+    return {
+        "guidelines": GUIDELINES,
+        "fields": [
+            _field("question", "Question", required=True, markdown=False),
+            _field("schema", "Schema it touches"),
+            _field("sql", "Gold SQL"),
+            _field("explanation", "Trigger and explanation"),
+        ],
+        "questions": [
+            _ask("label", "verdict", "Verdict", required=True, labels=list(VERDICTS)),
+            _ask("label", "category", "Category (for relabel)", labels=list(CATEGORY_OPTIONS)),
+            _ask("text", "corrected_question", "Corrected question"),
+            _ask("span", "spans", "Problem spans", field="question", labels=list(SPAN_TAGS)),
+        ],
+        "metadata": ["database", "generator", "item_label", "item_category"],
+        "min_submitted": min_submitted,
+    }
+
+
+def _field(name: str, title: str, required: bool = False, markdown: bool = True) -> dict:
+    return {"name": name, "title": title, "required": required, "markdown": markdown}
+
+
+def _ask(kind: str, name: str, title: str, required: bool = False, **extra) -> dict:
+    return {"kind": kind, "name": name, "title": title, "required": required, **extra}
+
+
+GUIDELINES = (
+    "Accept the item when its label and category are right and the question reads well; "
+    "reject it when it is wrong beyond repair; relabel it when it belongs to another "
+    "category (choose it under Category; 'answerable' moves it to answerable). Correct the "
+    "question or the spans when needed; the corrections are kept with an accept."
+)
+
+
+def record_for(item: dict, excerpt: list[dict] | None) -> dict:
+    """The Argilla record of one item, as plain data with the item id as record id."""
+    fields = {"question": item["question"]}
+    if excerpt:
+        fields["schema"] = excerpt_markdown(excerpt)
+    if item.get("sql"):
+        fields["sql"] = f"```sql\n{item['sql']}\n```"
+    explanation = _explanation(item)
+    if explanation:
+        fields["explanation"] = explanation
+    provenance = item.get("provenance") or {}
+    metadata = {
+        "database": item["db_id"],
+        "generator": provenance.get("generator") or "unknown",
+        "item_label": item["label"],
+        "item_category": item.get("category") or ANSWERABLE,
+    }
+    suggestions = [{"question_name": "category", "value": item.get("category") or ANSWERABLE}]
+    spans = [
+        {"label": s["tag"], "start": s["start"], "end": s["end"]} for s in item.get("spans") or []
+    ]
+    if spans:
+        suggestions.append({"question_name": "spans", "value": spans})
+    for suggestion in suggestions:
+        suggestion["agent"] = metadata["generator"]
+    return {"id": item["id"], "fields": fields, "metadata": metadata, "suggestions": suggestions}
+
+
+def _explanation(item: dict) -> str:
+    parts = []
+    trigger = item.get("trigger") or {}
+    if trigger:
+        details = ", ".join(f"{k}: {v}" for k, v in sorted(trigger.items()) if k != "kind")
+        parts.append(f"**Trigger:** {trigger.get('kind')}" + (f" ({details})" if details else ""))
+    if item.get("explanation"):
+        parts.append(f"**Explanation:** {item['explanation']}")
+    return "\n\n".join(parts)
+
+
+def record_problem(record: dict) -> str | None:
+    """Why a record would be refused by the server, caught before sending, or None."""
+    for name, value in record["fields"].items():
+        if not isinstance(value, str) or not value.strip():
+            return f"field {name} is empty"
+    category = record["metadata"]["item_category"]
+    if category not in CATEGORY_OPTIONS:
+        return f"category {category!r} is not in the taxonomy"
+    question = record["fields"]["question"]
+    for suggestion in record["suggestions"]:
+        if suggestion["question_name"] != "spans":
+            continue
+        for span in suggestion["value"]:
+            if not 0 <= span["start"] < span["end"] <= len(question):
+                return f"span {span['start']}-{span['end']} lies outside the question"
+    return None
+
+
+def item_from_record(record: dict) -> dict:
+    """The review view of an item rebuilt from its record (for the review commands)."""
+    meta = record.get("metadata") or {}
+    category = meta.get("item_category")
+    return {
+        "id": record.get("external_id"),
+        "db_id": meta.get("database"),
+        "question": record["fields"].get("question"),
+        "sql": record["fields"].get("sql"),
+        "label": meta.get("item_label"),
+        "category": None if category == ANSWERABLE else category,
+        "provenance": {"generator": meta.get("generator")},
+    }
+
+
+def decisions_from_record(record: dict, usernames: dict[str, str]) -> tuple[list[dict], list[str]]:
+    """Decisions from one record of the records listing (JSON with ``responses``).
+
+    Only submitted responses count. Drafts are work in progress; a discarded response
+    means the annotator skipped the item. A submitted response without a verdict, or
+    with a value that cannot be read, is reported, never guessed. Argilla's span question
+    marks the record's question field, so spans given with a corrected question are
+    reported and dropped (their offsets belong to the old text). ``usernames`` maps
+    user ids to names (the id is used when the name is unknown).
+    """
+    decisions, problems = [], []
+    item_id = record.get("external_id")
+    for response in record.get("responses") or []:
+        annotator = usernames.get(str(response.get("user_id")), str(response.get("user_id")))
+        where = f"record {item_id}, response of {annotator}"
+        if response.get("status") != "submitted":
+            continue
+        values = response.get("values") or {}
+        verdict = _value(values, "verdict")
+        if verdict not in VERDICTS:
+            problems.append(f"{where}: no readable verdict ({verdict!r}); not counted")
+            continue
+        label, category = None, None
+        if verdict == "relabel":
+            label, category = _relabel_target(_value(values, "category"))
+        question, spans = (
+            _text(_value(values, "corrected_question")),
+            _spans(_value(values, "spans")),
+        )
+        if question and spans:
+            problems.append(
+                f"{where}: spans mark the original question, not the corrected one; spans not kept"
+            )
+            spans = None
+        decisions.append(
+            make_decision(
+                item_id,
+                annotator,
+                verdict,
+                label=label,
+                category=category,
+                question=question,
+                spans=spans,
+                time=_utc(response.get("updated_at") or response.get("inserted_at")),
+            )
+        )
+    return decisions, problems
+
+
+def _value(values: dict, name: str):
+    entry = values.get(name)
+    return entry.get("value") if isinstance(entry, dict) else None
+
+
+def _relabel_target(category: str | None) -> tuple[str | None, str | None]:
+    if category == ANSWERABLE:
+        return ANSWERABLE, None
+    if category is None:
+        return None, None
+    return label_and_category(None, category)
+
+
+def _text(value) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _spans(value) -> list[dict] | None:
+    if not isinstance(value, list) or not value:
+        return None
+    return [{"start": s["start"], "end": s["end"], "tag": s["label"]} for s in value]
+
+
+def _utc(text: str | None) -> str | None:
+    """Argilla's naive UTC timestamps with the ``Z`` the decision schema wants."""
+    if not text:
+        return None
+    return text if text.endswith("Z") or "+" in text[10:] else text + "Z"

@@ -1,0 +1,141 @@
+"""What the ``answerable review`` commands do; the CLI only parses and prints.
+
+Each function takes a loaded recipe and returns lines of text (or serves until stopped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from answerable.annotation.agreement import agreement_report
+from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
+from answerable.annotation.queue import count_progress
+from answerable.annotation.review import open_local_queue, policy_of, queue_state
+from answerable.annotation.server import ReviewPage, make_server
+from answerable.annotation.transfer import export_rows, import_decisions, write_rows
+from answerable.errors import AnswerableError
+from answerable.recipe import Recipe
+
+
+class ReviewCommandError(AnswerableError):
+    """A review command cannot run as asked (empty queue, bad import rows ...)."""
+
+
+def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
+    """Serve the review page on 127.0.0.1 until interrupted."""
+    queue = open_local_queue(recipe)
+    if not queue.summaries():
+        queue.close()
+        raise ReviewCommandError(
+            f"{recipe.file}: the review queue is empty (fix: run `answerable build "
+            f"{recipe.file}` first; items from auto_accept generators are not queued)"
+        )
+    server = make_server(ReviewPage(queue, policy_of(recipe), recipe.dataset), port)
+    host, bound = server.server_address[:2]
+    say(f"review page: http://{host}:{bound}/  ({len(queue.summaries())} items; Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        say("stopped")
+    finally:
+        server.server_close()
+        queue.close()
+
+
+def export(recipe: Recipe, path: Path, annotator: str | None, everything: bool) -> str:
+    """Write the items to review (or all) to a CSV or JSONL file."""
+    with open_local_queue(recipe) as queue:
+        skip: set[str] = set()
+        if not everything:
+            state = queue_state(recipe)
+            settled = set(state.outcome.ids(ACCEPTED)) | set(state.outcome.ids(REJECTED))
+            mine = {d["item_id"] for d in state.decisions if d["annotator"] == annotator}
+            skip = settled | mine
+        rows = export_rows(queue, skip)
+    write_rows(rows, path)
+    who = f" for {annotator}" if annotator else ""
+    return f"exported {len(rows)} items{who} to {path}"
+
+
+def import_file(recipe: Recipe, path: Path, annotator: str | None) -> list[str]:
+    """Record a filled-in export file; raises when any row was not recorded."""
+    with open_local_queue(recipe) as queue:
+        done = import_decisions(queue, path, annotator)
+    summary = (
+        f"imported {path}: {done['recorded']} decisions recorded, {done['already']} already "
+        f"recorded, {done['undecided']} rows without a verdict"
+    )
+    if done["problems"]:
+        shown = done["problems"][:20]
+        more = len(done["problems"]) - len(shown)
+        raise ReviewCommandError(
+            f"{summary}; {len(done['problems'])} rows not recorded (fix them and import the "
+            "file again; recorded rows are not repeated):\n  "
+            + "\n  ".join(shown)
+            + (f"\n  ... and {more} more" if more > 0 else "")
+        )
+    return [summary]
+
+
+def conflicts(recipe: Recipe) -> list[str]:
+    """The items that need adjudication, with each annotator's decision."""
+    state = queue_state(recipe)
+    items = {i["id"]: i for i in state.items}
+    ids = state.outcome.ids(CONFLICT)
+    lines = [f"{len(ids)} items in conflict ({policy_of(recipe).describe()})"]
+    for item_id in ids:
+        item, resolution = items[item_id], state.outcome.resolutions[item_id]
+        lines.append(f"{item_id}  {item['db_id']}  {item['label']}/{item.get('category') or '-'}")
+        lines.append(f"  question: {item['question']}")
+        for d in resolution.decisions:
+            target = f" -> {d['label']}/{d['category'] or '-'}" if d["verdict"] == "relabel" else ""
+            comment = f"  ({d['comment']})" if d.get("comment") else ""
+            lines.append(f"  {d['annotator']}: {d['verdict']}{target}{comment}")
+    if ids and policy_of(recipe).adjudicator is None:
+        lines.append("settle them: name review.adjudicator in the recipe, then decide as them")
+    lines += [f"note: {p}" for p in state.problems]
+    return lines
+
+
+def progress(recipe: Recipe) -> list[str]:
+    """Counts per status and annotator, and agreement overall and per category."""
+    state = queue_state(recipe)
+    counts = state.outcome.counts()
+    lines = [
+        f"{len(state.items)} items in the queue ({policy_of(recipe).describe()}): "
+        + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+    ]
+    done = count_progress((i["id"] for i in state.items), state.decisions)
+    per = ", ".join(f"{a} {n}" for a, n in done.by_annotator.items()) or "none"
+    lines.append(f"{done.decided} items have a decision, {done.undecided} none; decisions: {per}")
+    groups = {i["id"]: i.get("category") or i["label"] for i in state.items}
+    report = agreement_report(state.decisions, groups)
+    lines.append("agreement, overall: " + _agreement_line(report["overall"]))
+    for group, stats in report["by_category"].items():
+        if stats["items"]:
+            lines.append(f"agreement, {group}: " + _agreement_line(stats))
+    lines += [f"note: {p}" for p in state.problems]
+    return lines
+
+
+def _agreement_line(stats: dict) -> str:
+    if not stats["items"]:
+        return "no item has two annotators yet"
+    parts = [f"{stats['items']} items with 2+ annotators, {_pct(stats['percent_agreement'])} agree"]
+    for pair in stats["cohen"]:
+        first, second = pair["annotators"]
+        kappa = _num(pair["kappa"])
+        parts.append(f"Cohen's kappa {first}/{second} {kappa} ({pair['items']} items)")
+    fleiss = stats["fleiss"]
+    if fleiss["items"]:
+        parts.append(f"Fleiss' kappa {_num(fleiss['kappa'])} ({fleiss['items']} items)")
+    return "; ".join(parts)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

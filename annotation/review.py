@@ -1,0 +1,191 @@
+"""Review as the build and the ``answerable review`` commands use it.
+
+The recipe's ``review`` section chooses the backend (``local`` or ``argilla``) and the
+policy. The build pushes the candidates that need a person, pulls the decisions and
+applies the policy; the release takes the accepted items only. Without a ``review``
+section there is no review and every candidate goes to the release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from answerable.annotation.agreement import agreement_report
+from answerable.annotation.excerpt import schema_excerpt
+from answerable.annotation.policy import (
+    CONFLICT,
+    OPEN,
+    REJECTED,
+    Policy,
+    ReviewOutcome,
+    apply_policy,
+)
+from answerable.annotation.queue import STEP, PushReport
+from answerable.annotation.store import LocalQueue, store_path
+from answerable.errors import ConfigError
+from answerable.pipeline import reject
+from answerable.recipe import Recipe
+from answerable.records import write_json
+
+Log = Callable[[str], None]
+
+
+def wants_review(recipe: Recipe) -> bool:
+    """True when the recipe has a ``review`` section."""
+    return "review" in recipe.data
+
+
+def policy_of(recipe: Recipe) -> Policy:
+    """The recipe's acceptance policy."""
+    return Policy.from_recipe(recipe.section("review"))
+
+
+def backend_of(recipe: Recipe) -> str:
+    """``local`` or ``argilla``."""
+    return recipe.section("review").get("backend", "local")
+
+
+def open_queue(recipe: Recipe):
+    """The recipe's review queue (a context manager): the local store or Argilla."""
+    section = recipe.section("review")
+    if backend_of(recipe) == "argilla":
+        from answerable.annotation.argilla_queue import ArgillaQueue, connect
+
+        argilla = section.get("argilla") or {}
+        return ArgillaQueue(
+            connect(str(recipe.file)),
+            dataset=argilla.get("dataset", recipe.dataset),
+            workspace=argilla.get("workspace", "answerable"),
+            min_submitted=policy_of(recipe).min_annotators,
+        )
+    return LocalQueue(store_path(recipe.workdir, recipe.dataset))
+
+
+def open_local_queue(recipe: Recipe) -> LocalQueue:
+    """The local store; a clear error when the recipe reviews in Argilla."""
+    if backend_of(recipe) != "local":
+        raise ConfigError(
+            recipe.file,
+            "review.backend",
+            "this recipe reviews in Argilla: open the dataset in Argilla's web app",
+            fix="use backend: local for the local review page and export/import",
+        )
+    return LocalQueue(store_path(recipe.workdir, recipe.dataset))
+
+
+def where_to_review(recipe: Recipe) -> str:
+    """How a person opens this recipe's review: the page command, or the Argilla dataset."""
+    if backend_of(recipe) == "argilla":
+        name = (recipe.section("review").get("argilla") or {}).get("dataset", recipe.dataset)
+        return f"review them in the Argilla dataset '{name}'"
+    return f"open the review page with `answerable review serve {recipe.file}`"
+
+
+@dataclass
+class ReviewResult:
+    """What the review step of a build found."""
+
+    outcome: ReviewOutcome
+    pushed: PushReport
+    decisions: int
+    problems: list[str] = field(default_factory=list)
+    report: Path | None = None
+
+    @property
+    def awaiting(self) -> int:
+        """Items that still need a person (open or in conflict)."""
+        return self.outcome.awaiting
+
+    def rejects(self) -> list[dict]:
+        """Rejects-report lines: items the queue refused and items reviewers rejected."""
+        refused = list(self.pushed.rejects)
+        for item_id in self.outcome.ids(REJECTED):
+            reason = self.outcome.resolutions[item_id].reason
+            refused.append(reject(item_id, STEP, "rejected-in-review", reason))
+        return refused
+
+
+def review_candidates(
+    recipe: Recipe, items: list[dict], databases: dict, reports: Path, log: Log
+) -> ReviewResult:
+    """Push what needs review, pull the decisions, apply the policy, write the report."""
+    policy = policy_of(recipe)
+    needing = [i for i in items if _generator(i) not in policy.auto_accept]
+    excerpts = {i["id"]: schema_excerpt(i, _schema(databases, i["db_id"])) for i in needing}
+    with open_queue(recipe) as queue:
+        pushed = queue.push(needing, excerpts)
+        decisions = queue.pull()
+        problems = list(getattr(queue, "problems", []))
+    ids = {i["id"] for i in items}
+    decisions = [d for d in decisions if d["item_id"] in ids]
+    outcome = apply_policy(items, decisions, policy)
+    result = ReviewResult(outcome, pushed, len(decisions), problems)
+    report = review_report(recipe, items, decisions, outcome, result)
+    result.report = write_json(report, reports / "review.json")
+    _log(result, policy, recipe, log)
+    return result
+
+
+def _generator(item: dict) -> str | None:
+    return (item.get("provenance") or {}).get("generator")
+
+
+def _schema(databases: dict, db_id: str):
+    ref = databases.get(db_id)
+    return None if ref is None else ref.schema
+
+
+def review_report(recipe, items, decisions, outcome: ReviewOutcome, result) -> dict:
+    """The review part of the build reports: counts, agreement, conflicts, problems."""
+    groups = {i["id"]: i.get("category") or i["label"] for i in items}
+    return {
+        "backend": backend_of(recipe),
+        "policy": policy_of(recipe).describe(),
+        "counts": outcome.counts(),
+        "pushed": {
+            "added": result.pushed.added,
+            "updated": result.pushed.updated,
+            "unchanged": result.pushed.unchanged,
+            "refused": len(result.pushed.rejects),
+        },
+        "decisions": len(decisions),
+        "agreement": agreement_report(decisions, groups),
+        "conflicts": outcome.ids(CONFLICT),
+        "open": len(outcome.ids(OPEN)),
+        "problems": result.problems,
+    }
+
+
+def _log(result: ReviewResult, policy: Policy, recipe: Recipe, log: Log) -> None:
+    counts = result.outcome.counts()
+    log(
+        f"review ({policy.describe()}): {counts['accepted']} accepted "
+        f"({counts['auto_accepted']} auto), {counts['rejected']} rejected, "
+        f"{counts[OPEN]} open, {counts[CONFLICT]} in conflict; "
+        f"{result.decisions} decisions"
+    )
+    for problem in result.problems[:5]:
+        log(f"review: {problem}")
+    if result.awaiting:
+        log(f"{result.awaiting} items await review: {where_to_review(recipe)}")
+
+
+@dataclass
+class QueueState:
+    """The queue as the review commands see it: items, current decisions, resolutions."""
+
+    items: list[dict]
+    decisions: list[dict]
+    outcome: ReviewOutcome
+    problems: list[str]
+
+
+def queue_state(recipe: Recipe) -> QueueState:
+    """Pull the recipe's queue and resolve every item in it."""
+    with open_queue(recipe) as queue:
+        decisions = queue.pull()
+        items = queue.items()
+        problems = list(getattr(queue, "problems", []))
+    return QueueState(items, decisions, apply_policy(items, decisions, policy_of(recipe)), problems)

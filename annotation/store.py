@@ -1,0 +1,238 @@
+"""The local backend: a SQLite review store in the work directory.
+
+Two tables. ``items`` holds each pushed item (its JSON and the schema excerpt shown to
+annotators) keyed by item id, so a second push updates in place. ``decisions`` is the
+audit trail: every decision ever recorded, in order, never updated or deleted; the one
+that counts for an annotator on an item is their latest (:func:`latest_decisions`).
+Recording the exact same decision twice (an import run again) is a no-op.
+
+The store is safe to share between the review page's threads: one connection, one lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from answerable.annotation.decisions import DecisionError, check_decision
+from answerable.annotation.queue import (
+    Progress,
+    PushReport,
+    count_progress,
+    latest_decisions,
+    queue_problem,
+    queue_reject,
+)
+from answerable.ids import canonical_json
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT PRIMARY KEY,
+    db_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    category TEXT,
+    generator TEXT,
+    body TEXT NOT NULL,
+    excerpt TEXT
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    item_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    body TEXT NOT NULL UNIQUE
+);
+CREATE INDEX IF NOT EXISTS decisions_by_item ON decisions (item_id, annotator);
+"""
+
+
+def store_path(workdir: Path, dataset: str) -> Path:
+    """Where a dataset's review store lives: ``<workdir>/<dataset>/review/queue.sqlite``."""
+    return Path(workdir) / dataset / "review" / "queue.sqlite"
+
+
+class LocalQueue:
+    """The review queue kept in one SQLite file.
+
+    >>> import tempfile, pathlib
+    >>> queue = LocalQueue(pathlib.Path(tempfile.mkdtemp()) / "q.sqlite")
+    >>> queue.push([{"id": "0" * 16, "db_id": "x", "question": "q?", "label": "answerable",
+    ...              "category": None, "provenance": {"generator": "seed_v1"}}]).added
+    1
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> LocalQueue:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    # ---- items ---------------------------------------------------------------------
+
+    def push(self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None) -> PushReport:
+        """Add or update items by id; decisions already recorded are kept."""
+        excerpts = excerpts or {}
+        report, rows = PushReport(), []
+        for item in items:
+            problem = queue_problem(item)
+            if problem:
+                report.rejects.append(queue_reject(item, problem))
+                continue
+            excerpt = excerpts.get(item["id"])
+            rows.append(_item_row(item, None if excerpt is None else canonical_json(excerpt)))
+        with self._lock, self._transaction():
+            known = self._known_bodies([row[0] for row in rows])
+            for row in rows:
+                before = known.get(row[0])
+                if before is None:
+                    report.added += 1
+                elif before == (row[5], row[6]):
+                    report.unchanged += 1
+                else:
+                    report.updated += 1
+            self._db.executemany(
+                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "db_id=excluded.db_id, label=excluded.label, category=excluded.category, "
+                "generator=excluded.generator, body=excluded.body, excerpt=excluded.excerpt",
+                rows,
+            )
+        return report
+
+    def _known_bodies(self, ids: list[str]) -> dict[str, tuple]:
+        known = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT id, body, excerpt FROM items WHERE id IN ({marks})"
+            known.update({i: (b, e) for i, b, e in self._db.execute(query, chunk)})
+        return known
+
+    def items(self) -> list[dict]:
+        """Every item in the queue, by id."""
+        with self._lock:
+            rows = self._db.execute("SELECT body FROM items ORDER BY id").fetchall()
+        return [json.loads(body) for (body,) in rows]
+
+    def item(self, item_id: str) -> dict | None:
+        """One item, or None when the queue does not hold it."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM items WHERE id = ?", (item_id,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def excerpt(self, item_id: str) -> list | None:
+        """The schema excerpt stored with an item, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT excerpt FROM items WHERE id = ?", (item_id,)).fetchone()
+        return None if row is None or row[0] is None else json.loads(row[0])
+
+    def summaries(self) -> list[dict]:
+        """id, db_id, label, category and generator of every item, by id (no JSON parsing)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, db_id, label, category, generator FROM items ORDER BY id"
+            ).fetchall()
+        keys = ("id", "db_id", "label", "category", "generator")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    # ---- decisions -----------------------------------------------------------------
+
+    def record(self, decision: dict, where: str = "decision") -> dict:
+        """Check one decision and add it to the audit trail; returns it as kept."""
+        checked = check_decision(decision, self.item(str(decision.get("item_id"))), where)
+        with self._lock, self._transaction():
+            self._insert([checked])
+        return checked
+
+    def record_many(self, decisions: Iterable[tuple[str, dict]]) -> tuple[int, list[str]]:
+        """Record ``(where, decision)`` pairs: the valid ones are kept, each invalid one is
+        reported by its ``where``. Returns ``(kept, problems)``; nothing valid is dropped."""
+        known = {s["id"] for s in self.summaries()}
+        kept, problems = [], []
+        for where, decision in decisions:
+            item = self.item(decision.get("item_id")) if decision.get("item_id") in known else None
+            try:
+                kept.append(check_decision(decision, item, where))
+            except DecisionError as error:
+                problems.append(str(error))
+        with self._lock, self._transaction():
+            added = self._insert(kept)
+        return added, problems
+
+    def _insert(self, decisions: list[dict]) -> int:
+        """Append decisions to the trail, except those that restate the annotator's
+        current decision on the item (time aside); returns how many were added."""
+        current = {(d["item_id"], d["annotator"]): _content(d) for d in self._latest()}
+        fresh = []
+        for decision in decisions:
+            key = (decision["item_id"], decision["annotator"])
+            if current.get(key) != _content(decision):
+                fresh.append(decision)
+                current[key] = _content(decision)
+        before = self._db.total_changes
+        self._db.executemany(
+            "INSERT OR IGNORE INTO decisions (item_id, annotator, body) VALUES (?, ?, ?)",
+            [(d["item_id"], d["annotator"], canonical_json(d)) for d in fresh],
+        )
+        return self._db.total_changes - before
+
+    def _latest(self) -> list[dict]:
+        rows = self._db.execute("SELECT body FROM decisions ORDER BY seq").fetchall()
+        return latest_decisions(json.loads(body) for (body,) in rows)
+
+    def history(self, item_id: str | None = None) -> list[dict]:
+        """The audit trail, oldest first: every decision recorded (of one item, if given)."""
+        query, args = "SELECT body FROM decisions", ()
+        if item_id is not None:
+            query, args = query + " WHERE item_id = ?", (item_id,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY seq", args).fetchall()
+        return [json.loads(body) for (body,) in rows]
+
+    def pull(self) -> list[dict]:
+        """The decisions that count: each annotator's latest on each item."""
+        return latest_decisions(self.history())
+
+    def progress(self) -> Progress:
+        """Items, items with a decision, and decisions per annotator."""
+        return count_progress((s["id"] for s in self.summaries()), self.pull())
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN ... COMMIT around a block (ROLLBACK on error), on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, *_) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _content(decision: dict) -> str:
+    return canonical_json({k: v for k, v in decision.items() if k != "time"})
+
+
+def _item_row(item: dict, excerpt: str | None) -> tuple:
+    generator = (item.get("provenance") or {}).get("generator")
+    identity = (item["id"], item["db_id"], item["label"], item.get("category"), generator)
+    return (*identity, canonical_json(item), excerpt)

@@ -1,0 +1,190 @@
+"""Review in a spreadsheet: export the queue to CSV or JSON Lines, import decisions back.
+
+An export row holds what an annotator needs (id, database, label, category, question,
+SQL, trigger, explanation, generator) and empty decision columns: ``annotator``,
+``verdict`` (accept, reject, relabel), ``new_category`` (and ``new_label`` when the
+category does not say it, i.e. ``answerable``), ``corrected_question`` and ``comment``.
+Import reads the same columns back; a row with an empty verdict is not decided yet and
+is skipped. The format follows the file's suffix (``.csv``, ``.jsonl``).
+
+Bad input never loses work: a file that cannot be read at all, or lacks a needed column,
+is refused as a whole; a bad row is reported by its number (the spreadsheet's row, the
+header being row 1; the line for JSON Lines) and every good row is still recorded.
+A decision equal to the annotator's current one on that item (time aside) is not
+recorded again, so importing the same file twice records nothing new.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from answerable.annotation.decisions import make_decision
+from answerable.annotation.store import LocalQueue
+from answerable.errors import AnswerableError
+from answerable.ids import canonical_json
+from answerable.records import atomic_path
+
+ITEM_COLUMNS = (
+    "item_id",
+    "db_id",
+    "label",
+    "category",
+    "question",
+    "sql",
+    "trigger",
+    "explanation",
+    "generator",
+)
+DECISION_COLUMNS = (
+    "annotator",
+    "verdict",
+    "new_label",
+    "new_category",
+    "corrected_question",
+    "comment",
+)
+COLUMNS = ITEM_COLUMNS + DECISION_COLUMNS
+NEEDED = ("item_id", "verdict")
+FORMATS = (".csv", ".jsonl")
+
+
+class TransferError(AnswerableError):
+    """An export or import file that cannot be used as a whole (names the file and fix)."""
+
+
+def file_format(path: Path) -> str:
+    """``.csv`` or ``.jsonl`` from the file name; a clear error otherwise."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise TransferError(
+            f"{path}: unknown format '{suffix}' (fix: name the file .csv or .jsonl)"
+        )
+    return suffix
+
+
+def export_rows(queue: LocalQueue, skip: set[str] = frozenset()) -> list[dict]:
+    """One row per queued item not in ``skip``, by id, with empty decision columns."""
+    rows = []
+    for item in queue.items():
+        if item["id"] in skip:
+            continue
+        trigger = item.get("trigger")
+        row = {
+            "item_id": item["id"],
+            "db_id": item["db_id"],
+            "label": item["label"],
+            "category": item.get("category") or "",
+            "question": item["question"],
+            "sql": item.get("sql") or "",
+            "trigger": canonical_json(trigger) if trigger else "",
+            "explanation": item.get("explanation") or "",
+            "generator": (item.get("provenance") or {}).get("generator") or "",
+        }
+        row.update(dict.fromkeys(DECISION_COLUMNS, ""))
+        rows.append(row)
+    return rows
+
+
+def write_rows(rows: list[dict], path: Path) -> Path:
+    """Write export rows as CSV (with header) or JSON Lines, atomically."""
+    fmt = file_format(path)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+        if fmt == ".csv":
+            writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+        else:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return Path(path)
+
+
+def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
+    """``(where, row)`` for every row of an import file; a :class:`TransferError` when the
+    file as a whole cannot be read (missing, not UTF-8, no header, a needed column absent).
+    A JSON line that does not parse is yielded as ``(where, None)``: a bad row."""
+    fmt = file_format(path)
+    if not Path(path).is_file():
+        raise TransferError(f"{path}: file not found (fix: give the file you filled in)")
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise TransferError(f"{path}: not UTF-8 text (fix: save it as UTF-8 CSV)") from None
+    if fmt == ".csv":
+        yield from _csv_rows(path, text)
+    else:
+        yield from _jsonl_rows(text)
+
+
+def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, dict]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
+    if missing:
+        raise TransferError(
+            f"{path}: row 1 (header) lacks the column(s) {', '.join(missing)} "
+            "(fix: keep the header of the exported file)"
+        )
+    for number, row in enumerate(reader, start=2):
+        if None in row:  # more cells than header columns
+            yield f"row {number}", None
+        else:
+            yield f"row {number}", row
+
+
+def _jsonl_rows(text: str) -> Iterator[tuple[str, dict]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        yield f"line {number}", row if isinstance(row, dict) else None
+
+
+def row_decision(row: dict, annotator: str | None) -> dict:
+    """The decision a filled-in row holds; the row's annotator wins over the default."""
+    get = lambda name: (str(row.get(name) or "")).strip() or None  # noqa: E731
+    return make_decision(
+        get("item_id"),
+        get("annotator") or annotator,
+        get("verdict") and get("verdict").lower(),
+        label=get("new_label"),
+        category=get("new_category"),
+        question=get("corrected_question"),
+        comment=get("comment"),
+        time=get("time"),
+    )
+
+
+def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None) -> dict:
+    """Record the decisions of a filled-in export file; returns what happened.
+
+    ``{"recorded": n, "already": n, "undecided": n, "problems": ["row 3: ...", ...]}``.
+    """
+    pairs, problems, undecided = [], [], 0
+    for where, row in read_rows(path):
+        if row is None:
+            problems.append(
+                f"{where}: cannot be read (fix: one JSON object per line, or as many "
+                "cells as the header)"
+            )
+            continue
+        if not str(row.get("verdict") or "").strip():
+            undecided += 1
+            continue
+        decision = row_decision(row, annotator)
+        if not decision["annotator"]:
+            problems.append(
+                f"{where}: no annotator (fix: fill the annotator column or pass --annotator)"
+            )
+            continue
+        pairs.append((where, decision))
+    recorded, invalid = queue.record_many(pairs)
+    problems += invalid
+    already = len(pairs) - len(invalid) - recorded
+    return {"recorded": recorded, "already": already, "undecided": undecided, "problems": problems}

@@ -1,0 +1,179 @@
+"""Review in the build and through ``answerable review``: end to end on a tiny project."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from answerable.records import read_jsonl, read_parquet
+from answerable.release.publish import read_manifest
+from tests.conftest import REPO
+from tests.review_helpers import fill_sheet
+from tests.test_cli import assert_clean_error, run_in, seed, tiny_project
+
+REVIEW = textwrap.dedent("""\
+    review:
+      backend: local
+      policy: majority
+      min_annotators: 2
+    """)
+SEEDS = [
+    seed("How many items are there?", "SELECT count(*) FROM item"),
+    seed("What is the cheapest price?", "SELECT min(price) FROM item"),
+    seed("List the names of all items.", "SELECT name FROM item"),
+]
+
+
+@pytest.fixture
+def project(tmp_path):
+    return tmp_path, tiny_project(tmp_path, SEEDS, extra=REVIEW)
+
+
+def ids_by_question(cwd) -> dict[str, str]:
+    items = read_parquet(cwd / ".answerable" / "tiny" / "candidates.parquet")
+    return {i["question"]: i["id"] for i in items}
+
+
+def decide(cwd, recipe, annotator: str, verdicts: dict[str, dict]):
+    """Export, fill the rows of ``verdicts`` (question -> cells) and import as ``annotator``."""
+    sheet = cwd / f"{annotator}.csv"
+    result = run_in(cwd, "review", "export", recipe, sheet, "--annotator", annotator)
+    assert result.exit_code == 0, result.output
+    fill_sheet(sheet, verdicts, key="question")
+    result = run_in(cwd, "review", "import", recipe, sheet, "--annotator", annotator)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_review_from_queue_to_release(project):
+    cwd, recipe = project
+    release = cwd / "releases" / "tiny" / "0.1.0"
+
+    built = run_in(cwd, "build", recipe)
+    assert built.exit_code == 0, built.output
+    assert "candidates: 3 items" in built.output
+    assert "3 open, 0 in conflict" in built.output
+    assert (
+        f"release: not cut: 3 items await review; open the review page with "
+        f"`answerable review serve {recipe}`, then build again" in built.output
+    )
+    assert not release.exists()
+
+    ids = ids_by_question(cwd)
+    count, cheapest, names = SEEDS[0]["question"], SEEDS[1]["question"], SEEDS[2]["question"]
+    vague = {"verdict": "relabel", "new_category": "vague-question"}
+    decide(
+        cwd,
+        recipe,
+        "ana",
+        {count: vague, cheapest: {"verdict": "accept"}, names: {"verdict": "reject"}},
+    )
+    decide(
+        cwd,
+        recipe,
+        "ben",
+        {
+            count: vague,
+            cheapest: {"verdict": "reject"},
+            names: {"verdict": "reject", "comment": "too broad"},
+        },
+    )
+
+    conflicts = run_in(cwd, "review", "conflicts", recipe)
+    assert conflicts.exit_code == 0, conflicts.output
+    assert "1 items in conflict" in conflicts.output
+    assert ids[cheapest] in conflicts.output
+    assert "ana: accept" in conflicts.output and "ben: reject" in conflicts.output
+
+    progress = run_in(cwd, "review", "progress", recipe)
+    assert "1 accepted, 1 rejected" in progress.output.replace("0 open, 1 conflict, ", "")
+    assert "Cohen's kappa ana/ben" in progress.output
+
+    again = run_in(cwd, "build", recipe)
+    assert "release: not cut: 1 items await review" in again.output
+
+    decide(cwd, recipe, "cy", {cheapest: {"verdict": "accept"}})
+    final = run_in(cwd, "build", recipe)
+    assert final.exit_code == 0, final.output
+    assert "2 accepted (0 auto), 1 rejected, 0 open, 0 in conflict" in final.output
+    manifest = read_manifest(release)
+    assert manifest["counts"]["total"] == 2
+    assert manifest["counts"]["by_label"] == {"ambiguous": 1, "answerable": 1}
+    released = {i["question"]: i for i in read_jsonl(release / "items.jsonl")}
+    assert released[count]["category"] == "vague-question"
+    assert released[count]["review"]["relabeled_from"] == {"label": "answerable", "category": None}
+    assert [d["annotator"] for d in released[cheapest]["review"]["decisions"]] == [
+        "ana",
+        "ben",
+        "cy",
+    ]
+    rejects = list(read_jsonl(cwd / ".answerable" / "tiny" / "reports" / "rejects.jsonl"))
+    assert [(r["id"], r["reason"]) for r in rejects] == [(ids[names], "rejected-in-review")]
+    report = json.loads((cwd / ".answerable" / "tiny" / "reports" / "review.json").read_text())
+    assert report["counts"]["accepted"] == 2 and report["decisions"] == 7
+
+
+def test_demo_build_auto_accepts_machine_verified_items(tmp_path):
+    built = run_in(tmp_path, "build", REPO / "raw" / "demo" / "recipe.yaml")
+    assert built.exit_code == 0, built.output
+    assert "(37 auto), 0 rejected, 0 open" in built.output
+    items = list(read_jsonl(tmp_path / "releases" / "answerable-demo" / "0.1.0" / "items.jsonl"))
+    assert {i["review"]["reason"] for i in items} == {"auto-accepted: seed_v1"}
+
+
+def test_review_help_lists_the_commands():
+    result = run_in(REPO, "review", "--help")
+    assert result.exit_code == 0
+    for command in ("serve", "export", "import", "conflicts", "progress"):
+        assert command in result.output
+
+
+def test_serve_with_an_empty_queue_says_to_build_first(project):
+    cwd, recipe = project
+    assert_clean_error(run_in(cwd, "review", "serve", recipe), "queue is empty", "answerable build")
+
+
+def test_import_with_bad_rows_exits_1_and_names_them(project):
+    cwd, recipe = project
+    assert run_in(cwd, "build", recipe).exit_code == 0
+    sheet = cwd / "sheet.csv"
+    ids = ids_by_question(cwd)
+    sheet.write_text(
+        "item_id,annotator,verdict,new_category\n"
+        f"{ids[SEEDS[0]['question']]},ana,accept,\n"
+        "0123456789abcdef,ana,accept,\n"
+        f"{ids[SEEDS[1]['question']]},ana,relabel,sort-of-vague\n"
+    )
+    result = run_in(cwd, "review", "import", recipe, sheet)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert "1 decisions recorded" in result.output and "2 rows not recorded" in result.output
+    assert "row 3: unknown item id '0123456789abcdef'" in result.output
+    assert "row 4: relabel to unknown category 'sort-of-vague'" in result.output
+    again = run_in(cwd, "review", "import", recipe, sheet)
+    assert "0 decisions recorded, 1 already recorded" in again.output
+
+
+def test_malformed_import_file_is_a_clean_error(project):
+    cwd, recipe = project
+    assert run_in(cwd, "build", recipe).exit_code == 0
+    sheet = cwd / "sheet.csv"
+    sheet.write_text("id;decision\n1;accept\n")
+    assert_clean_error(run_in(cwd, "review", "import", recipe, sheet), "row 1 (header)", "fix:")
+
+
+def test_argilla_backend_without_credentials_is_a_config_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARGILLA_API_URL", raising=False)
+    monkeypatch.delenv("ARGILLA_API_KEY", raising=False)
+    recipe = tiny_project(tmp_path, SEEDS, extra="review:\n  backend: argilla\n")
+    result = run_in(tmp_path, "build", recipe)
+    assert_clean_error(result, "review.backend", "ARGILLA_API_URL", "ARGILLA_API_KEY")
+    serve = run_in(tmp_path, "review", "serve", recipe)
+    assert_clean_error(serve, "reviews in Argilla", "backend: local")
+
+
+def test_unknown_review_key_names_the_fix(tmp_path):
+    recipe = tiny_project(tmp_path, SEEDS, extra="review:\n  policy: loudest\n")
+    assert_clean_error(run_in(tmp_path, "build", recipe), "review.policy", "unanimous")
