@@ -238,3 +238,16 @@ def test_settings_come_from_the_recipe_or_the_environment():
     local = LLMSettings.from_section({"base_url": "http://127.0.0.1:8/v1", "model": "m"}, env={})
     assert local.api_key == "not-needed"
     assert "api_key" not in local.identity() and "concurrency" not in local.identity()
+
+
+def test_the_same_prompt_in_flight_twice_is_sent_once(server, tmp_path):
+    usage = Usage()
+    answers = ask_all(
+        [Prompt(PROMPT)] * 5,
+        settings(server, concurrency=5),
+        ReplyCache(tmp_path / "c.sqlite"),
+        usage,
+    )
+    assert server.requests == 1
+    assert len({a.reply["question"] for a in answers}) == 1
+    assert usage.of("test-model").replies == 1 and usage.of("test-model").cached_replies == 4

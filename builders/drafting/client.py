@@ -71,26 +71,46 @@ class ChatClient:
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._sdk: openai.AsyncOpenAI | None = None
         self._fatal: LLMError | None = None
+        self._pending: dict[str, asyncio.Future] = {}
 
-    async def complete(self, messages: list[dict], sample: int = 0) -> Completion:
-        """The reply to ``messages``: from the cache, or from the server and then cached."""
-        params = self.settings.params(sample)
+    async def complete(
+        self, messages: list[dict], sample: int = 0, seed: int | None = None
+    ) -> Completion:
+        """The reply to ``messages``: from the cache, or from the server and then cached.
+
+        A prompt already on its way (the same key) is not sent again: the second caller
+        waits for the first one's reply.
+        """
+        params = self.settings.params(sample if seed is None else seed)
         key = cache_key(self.settings.model, messages, params, sample)
         counters = self.usage.of(self.settings.model)
         stored = self.cache.get(key)
-        if stored is not None:
+        if stored is not None or key in self._pending:
             counters.cached_replies += 1
-            return Completion(stored["text"], True, key)
-        text, input_tokens, output_tokens = await self._send(messages, params)
-        self.cache.put(
-            key,
-            {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens},
-            self.settings.model,
-        )
+            text = stored["text"] if stored is not None else await self._pending[key]
+            return Completion(text, True, key)
+        self._pending[key] = asyncio.get_running_loop().create_future()
+        try:
+            text, input_tokens, output_tokens = await self._send(messages, params)
+        except BaseException as error:
+            self._settle(key, error=error)
+            raise
+        reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
+        self.cache.put(key, reply, self.settings.model)
+        self._settle(key, text=text)
         counters.replies += 1
         counters.input_tokens += input_tokens
         counters.output_tokens += output_tokens
         return Completion(text, False, key)
+
+    def _settle(self, key: str, text: str | None = None, error: BaseException | None = None):
+        """Hand the outcome to the callers waiting for the same prompt."""
+        waiting = self._pending.pop(key)
+        if error is None:
+            waiting.set_result(text)
+        else:
+            waiting.set_exception(error)
+            waiting.exception()  # retrieved: no warning when nobody waited
 
     async def _send(self, messages: list[dict], params: dict) -> tuple[str, int, int]:
         counters = self.usage.of(self.settings.model)

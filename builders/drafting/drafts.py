@@ -57,6 +57,7 @@ class Job:
     category: str
     sample: int
     focus: str | None = None
+    seed: int = 0  # the model request's seed: prompts shared by two jobs still differ
 
     @property
     def db_id(self) -> str:
@@ -125,8 +126,14 @@ def plan_jobs(parents: list[dict], categories: list[str], per_item: int, seed: i
         table = main_table(parent)
         for name in categories:
             for sample in range(per_item):
-                jobs.append(Job(parent, name, sample, _focus(name, table, parent, sample, seed)))
+                focus = _focus(name, table, parent, sample, seed)
+                key = f"{parent['id']}/{name}/{sample}"
+                jobs.append(Job(parent, name, sample, focus, _request_seed(seed, key)))
     return jobs
+
+
+def _request_seed(seed: int, key: str) -> int:
+    return rng_for(seed, "drafting-request", key).getrandbits(31)
 
 
 def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:

@@ -28,11 +28,13 @@ GENERATOR = LLM_DRAFTER
 
 @dataclass(frozen=True)
 class Prompt:
-    """Messages to send, the sample index, and the JSON Schema the reply must meet."""
+    """Messages to send, the sample index, the JSON Schema the reply must meet, and the
+    request's seed."""
 
     messages: list[dict]
     sample: int = 0
     reply_schema: dict = field(default_factory=lambda: DRAFT_REPLY)
+    seed: int | None = None  # the request's seed; the sample index when None
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ async def ask(client: ChatClient, prompt: Prompt) -> Answer:
     """The parsed reply to one prompt, sending validation errors back to the model."""
     messages, error = list(prompt.messages), None
     for attempt in range(client.settings.validation_retries + 1):
-        completion = await client.complete(messages, prompt.sample)
+        completion = await client.complete(messages, prompt.sample, prompt.seed)
         try:
             return Answer(parse_reply(completion.text, prompt.reply_schema), None, attempt + 1)
         except ReplyError as failure:
@@ -95,7 +97,7 @@ def draft_prompt(job: Job, schema: str) -> Prompt:
     """The prompt of one drafting job."""
     category = CATEGORIES[job.category]
     messages = draft_messages(category, schema, job.parent["question"], job.focus)
-    return Prompt(messages, job.sample)
+    return Prompt(messages, job.sample, seed=job.seed)
 
 
 def draft_with_llm(

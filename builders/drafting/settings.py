@@ -45,9 +45,10 @@ class LLMSettings:
         known["api_key"] = env.get(llm.get("api_key_env", "OPENAI_API_KEY")) or LOCAL_KEY
         return cls(**known)
 
-    def params(self, sample: int) -> dict:
-        """The request's sampling parameters (part of the cache key)."""
-        params = {"temperature": self.temperature, "seed": sample}
+    def params(self, seed: int) -> dict:
+        """The request's sampling parameters (part of the cache key). ``seed`` makes
+        samples of one prompt differ, and repeatable where the server honours it."""
+        params = {"temperature": self.temperature, "seed": seed}
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
         return params
