@@ -133,7 +133,9 @@ class LLMServer:
         self.usage = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
-        self.pause_after: int | None = None  # stop answering once this many are answered
+        # Once this many are answered, requests are held; released, they are dropped
+        # unanswered (the SIGKILL test kills the client that sent them meanwhile).
+        self.pause_after: int | None = None
         self.open = threading.Event()
         self.open.set()
         self._lock = threading.Lock()
@@ -191,8 +193,16 @@ class LLMServer:
             behaviour = self.script.popleft() if self.script else Misbehave()
         return entry, behaviour
 
+    def release(self) -> None:
+        """Stop pausing: held requests are dropped, new ones answered."""
+        self.pause_after = None
+        self.open.set()
+
     def _reply(self, body: dict, entry: dict, behaviour: Misbehave) -> tuple[int, bytes, dict]:
-        self.open.wait()
+        if not self.open.is_set():
+            entry["held"] = True
+            self.open.wait()
+            raise ConnectionAbortedError("held while paused; the client is gone")
         time.sleep(self.latency + behaviour.delay)
         if behaviour.body is not None:
             return behaviour.status, behaviour.body, behaviour.headers
