@@ -99,15 +99,24 @@ def test_with_an_endpoint_the_same_recipe_drafts_with_the_model(tmp_path, monkey
     assert rejects is not None
 
 
-def tiny_recipe(tmp_path: Path, llm: dict) -> Path:
+def tiny_recipe(tmp_path: Path, llm: dict, **drafting) -> Path:
     recipe = yaml.safe_load(DEMO_RECIPE.read_text())
     for source in recipe["sources"]:
         source["path"] = str(REPO / "raw" / "demo" / source["path"])
         source["limit"] = 2
-    recipe["drafting"] = {"categories": ["vague-word"], "llm": llm}
+    recipe["drafting"] = {"categories": ["vague-word"], "llm": llm, **drafting}
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe))
     return path
+
+
+def test_candidates_can_be_turned_off(tmp_path):
+    result = run_in(tmp_path, "build", tiny_recipe(tmp_path, {}, candidates={"per_item": 0}))
+    assert result.exit_code == 0, result.output
+    items, report, _rejects = built(tmp_path)
+    assert {i["category"] for i in items} == {None, "vague-word"}
+    assert all(i["candidates"] is None for i in items)
+    assert "candidates" not in report["steps"] or report["steps"]["candidates"]["items"] == 0
 
 
 def test_an_endpoint_without_a_model_is_a_config_error(tmp_path, monkeypatch):

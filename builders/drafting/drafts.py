@@ -21,6 +21,7 @@ from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.text import find_phrase
 from answerable.errors import SQLError
 from answerable.ids import item_id, rng_for
+from answerable.pipeline import reject
 
 OFFLINE_DRAFTER = "offline_drafter_v1"
 LLM_DRAFTER = "llm_drafter_v1"
@@ -143,6 +144,19 @@ def _focus(category: str, table: str | None, parent: dict, sample: int, seed: in
         rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
         return f"small talk about {rng.choice(SMALL_TALK_TOPICS)}"
     return f"the table {table}" if table else None
+
+
+def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
+    """The rejects-report line of a job that gave no draft."""
+    return reject(
+        job.parent["id"],
+        generator,
+        reason,
+        detail,
+        db_id=job.db_id,
+        category=job.category,
+        sample=job.sample,
+    )
 
 
 def trigger_spans(question: str, trigger: str, category: str, concept: str | None) -> list[dict]:

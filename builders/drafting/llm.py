@@ -17,11 +17,10 @@ from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.client import ChatClient, LLMError
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job
+from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job, job_reject
 from answerable.builders.drafting.prompts import draft_messages, prompt_hash, schema_text
 from answerable.builders.drafting.replies import DRAFT_REPLY, ReplyError, parse_reply, retry_message
 from answerable.builders.drafting.settings import LLMSettings, Usage
-from answerable.pipeline import reject
 
 GENERATOR = LLM_DRAFTER
 
@@ -115,17 +114,7 @@ def draft_with_llm(
         jobs, prompts, ask_all(prompts, settings, cache, usage), strict=True
     ):
         if answer.reply is None:
-            rejects.append(
-                reject(
-                    job.parent["id"],
-                    GENERATOR,
-                    "invalid-reply",
-                    answer.error or "",
-                    db_id=job.db_id,
-                    category=job.category,
-                    sample=job.sample,
-                )
-            )
+            rejects.append(job_reject(job, GENERATOR, "invalid-reply", answer.error or ""))
             continue
         drafts.append(_draft(job, answer.reply, settings.model, prompt_hash(prompt.messages)))
     return drafts, rejects

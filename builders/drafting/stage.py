@@ -11,6 +11,7 @@ sends only the requests that had not come back.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,13 @@ from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import NearDuplicates, check_draft
 from answerable.builders.drafting.context import DatabaseContext, load_context
-from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, draft_item, plan_jobs
+from answerable.builders.drafting.drafts import (
+    LLM_DRAFTER,
+    Draft,
+    draft_item,
+    job_reject,
+    plan_jobs,
+)
 from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
 from answerable.builders.drafting.offline import draft_offline
 from answerable.builders.drafting.prompts import schema_text, sql_messages
@@ -117,18 +124,18 @@ def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -
     contexts = contexts_for(ctx, (p["db_id"] for p in parents))
     jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
     if config.llm is not None:
-        from answerable.builders.drafting.llm import draft_with_llm  # imports openai
-
-        with ReplyCache(cache_file(ctx.recipe)) as cache:
-            usage = Usage()
-            try:
-                drafts, rejects = draft_with_llm(jobs, contexts, config.llm, cache, usage)
-            finally:
-                record_usage(ctx, usage)
+        drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     else:
         drafts, rejects = offline_drafts(ctx, jobs, contexts)
-    output = StepOutput(rejects=rejects)
     seen = NearDuplicates(config.dedup_threshold, so_far)
+    output = keep_checked(drafts, contexts, seen, ctx.recipe.seed)
+    output.rejects[:0] = rejects
+    return output
+
+
+def keep_checked(drafts, contexts, seen: NearDuplicates, seed: int) -> StepOutput:
+    """Items for the drafts that pass their check and repeat no earlier question."""
+    output = StepOutput()
     for draft in drafts:
         kin = frozenset({draft.parent_id} if draft.parent_id else ())
         failure = check_draft(draft, contexts[draft.job.db_id])
@@ -137,8 +144,27 @@ def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -
             output.rejects.append(draft_reject(draft, *failure))
             continue
         seen.add(draft.job.db_id, draft.id, draft.question, kin)
-        output.items.append(draft_item(draft, ctx.recipe.seed))
+        output.items.append(draft_item(draft, seed))
     return output
+
+
+@contextmanager
+def model_cache(ctx: BuildContext):
+    """The reply cache and a usage counter, whose counts go to the build report at exit."""
+    usage = Usage()
+    try:
+        with ReplyCache(cache_file(ctx.recipe)) as cache:
+            yield cache, usage
+    finally:
+        record_usage(ctx, usage)
+
+
+def llm_drafts(ctx: BuildContext, config, jobs, contexts) -> tuple[list[Draft], list[dict]]:
+    """llm_drafter_v1 over every job; a job without a usable reply is a reject."""
+    from answerable.builders.drafting.llm import draft_with_llm  # imports openai
+
+    with model_cache(ctx) as (cache, usage):
+        return draft_with_llm(jobs, contexts, config.llm, cache, usage)
 
 
 def offline_drafts(ctx: BuildContext, jobs, contexts) -> tuple[list[Draft], list[dict]]:
@@ -147,17 +173,7 @@ def offline_drafts(ctx: BuildContext, jobs, contexts) -> tuple[list[Draft], list
     for job in jobs:
         draft = draft_offline(job, contexts[job.db_id], ctx.rng(OFFLINE_DRAFTER, job.key))
         if draft is None:
-            rejects.append(
-                reject(
-                    job.parent["id"],
-                    OFFLINE_DRAFTER,
-                    "no-transform",
-                    "the rule found nothing to work on",
-                    db_id=job.db_id,
-                    category=job.category,
-                    sample=job.sample,
-                )
-            )
+            rejects.append(job_reject(job, OFFLINE_DRAFTER, "no-transform", "no rule applies"))
         else:
             drafts.append(draft)
     return drafts, rejects
@@ -191,8 +207,11 @@ def record_usage(ctx: BuildContext, usage: Usage) -> None:
 
 
 def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Candidate SQL and SCARE stratum for every item; returns the items, updated."""
+    """Candidate SQL and SCARE stratum for every item; returns the items, updated
+    (nothing when ``drafting.candidates.per_item`` is 0)."""
     config = DraftingConfig.from_recipe(ctx.recipe)
+    if config.candidates_per_item == 0:
+        return StepOutput(), False
     identity = {
         "per_item": config.candidates_per_item,
         "generator": sql_candidates.LLM_GENERATOR
@@ -265,25 +284,16 @@ def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
         for item in items
         for sample in range(config.candidates_per_item)
     ]
-    usage = Usage()
-    try:
-        with ReplyCache(cache_file(ctx.recipe)) as cache:
-            answers = ask_all(prompts, config.llm, cache, usage)
-    finally:
-        record_usage(ctx, usage)
-    per_item = config.candidates_per_item
-    found = []
-    for index in range(len(items)):
-        made = []
-        for answer in answers[index * per_item : (index + 1) * per_item]:
-            sql = answer.reply["sql"] if answer.reply else None
-            made.append(
-                sql_candidates.candidate(
-                    sql,
-                    sql_candidates.LLM_GENERATOR,
-                    model=config.llm.model,
-                    error=None if sql else "invalid-reply",
-                )
-            )
-        found.append(made)
-    return found
+    with model_cache(ctx) as (cache, usage):
+        answers = ask_all(prompts, config.llm, cache, usage)
+    made = [
+        sql_candidates.candidate(
+            answer.reply["sql"] if answer.reply else None,
+            sql_candidates.LLM_GENERATOR,
+            model=config.llm.model,
+            error=None if answer.reply else "invalid-reply",
+        )
+        for answer in answers
+    ]
+    step = config.candidates_per_item
+    return [made[start : start + step] for start in range(0, len(made), step)]
