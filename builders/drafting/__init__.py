@@ -9,7 +9,7 @@ The modules, by concern:
 - ``prompts``, ``replies``: pure prompt building and reply parsing;
 - ``settings``, ``cache``, ``client``, ``llm``: the model: settings and token
   accounting, the on-disk reply cache, the retrying client, the LLM drafter
-  (only ``client`` and ``llm`` import ``openai``);
+  (only ``client`` imports ``openai``, and only ``llm`` imports ``client``);
 - ``drafts``, ``offline``, ``checks``: jobs and drafts, the offline drafter, the
   checks and near-duplicate removal;
 - ``candidates``: candidate SQL and SCARE strata;

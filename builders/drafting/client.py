@@ -1,7 +1,7 @@
 """The model client: chat completions from any OpenAI-compatible server, cached on disk,
 with bounded concurrency, retries, and token accounting per model.
 
-This module and :mod:`.llm` are the only ones that touch ``openai``. The SDK's own
+The only module that imports ``openai`` (:mod:`.llm` uses it). The SDK's own
 retries are off (``max_retries=0``): the loop here retries 408, 409, 429, 5xx,
 timeouts, connection errors and unreadable bodies with exponential backoff and jitter,
 waits as long as a ``Retry-After`` header asks, and counts every attempt. Other
