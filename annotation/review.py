@@ -37,6 +37,11 @@ def wants_review(recipe: Recipe) -> bool:
     return "review" in recipe.data
 
 
+def holds_release(recipe: Recipe) -> bool:
+    """True when no release may be cut while items await review (the default)."""
+    return recipe.section("review").get("hold_release", True)
+
+
 def policy_of(recipe: Recipe) -> Policy:
     """The recipe's acceptance policy."""
     return Policy.from_recipe(recipe.section("review"))
@@ -168,8 +173,6 @@ def _log(result: ReviewResult, policy: Policy, recipe: Recipe, log: Log) -> None
     )
     for problem in result.problems[:5]:
         log(f"review: {problem}")
-    if result.awaiting:
-        log(f"{result.awaiting} items await review: {where_to_review(recipe)}")
 
 
 @dataclass

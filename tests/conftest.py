@@ -18,6 +18,13 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_model_endpoint(monkeypatch):
+    """No test reaches a real model: the environment's endpoint and key are hidden."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory) -> Path:
     """The demo databases, generated once per test session with the default seed."""

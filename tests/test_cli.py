@@ -69,10 +69,12 @@ def test_demo_candidates_are_valid_verified_items(demo_build):
     assert len(items) >= 20
     for item in items:
         validate("item", item)
-        assert item["label"] == "answerable"
+    answerable = [i for i in items if i["label"] == "answerable"]
+    assert len(answerable) >= 20
+    for item in answerable:
         assert item["result"]["row_count"] > 0
         assert item["provenance"]["params"]["verified_by"] == "execution"
-    assert {i["db_id"] for i in items} == {"clinic", "league"}
+    assert {i["db_id"] for i in answerable} == {"clinic", "league"}
 
 
 def test_two_builds_give_identical_files(demo_build, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import pytest
@@ -118,9 +119,27 @@ def test_review_from_queue_to_release(project):
 def test_demo_build_auto_accepts_machine_verified_items(tmp_path):
     built = run_in(tmp_path, "build", REPO / "raw" / "demo" / "recipe.yaml")
     assert built.exit_code == 0, built.output
-    assert "(37 auto), 0 rejected, 0 open" in built.output
+    accepted = re.search(r"(\d+) accepted \((\d+) auto\), 0 rejected, (\d+) open", built.output)
+    assert accepted and accepted[1] == accepted[2] and int(accepted[3]) > 0, built.output
+    # The drafted items await review, and the demo releases what is accepted so far.
+    assert f"{accepted[3]} items await review" in built.output
+    assert "answerable review serve" in built.output
     items = list(read_jsonl(tmp_path / "releases" / "answerable-demo" / "0.1.0" / "items.jsonl"))
-    assert {i["review"]["reason"] for i in items} == {"auto-accepted: seed_v1"}
+    assert len(items) == int(accepted[1])
+    assert all(i["review"]["reason"].startswith("auto-accepted: ") for i in items)
+
+
+def test_release_is_held_while_items_await_review_unless_the_recipe_says_otherwise(project):
+    cwd, recipe = project
+    held = run_in(cwd, "build", recipe)
+    assert held.exit_code == 0, held.output
+    assert "release: not cut:" in held.output
+    assert not (cwd / "releases").exists()
+    recipe.write_text(recipe.read_text().replace("review:\n", "review:\n  hold_release: false\n"))
+    released = run_in(cwd, "build", recipe)
+    assert released.exit_code == 0, released.output
+    assert "they join a later version once accepted" in released.output
+    assert (cwd / "releases").is_dir()
 
 
 def test_review_help_lists_the_commands():

@@ -12,8 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from answerable.annotation.review import ReviewResult, review_candidates, wants_review
+from answerable.annotation.review import (
+    ReviewResult,
+    holds_release,
+    review_candidates,
+    wants_review,
+)
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
+from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
+from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -127,7 +134,10 @@ Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
 def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     """The build's stages, in order. Each takes the items made so far and returns its own
     output (and whether it came from the cache); a stage runs only when the recipe asks."""
-    return [(SEED_STEP, seed_stage)]
+    found = [(SEED_STEP, seed_stage)]
+    if "drafting" in recipe.data:
+        found += [(DRAFTING_STEP, drafting_stage), (CANDIDATES_STEP, candidates_stage)]
+    return found
 
 
 def check_items(output: StepOutput) -> StepOutput:
@@ -163,7 +173,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         for name, stage in stages(recipe):
             made, cached = stage(ctx, list(output.items))
             steps[name] = _step_line(made, cached, log, name)
-            output.extend(made)
+            output.merge(made)
     finally:
         ctx.close()
     output = check_items(output)
@@ -172,9 +182,9 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
-    report = _write_outputs(workspace, output, steps, recipe)
+    report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review = review
-    if release and (review is None or not review.awaiting):
+    if release and (review is None or not review.awaiting or not holds_release(recipe)):
         report.release = cut_release(
             released,
             out=recipe.out,
@@ -198,7 +208,7 @@ def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
 
 
 def _write_outputs(
-    workspace: Workspace, output: StepOutput, steps: dict, recipe: Recipe
+    workspace: Workspace, output: StepOutput, steps: dict, recipe: Recipe, extra: dict
 ) -> BuildReport:
     rejects = sort_rejects(output.rejects)
     counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
@@ -212,6 +222,7 @@ def _write_outputs(
             "steps": steps,
             "candidates": counts,
             "rejects": reject_counts,
+            **extra,
         },
         workspace.reports / "build.json",
     )

@@ -94,13 +94,14 @@ def build(recipe: Path, no_release: bool) -> None:
     rejected = sum(report.reject_counts.values())
     reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"
     click.echo(f"rejects: {rejected} ({reasons}) listed in {report.rejects}")
-    if report.review is not None and report.review.awaiting and not no_release:
+    if report.review is not None and report.review.awaiting:
         from answerable.annotation.review import where_to_review
 
-        click.echo(
-            f"release: not cut: {report.review.awaiting} items await review; "
-            f"{where_to_review(loaded)}, then build again"
-        )
+        waiting = f"{report.review.awaiting} items await review; {where_to_review(loaded)}"
+        if report.release is None and not no_release:
+            click.echo(f"release: not cut: {waiting}, then build again")
+        else:
+            click.echo(f"review: {waiting}; they join a later version once accepted")
     if report.release:
         state = "written" if report.release.written else "unchanged, already published"
         released = report.release.manifest["counts"]

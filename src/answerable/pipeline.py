@@ -34,6 +34,17 @@ class StepOutput:
         self.items.extend(other.items)
         self.rejects.extend(other.rejects)
 
+    def merge(self, other: StepOutput) -> None:
+        """Add another output: its items replace those with the same id (a stage that
+        annotates earlier items returns them updated), the rest are appended."""
+        index = {item["id"]: n for n, item in enumerate(self.items)}
+        for item in other.items:
+            if item["id"] in index:
+                self.items[index[item["id"]]] = item
+            else:
+                self.items.append(item)
+        self.rejects.extend(other.rejects)
+
     def reject_counts(self) -> Counter:
         """How many rejects per reason."""
         return Counter(r["reason"] for r in self.rejects)
@@ -98,6 +109,7 @@ class BuildContext:
     workspace: Workspace
     examples: list[dict] = field(default_factory=list)  # source examples, as loaded
     inputs: list[dict] = field(default_factory=list)  # input files with their sha256
+    report: dict = field(default_factory=dict)  # sections stages add to reports/build.json
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:

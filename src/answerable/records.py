@@ -32,6 +32,7 @@ PLAIN_FIELDS = (
     "explanation",
 )
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
+NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 _DEFAULTS = {"dialect": "sqlite", "spans": []}
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}

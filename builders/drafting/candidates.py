@@ -1,0 +1,296 @@
+"""Candidate SQL for SCARE's strata, and answerable items labelled correct or incorrect.
+
+SCARE pairs every question with the SQL a text-to-SQL model wrote for it, and sorts the
+pairs into four strata: answerable-correct, answerable-incorrect, ambiguous and
+unanswerable. Here a candidate comes from the model (``llm_sql_v1``, a text-to-SQL
+prompt) or, offline, from the gold SQL (``perturb_sql_v1``): the gold qualified
+against the schema (an equivalent rewrite) and perturbations done on the sqlglot tree,
+each tagged with the error type it imitates:
+
+- ``T/C`` table or column: a column swapped for a sibling, a table for one with the
+  same columns;
+- ``J/G`` join or grouping: a join condition or a GROUP BY column swapped;
+- ``PV`` predicate value: a compared value replaced by another from the column;
+- ``OL`` operator or logic: a comparison, AND/OR, or sort direction flipped;
+- ``OG`` output granularity: DISTINCT dropped, LIMIT changed.
+
+An answerable item's candidate runs on the database and is ``answerable-correct`` when
+its result hash equals the gold's, else ``answerable-incorrect`` (an error counts as
+incorrect). A problematic item's candidate (offline: its parent's gold SQL, what a
+model ignoring the problem would write) takes the item's label as its stratum.
+Candidates are stored in the item's optional ``candidates`` field.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
+from answerable.builders.executor import ReadOnlyDatabase
+from answerable.builders.sqlkit.parsing import compared_with
+from answerable.builders.sqlkit.refs import resolve_all
+from answerable.errors import SQLError
+
+PERTURB_GENERATOR = "perturb_sql_v1"
+LLM_GENERATOR = "llm_sql_v1"
+
+ERROR_TYPES = {
+    "T/C": "wrong table or column",
+    "J/G": "wrong join or grouping",
+    "PV": "wrong value in a predicate",
+    "OL": "wrong comparison operator, logic or sort direction",
+    "OG": "wrong output granularity (DISTINCT, LIMIT)",
+}
+"""SCARE's error types, as this module reads them."""
+
+FLIPS = {
+    exp.GT: exp.GTE,
+    exp.GTE: exp.GT,
+    exp.LT: exp.LTE,
+    exp.LTE: exp.LT,
+    exp.EQ: exp.NEQ,
+    exp.NEQ: exp.EQ,
+    exp.And: exp.Or,
+    exp.Or: exp.And,
+}
+
+Perturbation = Callable[[exp.Expr, DatabaseContext, random.Random], exp.Expr | None]
+
+
+# ---- perturbations: each returns a changed copy, or None when it does not apply -------
+
+
+def _columns_of(tree: exp.Expr) -> list[tuple[exp.Column, str, str]]:
+    """``(node, table, column)`` for every column resolved to a real table."""
+    _tables, resolved = resolve_all(tree)
+    found = []
+    for node in tree.find_all(exp.Column):
+        name = resolved.get(id(node))
+        if name and "." in name:
+            table, column = name.split(".", 1)
+            found.append((node, table, column))
+    return found
+
+
+def _sibling(context: DatabaseContext, table: str, column: str, rng, keys) -> str | None:
+    """Another column of ``table`` of the same kind (number or text), or None; ``keys``
+    True or False asks for identifier columns or other ones, None for either."""
+    schema_table = context.schema.table(table)
+    mine = schema_table.column(column) if schema_table else None
+    if mine is None:
+        return None
+    choices = [
+        c.name
+        for c in schema_table.columns
+        if c.name.lower() != column.lower()
+        and is_numeric(c.type) == is_numeric(mine.type)
+        and (keys is None or is_key(c.name) == keys)
+    ]
+    return rng.choice(choices) if choices else None
+
+
+def _rename(tree: exp.Expr, context, rng, clause, keys) -> exp.Expr | None:
+    """A copy with one column for which ``clause(column)`` holds renamed to a sibling."""
+    tree = tree.copy()
+    spots = [spot for spot in _columns_of(tree) if clause(spot[0])]
+    rng.shuffle(spots)
+    for node, table, column in spots:
+        other = _sibling(context, table, column, rng, keys)
+        if other is not None:
+            node.set("this", exp.to_identifier(other))
+            return tree
+    return None
+
+
+def _in(*kinds):
+    return lambda node: node.find_ancestor(*kinds) is not None
+
+
+def wrong_column(tree, context, rng):
+    """T/C: a selected, filtered or sorted column becomes a sibling column of its table."""
+    outside = _in(exp.Join, exp.Group)
+    return _rename(tree, context, rng, lambda node: not outside(node), keys=False)
+
+
+def wrong_table(tree, context, rng):
+    """T/C: a table becomes another one that has every column the query reads from it."""
+    tree = tree.copy()
+    used: dict[str, set[str]] = {}
+    for _node, table, column in _columns_of(tree):
+        used.setdefault(table.lower(), set()).add(column.lower())
+    for node in tree.find_all(exp.Table):
+        needed = used.get(node.name.lower(), set())
+        others = [
+            t.name
+            for t in context.schema.tables
+            if t.name.lower() != node.name.lower() and needed <= {c.name.lower() for c in t.columns}
+        ]
+        if needed and others:
+            node.set("this", exp.to_identifier(rng.choice(others)))
+            return tree
+    return None
+
+
+def wrong_join(tree, context, rng):
+    """J/G: one side of a join condition becomes another column of its table."""
+    return _rename(tree, context, rng, _in(exp.Join), keys=None)
+
+
+def wrong_group_by(tree, context, rng):
+    """J/G: a GROUP BY column becomes a sibling column of its table."""
+    return _rename(tree, context, rng, _in(exp.Group), keys=False)
+
+
+def wrong_value(tree, context, rng):
+    """PV: a compared value becomes another value of the column (or another number)."""
+    tree = tree.copy()
+    _tables, resolved = resolve_all(tree)
+    literals = [n for n in tree.find_all(exp.Literal) if compared_with(n)[0]]
+    rng.shuffle(literals)
+    for literal in literals:
+        replacement = _other_value(literal, resolved, context, rng)
+        if replacement is not None:
+            literal.replace(replacement)
+            return tree
+    return None
+
+
+def _other_value(literal: exp.Literal, resolved: dict, context, rng) -> exp.Expr | None:
+    if not literal.is_string:
+        changed = float(literal.this) * 2 or 1.0
+        return exp.Literal.number(int(changed) if changed.is_integer() else changed)
+    other = compared_with(literal)[1]
+    name = resolved.get(id(other)) if isinstance(other, exp.Column) else None
+    if not name or "." not in name:
+        return None
+    table, column = name.split(".", 1)
+    text = literal.this
+    core = text.strip("%")
+    values = [v for v in context.column_values(table, column) if isinstance(v, str) and v != core]
+    if not values:
+        return None
+    chosen = rng.choice(values)
+    return exp.Literal.string(text.replace(core, chosen) if core else chosen)
+
+
+def wrong_operator(tree, _context, rng):
+    """OL: a comparison, AND/OR or a sort direction flipped."""
+    tree = tree.copy()
+    nodes = [n for n in tree.find_all(*FLIPS) if n.find_ancestor(exp.Join) is None]
+    nodes += list(tree.find_all(exp.Ordered))
+    if not nodes:
+        return None
+    node = rng.choice(nodes)
+    if isinstance(node, exp.Ordered):
+        node.set("desc", not node.args.get("desc"))
+    else:
+        node.replace(FLIPS[type(node)](this=node.this.copy(), expression=node.expression.copy()))
+    return tree
+
+
+def drop_distinct(tree, _context, _rng):
+    """OG: the outer SELECT's DISTINCT dropped."""
+    if not isinstance(tree, exp.Select) or not tree.args.get("distinct"):
+        return None
+    tree = tree.copy()
+    tree.set("distinct", None)
+    return tree
+
+
+def wrong_limit(tree, _context, _rng):
+    """OG: the LIMIT doubled."""
+    limit = tree.args.get("limit")
+    count = limit.expression if limit is not None else None
+    if not isinstance(count, exp.Literal) or count.is_string:
+        return None
+    tree = tree.copy()
+    tree.args["limit"].set("expression", exp.Literal.number(int(count.this) * 2))
+    return tree
+
+
+PERTURBATIONS: dict[str, tuple[str, Perturbation]] = {
+    "wrong_column": ("T/C", wrong_column),
+    "wrong_table": ("T/C", wrong_table),
+    "wrong_join": ("J/G", wrong_join),
+    "wrong_group_by": ("J/G", wrong_group_by),
+    "wrong_value": ("PV", wrong_value),
+    "wrong_operator": ("OL", wrong_operator),
+    "drop_distinct": ("OG", drop_distinct),
+    "wrong_limit": ("OG", wrong_limit),
+}
+"""Every perturbation by name, with the SCARE error type it imitates."""
+
+
+def perturbed_candidates(
+    sql: str, context: DatabaseContext, rng: random.Random, count: int, dialect: str = "sqlite"
+) -> list[dict]:
+    """Up to ``count`` candidates from a gold SQL: its qualified rewrite, then perturbations."""
+    try:
+        tree = sqlkit.parse(sql, dialect)
+    except SQLError:
+        return []
+    found, seen = [], {sql}
+    rewrite = _rewrite(tree, context, dialect)
+    if rewrite is not None and rewrite not in seen:
+        found.append(candidate(rewrite, PERTURB_GENERATOR, edit="qualified_rewrite"))
+        seen.add(rewrite)
+    names = list(PERTURBATIONS)
+    rng.shuffle(names)
+    for name in names:
+        if len(found) >= count:
+            break
+        error_type, perturb = PERTURBATIONS[name]
+        changed = perturb(tree, context, rng)
+        text = changed.sql(dialect) if changed is not None else None
+        if text and text not in seen:
+            seen.add(text)
+            found.append(candidate(text, PERTURB_GENERATOR, edit=name, error_type=error_type))
+    return found[:count]
+
+
+def _rewrite(tree: exp.Expr, context: DatabaseContext, dialect: str) -> str | None:
+    try:
+        return sqlkit.qualify(tree, context.schema, dialect).sql(dialect)
+    except SQLError:
+        return None
+
+
+def candidate(sql: str | None, generator: str, **fields) -> dict:
+    """One candidate record (stratum and result are filled by :func:`label`)."""
+    record = {
+        "sql": sql,
+        "generator": generator,
+        "edit": None,
+        "error_type": None,
+        "model": None,
+        "stratum": None,
+        "result_hash": None,
+        "error": None,
+    }
+    record.update(fields)
+    return record
+
+
+def label(item: dict, found: dict, database: ReadOnlyDatabase | None) -> dict:
+    """The candidate with its stratum: by execution for answerable items, else the label."""
+    if item["label"] != "answerable":
+        return {**found, "stratum": item["label"]}
+    if not found["sql"]:
+        return {**found, "stratum": "answerable-incorrect", "error": found["error"] or "no-sql"}
+    gold = item.get("result") or {}
+    if database is None or item.get("db_variant") or not gold.get("hash"):
+        return found  # nothing to compare with: stays unlabelled
+    try:
+        result = database.execute(found["sql"], ordered=gold.get("ordered"))
+    except SQLError as error:
+        return {**found, "stratum": "answerable-incorrect", "error": error.reason}
+    correct = result.hash == gold["hash"]
+    return {
+        **found,
+        "stratum": "answerable-correct" if correct else "answerable-incorrect",
+        "result_hash": result.hash,
+    }

@@ -1,0 +1,243 @@
+"""Checks on drafts, each failure a reject with a reason, and near-duplicate removal.
+
+Per category (the issue's rules):
+
+- ``missing-column``: the trigger column is not in the schema (``column-in-schema``)
+  and is not a near-synonym of a column (``column-near-synonym``);
+- ``out-of-domain``: the question shares no schema term (``shares-schema-term``);
+- ``vague-word`` and ``vague-question``: the trigger is in the question
+  (``trigger-not-in-question``);
+- ``ambiguous-reference``: the trigger is in the question and holds a reference word
+  (``no-reference-word``), and the draft has a parent (``no-parent``);
+- ``out-of-scope``: the question asks for a prediction, a chart, a clustering or an
+  explanation (``not-out-of-scope``).
+
+Every draft must also differ from its parent (``same-as-parent``). Then
+:class:`NearDuplicates` drops a draft whose normalized text equals an earlier one's
+(``duplicate``) or whose character 3-gram similarity to one is at least the threshold
+(``near-duplicate``), within its database, against earlier drafts and the items already
+built. A draft is not compared with its own family: its parent and the parent's other
+children, which are meant to be close to it.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from answerable.builders.drafting import lexicon
+from answerable.builders.drafting.context import DatabaseContext
+from answerable.builders.drafting.drafts import Draft
+from answerable.builders.drafting.text import find_phrase, name_words, normalize, singular, words
+from answerable.builders.schema import DatabaseSchema
+
+Failure = tuple[str, str]  # (reason, detail)
+SPELLING_SIMILARITY = 0.85
+NGRAM = 3
+
+_CANONICAL = {word: min(group) for group in lexicon.SYNONYM_GROUPS for word in group}
+
+
+def canonical(word: str) -> str:
+    """One word for a near-synonym group, after a rough singular."""
+    word = singular(word.lower())
+    return _CANONICAL.get(word, word)
+
+
+def content_words(name: str) -> list[str]:
+    """The canonical words of a name or phrase, without generic words."""
+    return [canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS]
+
+
+def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
+    """The ``table.column`` that ``term`` merely renames, or None.
+
+    Near means: the term's words (canonical, generic words left out) all belong to the
+    column, or the column's words all belong to the term and include its head word
+    (the last one: ``home address`` ~ ``address``), or the two are spelled alike.
+
+    >>> from answerable.builders.schema import Column, Table
+    >>> schema = DatabaseSchema("x", [Table("p", [Column("gender"), Column("date_of_birth")])])
+    >>> [near_synonym(term, schema) for term in ("sex", "birthday", "salary")]
+    ['p.gender', 'p.date_of_birth', None]
+    """
+    mine = content_words(term)
+    if not mine:
+        return None
+    for table in schema.tables:
+        for column in table.columns:
+            theirs = content_words(column.name)
+            if _near(mine, theirs, term, column.name):
+                return f"{table.name}.{column.name}"
+    return None
+
+
+def _near(mine: list[str], theirs: list[str], term: str, column: str) -> bool:
+    if theirs and set(mine) <= set(theirs):
+        return True
+    if theirs and set(theirs) <= set(mine) and mine[-1] in theirs:
+        return True
+    spelled = SequenceMatcher(None, "".join(words(term)), "".join(name_words(column)))
+    return (  # the quick upper bounds first: ratio() is slow
+        spelled.real_quick_ratio() >= SPELLING_SIMILARITY
+        and spelled.quick_ratio() >= SPELLING_SIMILARITY
+        and spelled.ratio() >= SPELLING_SIMILARITY
+    )
+
+
+def schema_terms(schema: DatabaseSchema) -> set[str]:
+    """The canonical words of every table and column name, generic words left out."""
+    terms = set()
+    for table in schema.tables:
+        terms.update(content_words(table.name))
+        for column in table.columns:
+            terms.update(content_words(column.name))
+    return terms
+
+
+def question_terms(question: str) -> set[str]:
+    """The canonical content words of a question."""
+    return {
+        canonical(w)
+        for w in words(question)
+        if w not in lexicon.STOPWORDS and w not in lexicon.GENERIC_WORDS and not w.isdigit()
+    }
+
+
+def out_of_scope_tasks(question: str) -> list[str]:
+    """The tasks SQL cannot serve that ``question`` asks for (prediction, chart ...).
+
+    >>> out_of_scope_tasks("Plot the admissions per month and explain the peaks.")
+    ['chart', 'explanation']
+    """
+    return [
+        task
+        for task, cues in lexicon.OUT_OF_SCOPE_CUES.items()
+        if any(find_phrase(question, cue) for cue in cues)
+    ]
+
+
+def reference_words(phrase: str) -> list[str]:
+    """The reference words (that, those, it, previous ...) in ``phrase``."""
+    return [w for w in words(phrase) if w in lexicon.REFERENCE_WORDS]
+
+
+# ---- per category --------------------------------------------------------------------
+
+
+def check_missing_column(draft: Draft, context: DatabaseContext) -> Failure | None:
+    column = "_".join(words(draft.trigger))
+    for table in context.schema.tables:
+        if table.column(column) is not None:
+            return "column-in-schema", f"'{draft.trigger}' is the column {table.name}.{column}"
+    near = near_synonym(draft.trigger, context.schema)
+    if near is not None:
+        return "column-near-synonym", f"'{draft.trigger}' is a near-synonym of {near}"
+    return None
+
+
+def check_out_of_domain(draft: Draft, context: DatabaseContext) -> Failure | None:
+    shared = question_terms(draft.question) & schema_terms(context.schema)
+    if shared:
+        named = sorted({w for w in words(draft.question) if canonical(w) in shared})
+        return "shares-schema-term", f"shares {', '.join(named)} with the schema"
+    return None
+
+
+def check_trigger_in_question(draft: Draft, _context: DatabaseContext) -> Failure | None:
+    if find_phrase(draft.question, draft.trigger) is None:
+        return "trigger-not-in-question", f"'{draft.trigger}' is not in the question"
+    return None
+
+
+def check_ambiguous_reference(draft: Draft, context: DatabaseContext) -> Failure | None:
+    missing = check_trigger_in_question(draft, context)
+    if missing is not None:
+        return missing
+    if not reference_words(draft.trigger):
+        return "no-reference-word", f"'{draft.trigger}' holds no reference word"
+    if draft.parent_id is None:
+        return "no-parent", "an ambiguous reference needs the question it was made from"
+    return None
+
+
+def check_out_of_scope(draft: Draft, _context: DatabaseContext) -> Failure | None:
+    if not out_of_scope_tasks(draft.question):
+        return "not-out-of-scope", "asks for no prediction, chart, clustering or explanation"
+    return None
+
+
+CHECKS = {
+    "vague-question": check_trigger_in_question,
+    "vague-word": check_trigger_in_question,
+    "ambiguous-reference": check_ambiguous_reference,
+    "missing-column": check_missing_column,
+    "out-of-scope": check_out_of_scope,
+    "out-of-domain": check_out_of_domain,
+}
+"""The check of each drafted category."""
+
+
+def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
+    """Why ``draft`` fails its category's check, or None when it passes."""
+    if normalize(draft.question) == normalize(draft.job.parent["question"]):
+        return "same-as-parent", "the draft repeats its parent's question"
+    return CHECKS[draft.category](draft, context)
+
+
+# ---- near-duplicates -------------------------------------------------------------------
+
+
+def ngrams(text: str, n: int = NGRAM) -> frozenset[str]:
+    """The character n-grams of ``text``'s normalized form (padded with spaces)."""
+    padded = f" {normalize(text)} "
+    return frozenset(padded[i : i + n] for i in range(max(1, len(padded) - n + 1)))
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two n-gram sets.
+
+    >>> round(similarity(ngrams("How many patients?"), ngrams("How many patients are there?")), 2)
+    0.65
+    """
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def family(item: dict) -> frozenset[str]:
+    """The ids a record is kin to: itself and its parent."""
+    parent = (item.get("provenance") or {}).get("parent")
+    return frozenset(x for x in (item.get("id"), parent) if x)
+
+
+class NearDuplicates:
+    """Remembers questions per database; says whether a new one repeats one of them."""
+
+    def __init__(self, threshold: float, built: list[dict] = ()):
+        self.threshold = threshold
+        self._seen: dict[str, list[tuple[str, frozenset, str, frozenset]]] = {}
+        for item in built:
+            self.add(item["db_id"], item["id"], item["question"], family(item))
+
+    def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
+        """Remember one question."""
+        self._seen.setdefault(db_id, []).append(
+            (record_id, kin, normalize(question), ngrams(question))
+        )
+
+    def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
+        """Why ``question`` repeats an earlier one of ``db_id``, or None."""
+        text, grams = normalize(question), ngrams(question)
+        for other_id, other_kin, other_text, other_grams in self._seen.get(db_id, ()):
+            if text == other_text:
+                return "duplicate", f"same question as {other_id}"
+            if kin & other_kin or _too_short(grams, other_grams, self.threshold):
+                continue
+            score = similarity(grams, other_grams)
+            if score >= self.threshold:
+                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        return None
+
+
+def _too_short(a: frozenset, b: frozenset, threshold: float) -> bool:
+    """Sizes so different that the similarity cannot reach the threshold."""
+    small, large = sorted((len(a), len(b)))
+    return large == 0 or small / large < threshold

@@ -1,0 +1,210 @@
+"""Jobs (what to draft) and drafts (what came back), and drafts turned into items.
+
+A job is one (parent item, category, sample): every category is drafted ``per_item``
+times for every answerable item. The categories that rewrite a question show the
+model the parent; the others get a focus instead (the parent's main table, or a
+small-talk topic), so that drafts for different parents differ. Either drafter, the
+LLM or the offline rules, turns a job into a :class:`Draft`; :func:`draft_item` makes
+the schema-valid item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sqlglot import exp
+
+from answerable import __version__
+from answerable.builders import sqlkit
+from answerable.builders.drafting.categories import CATEGORIES
+from answerable.builders.drafting.text import find_phrase
+from answerable.errors import SQLError
+from answerable.ids import item_id, rng_for
+from answerable.pipeline import reject
+
+OFFLINE_DRAFTER = "offline_drafter_v1"
+LLM_DRAFTER = "llm_drafter_v1"
+"""The two drafters' registered names, recorded in ``provenance.generator``."""
+
+SMALL_TALK_TOPICS = (
+    "the weather",
+    "a greeting",
+    "cooking",
+    "travel plans",
+    "a film",
+    "music",
+    "a joke",
+    "history trivia",
+    "the user's weekend",
+    "a sports result from the news",
+)
+"""Topics that steer out-of-domain prompts apart."""
+
+SPAN_TAGS = {
+    "vague-question": "AMB",
+    "vague-word": "AMB",
+    "ambiguous-reference": "AMB",
+    "missing-column": "UNK",
+}
+"""The DTE tag of a draft's trigger span, by category (none for the others)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One draft to make: a category for a parent item, ``sample``-th of its kind."""
+
+    parent: dict
+    category: str
+    sample: int
+    focus: str | None = None
+    seed: int = 0  # the model request's seed: prompts shared by two jobs still differ
+
+    @property
+    def db_id(self) -> str:
+        return self.parent["db_id"]
+
+    @property
+    def key(self) -> str:
+        """A name for the job in seeds and reports."""
+        return f"{self.parent['id']}/{self.category}/{self.sample}"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A drafted question and what makes it problematic.
+
+    ``derived`` says the text was made from the parent's question or SQL (then the
+    parent goes into provenance); ``details`` are extra trigger fields (the missing
+    column's table, the out-of-scope task ...).
+    """
+
+    job: Job
+    question: str
+    trigger: str
+    generator: str
+    rationale: str = ""
+    subtype: str | None = None
+    spans: tuple[dict, ...] = ()
+    details: dict = field(default_factory=dict)
+    derived: bool = True
+    transform: str | None = None
+    model: str | None = None
+    prompt_hash: str | None = None
+
+    @property
+    def category(self) -> str:
+        return self.job.category
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.job.parent["id"] if self.derived else None
+
+    @property
+    def id(self) -> str:
+        return item_id(self.job.db_id, self.question, None)
+
+
+def main_table(parent: dict) -> str | None:
+    """The first table the parent's SQL reads (its FROM), or None."""
+    return _first_table(parent["sql"], parent.get("dialect", "sqlite"))
+
+
+@lru_cache(maxsize=4096)
+def _first_table(sql: str, dialect: str) -> str | None:
+    try:
+        tree = sqlkit.parse(sql, dialect)
+    except SQLError:
+        return None
+    table = tree.find(exp.Table)
+    return table.name if table is not None else None
+
+
+def plan_jobs(parents: list[dict], categories: list[str], per_item: int, seed: int) -> list[Job]:
+    """Every job for ``parents`` (answerable items), in a fixed order."""
+    jobs = []
+    for parent in sorted(parents, key=lambda p: p["id"]):
+        table = main_table(parent)
+        for name in categories:
+            for sample in range(per_item):
+                focus = _focus(name, table, parent, sample, seed)
+                key = f"{parent['id']}/{name}/{sample}"
+                jobs.append(Job(parent, name, sample, focus, _request_seed(seed, key)))
+    return jobs
+
+
+def _request_seed(seed: int, key: str) -> int:
+    return rng_for(seed, "drafting-request", key).getrandbits(31)
+
+
+def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:
+    if CATEGORIES[category].uses_parent:
+        return None
+    if category == "out-of-domain":
+        rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
+        return f"small talk about {rng.choice(SMALL_TALK_TOPICS)}"
+    return f"the table {table}" if table else None
+
+
+def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
+    """The rejects-report line of a job that gave no draft."""
+    return reject(
+        job.parent["id"],
+        generator,
+        reason,
+        detail,
+        db_id=job.db_id,
+        category=job.category,
+        sample=job.sample,
+    )
+
+
+def trigger_spans(question: str, trigger: str, category: str, concept: str | None) -> list[dict]:
+    """The span of the trigger in the question, when the category tags one and it is there."""
+    tag = SPAN_TAGS.get(category)
+    found = find_phrase(question, trigger.replace("_", " ")) if tag else None
+    if found is None:
+        return []
+    start, end = found
+    return [
+        {"start": start, "end": end, "tag": tag, "text": question[start:end], "concept": concept}
+    ]
+
+
+def draft_item(draft: Draft, seed: int) -> dict:
+    """The item of a kept draft: labelled, triggered, explained, with its provenance."""
+    category = CATEGORIES[draft.category]
+    parent = draft.job.parent
+    spans = list(draft.spans) or trigger_spans(
+        draft.question, draft.trigger, draft.category, draft.details.get("concept")
+    )
+    params = {"category": draft.category, "sample": draft.job.sample, "anchor": parent["id"]}
+    params.update(
+        {k: v for k, v in (("transform", draft.transform), ("focus", draft.job.focus)) if v}
+    )
+    return {
+        "id": draft.id,
+        "db_id": draft.job.db_id,
+        "db_variant": None,
+        "question": draft.question,
+        "sql": None,
+        "dialect": parent.get("dialect", "sqlite"),
+        "label": category.label,
+        "category": draft.category,
+        "subtype": draft.subtype,
+        "spans": spans,
+        "trigger": {"kind": draft.category, "text": draft.trigger, **draft.details},
+        "explanation": category.explanation.format(trigger=draft.trigger),
+        "result": None,
+        "sql_meta": None,
+        "provenance": {
+            "generator": draft.generator,
+            "tool_version": __version__,
+            "source": (parent.get("provenance") or {}).get("source"),
+            "params": params,
+            "seed": seed,
+            "parent": draft.parent_id,
+            "model": draft.model,
+            "prompt_hash": draft.prompt_hash,
+        },
+    }

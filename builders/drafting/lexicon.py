@@ -1,0 +1,416 @@
+"""The word lists behind the offline drafter and the checks.
+
+Kept as data in one place so that a reviewer can read, and extend, what the rules know:
+vague words, reference words, the cues of requests SQL cannot serve, plausible absent
+attributes per kind of entity, near-synonym groups, and small-talk templates.
+"""
+
+from __future__ import annotations
+
+# ---- vague words (SCARE vague-word, OncoMX-NAQ operator ambiguous) ---------------------
+
+VAGUE_BY_KIND = {
+    "person": ("young", "elderly"),
+    "event": ("recent", "early", "late"),
+    "amount": ("large", "small", "high"),
+    "other": ("typical", "notable", "important"),
+}
+"""Vague adjectives the offline drafter inserts, by what the noun they qualify is."""
+
+# ---- reference words (SCARE ambiguous reference, NAQ contextual ambiguous) --------------
+
+REFERENCE_WORDS = (
+    "that",
+    "those",
+    "this",
+    "these",
+    "it",
+    "its",
+    "they",
+    "them",
+    "their",
+    "he",
+    "she",
+    "him",
+    "his",
+    "her",
+    "previous",
+    "former",
+    "latter",
+    "aforementioned",
+    "same",
+    "above",
+)
+"""Words that point at something the question itself does not name."""
+
+# ---- what SQL cannot do (SCARE out-of-scope, TrustSQL non-sql, NAQ non-SQL) -------------
+
+OUT_OF_SCOPE_CUES = {
+    "prediction": (
+        "predict",
+        "predicted",
+        "predicts",
+        "prediction",
+        "forecast",
+        "forecasts",
+        "prognosis",
+        "will be next",
+        "next year",
+        "next month",
+        "next season",
+        "in the future",
+        "extrapolate",
+    ),
+    "chart": (
+        "plot",
+        "chart",
+        "graph",
+        "histogram",
+        "visualize",
+        "visualise",
+        "visualization",
+        "draw",
+        "diagram",
+        "dashboard",
+        "heatmap",
+    ),
+    "clustering": (
+        "cluster",
+        "clusters",
+        "clustering",
+        "segment",
+        "machine learning",
+        "train a model",
+        "classifier",
+    ),
+    "explanation": (
+        "explain",
+        "explains",
+        "explanation",
+        "why",
+        "how does",
+        "how do",
+        "mechanism",
+        "summary",
+        "summarize",
+        "summarise",
+        "interpret",
+    ),
+    "advice": ("recommend", "recommendation", "advise", "advice", "should i"),
+}
+"""Cue phrases of each kind of request that a SQL query cannot serve."""
+
+OUT_OF_SCOPE_TEMPLATES = {
+    "prediction": (
+        "Predict how many {table} there will be next year.",
+        "Forecast the {column} of the {table} for next month.",
+    ),
+    "chart": (
+        "Plot the number of {table} per {column} as a bar chart.",
+        "Draw a histogram of the {column} of the {table}.",
+    ),
+    "clustering": (
+        "Cluster the {table} into groups by their {column}.",
+        "Segment the {table} into clusters of similar {column}.",
+    ),
+    "explanation": (
+        "Explain why some {table} have a different {column} than others.",
+        "Why do the {table} differ in {column}? Explain it to me.",
+    ),
+}
+"""Offline rewrites of a question into a request SQL cannot serve, by task."""
+
+# ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
+
+ABSENT_ATTRIBUTES = {
+    "person": (
+        "blood type",
+        "email address",
+        "phone number",
+        "home address",
+        "shoe size",
+        "annual salary",
+        "religion",
+        "education level",
+        "occupation",
+        "eye colour",
+    ),
+    "place": (
+        "parking spaces",
+        "ticket price",
+        "roof type",
+        "elevation",
+        "annual budget",
+        "owner",
+        "wifi availability",
+    ),
+    "event": (
+        "weather",
+        "cost",
+        "satisfaction score",
+        "booking channel",
+        "cancellation reason",
+        "organiser",
+    ),
+    "other": (
+        "colour",
+        "manufacturer",
+        "customer rating",
+        "supplier",
+        "last review date",
+    ),
+}
+"""Plausible attributes a database of that kind of entity often lacks (subtype related)."""
+
+UNRELATED_ATTRIBUTES = (
+    "zodiac sign",
+    "favourite song",
+    "favourite colour",
+    "lucky number",
+    "favourite film",
+)
+"""Attributes unrelated to any database's domain (subtype unrelated)."""
+
+NUMERIC_ATTRIBUTES = frozenset(
+    {
+        "shoe size",
+        "annual salary",
+        "parking spaces",
+        "ticket price",
+        "elevation",
+        "annual budget",
+        "cost",
+        "satisfaction score",
+        "customer rating",
+        "lucky number",
+    }
+)
+"""Absent attributes that hold numbers (they may be averaged or ranked)."""
+
+PERSON_HINTS = frozenset(
+    [
+        "patient",
+        "player",
+        "person",
+        "people",
+        "employee",
+        "customer",
+        "coach",
+        "student",
+        "user",
+        "staff",
+        "member",
+        "author",
+        "artist",
+        "driver",
+        "passenger",
+        "client",
+    ]
+)
+PERSON_COLUMN_HINTS = frozenset(
+    ["gender", "sex", "birth", "dob", "nationality", "surname", "firstname"]
+)
+PLACE_HINTS = frozenset(
+    ["stadium", "city", "venue", "site", "location", "building", "store", "shop", "airport"]
+)
+PLACE_COLUMN_HINTS = frozenset(["city", "capacity", "address", "country"])
+"""Words of a table's name, or of its columns, that tell what kind of entity it holds."""
+
+# ---- near-synonyms (a trigger column that merely renames a real one) ---------------------
+
+SYNONYM_GROUPS = (
+    {"sex", "gender"},
+    {"dob", "birth", "birthday", "born", "birthdate", "age"},
+    {"death", "died", "dod", "deceased", "mortality"},
+    {"salary", "wage", "pay", "income", "earnings"},
+    {"phone", "telephone", "mobile", "cell"},
+    {"email", "mail"},
+    {"weight", "mass"},
+    {"height", "stature", "tall"},
+    {"price", "cost", "fee", "charge"},
+    {"colour", "color"},
+    {"nationality", "citizenship"},
+    {"capacity", "seats", "seating"},
+    {"attendance", "spectators", "crowd", "audience"},
+    {"duration", "length", "los"},
+    {"drug", "medication", "medicine"},
+    {"diagnosis", "diagnose", "disease", "condition", "icd"},
+    {"insurance", "insurer", "coverage", "payer"},
+    {"language", "tongue"},
+    {"ethnicity", "race"},
+    {"team", "club", "side"},
+    {"goal", "score", "scored"},
+)
+"""Words that name the same attribute; one canonical word stands for each group."""
+
+GENERIC_WORDS = frozenset(
+    [
+        "id",
+        "ids",
+        "code",
+        "num",
+        "no",
+        "number",
+        "type",
+        "kind",
+        "name",
+        "title",
+        "label",
+        "date",
+        "time",
+        "day",
+        "year",
+        "value",
+        "flag",
+        "is",
+        "has",
+        "start",
+        "end",
+        "first",
+        "last",
+        "in",
+        "out",
+        "of",
+        "the",
+        "a",
+        "an",
+        "and",
+        "to",
+        "at",
+        "by",
+        "on",
+        "for",
+        "count",
+        "total",
+        "min",
+        "max",
+        "avg",
+        "sum",
+        "text",
+        "info",
+        "data",
+        "item",
+        "record",
+        "entry",
+    ]
+)
+"""Schema words too common to make a question about the database (or a column a synonym)."""
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "about",
+        "as",
+        "and",
+        "or",
+        "but",
+        "not",
+        "no",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "i",
+        "you",
+        "he",
+        "she",
+        "it",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "our",
+        "their",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "there",
+        "here",
+        "any",
+        "some",
+        "all",
+        "each",
+        "every",
+        "more",
+        "most",
+        "much",
+        "many",
+        "few",
+        "s",
+        "t",
+        "ll",
+        "re",
+        "ve",
+        "d",
+        "m",
+        "so",
+        "very",
+        "just",
+        "really",
+        "please",
+        "tell",
+        "know",
+        "like",
+        "get",
+        "give",
+        "let",
+    ]
+)
+"""Function words ignored when comparing a question with the schema."""
+
+# ---- small talk (SCARE small-talk, TrustSQL out-of-domain) -------------------------------
+
+SMALL_TALK = (
+    ("greeting", "Hi, I'm {first_name}. How are you doing today?"),
+    ("weather", "What's the weather going to be like in {city} this weekend?"),
+    ("recommendation", "Can you recommend a good book about {word}?"),
+    ("joke", "Tell me a joke about {word}."),
+    ("restaurant", "Do you know a nice place for dinner near {street_name}?"),
+    ("thanks", "Thanks a lot, {first_name}, you have been very helpful!"),
+    ("clock", "What hour is it in {city} right now?"),
+    ("poem", "Could you write me a poem about {word}?"),
+    ("translation", "How do you say '{word}' in French?"),
+    ("travel", "Is {city} worth a visit in the spring?"),
+)
+"""Small-talk templates (topic, text); fields are filled with Faker."""

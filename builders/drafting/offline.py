@@ -1,0 +1,361 @@
+"""offline_drafter_v1: deterministic rules that draft every category from an answerable
+item and its database's schema, with no model.
+
+One rule per category, each ``(job, context, rng) -> Draft | None`` (None when the
+rule finds nothing to work on, e.g. no table noun to qualify):
+
+- ``vague-question``: the question cut to a keyword ("Sodium?");
+- ``vague-word``: a vague adjective put before the main table's noun ("recent admissions");
+- ``ambiguous-reference``: a value the question names replaced by "that <thing>", or
+  else a reference to a related entity appended ("... for that patient?");
+- ``missing-column``: a question about a plausible absent attribute from the lexicon;
+- ``out-of-scope``: a prediction, chart, clustering or explanation request about the
+  parent's table and column;
+- ``out-of-domain``: small talk from templates filled by Faker.
+
+The random choices come from ``rng``, private to (recipe seed, step, job).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import cache, lru_cache
+
+from faker import Faker
+
+from answerable.builders import sqlkit
+from answerable.builders.drafting import lexicon
+from answerable.builders.drafting.checks import near_synonym
+from answerable.builders.drafting.context import (
+    DatabaseContext,
+    is_key,
+    is_numeric,
+    is_temporal,
+    table_kind,
+)
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job, main_table
+from answerable.builders.drafting.text import (
+    capitalize,
+    find_phrase,
+    humanize,
+    name_words,
+    singular,
+    words,
+)
+from answerable.builders.schema import Table
+from answerable.errors import SQLError
+
+GENERATOR = OFFLINE_DRAFTER
+NUMBER_WORDS = frozenset(
+    ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+)
+
+
+# ---- what the parent reads --------------------------------------------------------------
+
+
+def parent_table(job: Job, context: DatabaseContext) -> Table | None:
+    """The schema table the parent's SQL reads first."""
+    name = main_table(job.parent)
+    return context.schema.table(name) if name else None
+
+
+def table_noun(table: Table, plural: bool = True) -> str:
+    """A table's name as a noun phrase: ``d_lab_items`` -> ``lab items``."""
+    kept = [w for w in name_words(table.name) if len(w) > 1] or name_words(table.name)
+    if not plural:
+        kept[-1] = singular(kept[-1])
+    return " ".join(kept)
+
+
+def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tuple[int, int]]]:
+    """String values of the parent's SQL that its question names: ``(value, column, span)``,
+    the column as ``table.column``."""
+    found = []
+    for value, column in _string_literals(job.parent["sql"], context):
+        span = find_phrase(job.parent["question"], value)
+        if span:
+            found.append((value, column, span))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
+    """``(value, table.column)`` of every string compared with a column in ``sql``."""
+    try:
+        refs = sqlkit.references(sqlkit.qualify(sqlkit.parse(sql), context.schema))
+    except SQLError:
+        return ()
+    return tuple(
+        (str(literal.value).strip("%"), literal.column)
+        for literal in refs.literals
+        if literal.is_string
+        and literal.column
+        and "." in literal.column
+        and len(str(literal.value).strip("%")) > 1
+    )
+
+
+def read_columns(job: Job, table: Table) -> list[str]:
+    """Columns of ``table`` worth naming in a question, humanized: those the parent's SQL
+    reads, else all; no keys, no yes/no flags (``is_penalty``), no bare ``name``."""
+    meta = job.parent.get("sql_meta") or {}
+    prefix = table.name.lower() + "."
+    used = [c.split(".", 1)[1] for c in meta.get("columns", []) if c.lower().startswith(prefix)]
+    return _describable(used) or _describable([c.name for c in table.columns])
+
+
+def _describable(columns: list[str]) -> list[str]:
+    kept = []
+    for column in columns:
+        words_ = name_words(column)
+        if is_key(column) or words_[0] in ("is", "has") or set(words_) <= lexicon.GENERIC_WORDS:
+            continue
+        kept.append(humanize(column))
+    return kept
+
+
+# ---- the rules --------------------------------------------------------------------------
+
+
+def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """vague-question: the question reduced to one keyword: a value, a column or a table."""
+    table = parent_table(job, context)
+    values = named_values(job, context)
+    if values:
+        keyword = values[0][0]
+    elif table is not None:
+        columns = read_columns(job, table)
+        keyword = columns[0] if columns else table_noun(table)
+    else:
+        return None
+    pattern = rng.choice(("{K}?", "{K}, please.", "What about {k}?"))
+    question = pattern.format(K=capitalize(keyword), k=keyword)
+    return _draft(job, question, keyword, "cut_to_keyword")
+
+
+def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """vague-word: a vague adjective put before the noun of the parent's main table."""
+    table = parent_table(job, context)
+    if table is None:
+        return None
+    kind, concept = vague_kind(table)
+    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    question = job.parent["question"]
+    at = noun_group_start(question, table)
+    if at is None:
+        question = f"{question.rstrip('?.! ')}, only the {word} ones?"
+    else:
+        question = question[:at] + word + " " + question[at:]
+    return _draft(job, question, word, "insert_vague_word", concept=concept)
+
+
+def vague_kind(table: Table) -> tuple[str, str | None]:
+    """Which vague words suit a table, and the column they would be about."""
+    columns = [c for c in table.columns if not is_key(c.name)]
+    if table_kind(table) == "person":
+        birth = next((c for c in columns if "birth" in c.name.lower()), None)
+        if birth is not None:
+            return "person", f"{table.name}.{birth.name}"
+    temporal = next((c for c in columns if is_temporal(c.name, c.type)), None)
+    if temporal is not None:
+        return "event", f"{table.name}.{temporal.name}"
+    numeric = next((c for c in columns if is_numeric(c.type)), None)
+    if numeric is not None:
+        return "amount", f"{table.name}.{numeric.name}"
+    return "other", None
+
+
+def noun_group_start(question: str, table: Table) -> int | None:
+    """Where the noun group naming ``table`` starts in ``question`` (before its adjectives)."""
+    span = None
+    for phrase in (table_noun(table), table_noun(table, plural=False)):
+        span = span or find_phrase(question, phrase)
+    noun = table_noun(table).split()
+    for phrase in (noun[-1], singular(noun[-1])) if len(noun) == 1 else noun[-1:]:
+        span = span or find_phrase(question, phrase)
+    if span is None:
+        return None
+    start = span[0]
+    for match in reversed(list(re.finditer(r"[A-Za-z'-]+", question[: span[0]]))):
+        word = match.group().lower()
+        if word in lexicon.STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
+            break
+        if question[match.end() : start].strip():  # punctuation in between
+            break
+        start = match.start()
+    return start
+
+
+def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """ambiguous-reference: a named value becomes "that <thing>"; else "... for that <x>?"."""
+    question = job.parent["question"]
+    values = named_values(job, context)
+    rng.shuffle(values)
+    for _value, column, (start, end) in values:
+        noun = reference_noun(column, context)
+        if _replaceable(question, start, end, noun):
+            start, end = _widen(question, start, end, noun)
+            phrase = f"that {noun}"
+            text = question[:start] + phrase + question[end:]
+            return _draft(job, text, phrase, "replace_value", concept=column, word="that")
+    table = parent_table(job, context)
+    if table is None:
+        return None
+    other = related_table(table, context) or table
+    phrase = f"that {table_noun(other, plural=False)}"
+    text = f"{question.rstrip('?.! ')} for {phrase}?"
+    return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
+
+
+POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "whose"])
+
+
+def reference_noun(column: str, context: DatabaseContext) -> str:
+    """What "that ..." calls a value of ``table.column``: the column's last word, or the
+    table's noun when that word says nothing (``label``, ``name``)."""
+    table_name, column_name = column.split(".", 1)
+    noun = name_words(column_name)[-1]
+    if noun in lexicon.GENERIC_WORDS:
+        table = context.schema.table(table_name)
+        noun = table_noun(table, plural=False).split()[-1] if table else "one"
+    return noun
+
+
+def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
+    """A value that stands alone as a noun: not after a possessive, and not in front of
+    another noun (``abnormal creatinine results``) unless that noun is its column's."""
+    before = words(question[:start])[-1:]
+    if before and before[0] in POSSESSIVES:
+        return False
+    rest = question[end:].lstrip("'\"")
+    if not rest or rest[0] in ",.?!;:":
+        return True
+    following = words(rest)[:1] if rest[0].isspace() else []  # "Spanish-speaking": no
+    return bool(following) and following[0] in lexicon.STOPWORDS | {noun, noun + "s"}
+
+
+def _widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
+    """Take in the quotes around a value, a noun repeated after it and an article before."""
+    quote = question[start - 1] if start > 0 else ""
+    if quote in ("'", '"') and question[end : end + 1] == quote:
+        start, end = start - 1, end + 1
+    after = re.match(rf"\s+{re.escape(noun)}s?\b", question[end:], flags=re.IGNORECASE)
+    if after:
+        end += after.end()
+    before = re.search(r"\b(the|a|an)\s+$", question[:start], flags=re.IGNORECASE)
+    if before:
+        start = before.start()
+    return start, end
+
+
+def related_table(table: Table, context: DatabaseContext) -> Table | None:
+    """A table ``table`` points at by a foreign key, else one that points at it."""
+    for _column, other, _other_column in table.foreign_keys:
+        found = context.schema.table(other)
+        if found is not None and found.name != table.name:
+            return found
+    for other in context.schema.tables:
+        if other.name != table.name and any(t == table.name for _c, t, _o in other.foreign_keys):
+            return other
+    return None
+
+
+def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """missing-column: a question about an attribute the main table plausibly lacks."""
+    table = parent_table(job, context)
+    if table is None:
+        return None
+    unrelated = rng.random() < 0.25
+    pool = (
+        lexicon.UNRELATED_ATTRIBUTES if unrelated else lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
+    )
+    absent = [a for a in pool if near_synonym(a, context.schema) is None]
+    if not absent:
+        return None
+    attribute = rng.choice(absent)
+    patterns = ["What is the {a} of each {one}?", "List the {many} together with their {a}."]
+    if attribute in lexicon.NUMERIC_ATTRIBUTES:
+        patterns += ["Which {many} have the highest {a}?", "What is the average {a} of the {many}?"]
+    pattern = rng.choice(patterns)
+    question = pattern.format(
+        a=attribute, one=table_noun(table, plural=False), many=table_noun(table)
+    )
+    column = "_".join(words(attribute))
+    return _draft(
+        job,
+        question,
+        column,
+        "absent_attribute",
+        derived=False,
+        subtype="unrelated" if unrelated else "related",
+        table=table.name,
+        concept=f"{table.name}.{column}",
+    )
+
+
+def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """out-of-scope: a prediction, chart, clustering or explanation about the parent's data."""
+    table = parent_table(job, context)
+    if table is None:
+        return None
+    columns = read_columns(job, table)
+    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TEMPLATES))
+    pattern = rng.choice(lexicon.OUT_OF_SCOPE_TEMPLATES[task])
+    if not columns:  # only the template that needs no column
+        task, pattern = "prediction", lexicon.OUT_OF_SCOPE_TEMPLATES["prediction"][0]
+    column = rng.choice(columns) if columns else ""
+    question = pattern.format(table=table_noun(table), column=column)
+    return _draft(job, question, question.split()[0], f"out_of_scope_{task}", task=task)
+
+
+@cache
+def _faker() -> Faker:
+    return Faker("en_US")
+
+
+def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """out-of-domain: small talk from a template, its blanks filled by a seeded Faker."""
+    fake = _faker()
+    fake.seed_instance(rng.getrandbits(64))
+    topic, pattern = rng.choice(lexicon.SMALL_TALK)
+    question = pattern.format(
+        first_name=fake.first_name(),
+        city=fake.city(),
+        word=fake.word(),
+        street_name=fake.street_name(),
+    )
+    return _draft(job, question, topic, "small_talk", derived=False)
+
+
+def _draft(job: Job, question: str, trigger: str, transform: str, **details) -> Draft:
+    derived = details.pop("derived", True)
+    subtype = details.pop("subtype", None)
+    return Draft(
+        job=job,
+        question=question,
+        trigger=trigger,
+        generator=GENERATOR,
+        rationale=f"{GENERATOR} rule {transform}",
+        subtype=subtype,
+        details={k: v for k, v in details.items() if v is not None},
+        derived=derived,
+        transform=transform,
+    )
+
+
+RULES = {
+    "vague-question": cut_to_keyword,
+    "vague-word": insert_vague_word,
+    "ambiguous-reference": replace_with_reference,
+    "missing-column": ask_missing_column,
+    "out-of-scope": rewrite_out_of_scope,
+    "out-of-domain": small_talk,
+}
+"""The offline rule of each category."""
+
+
+def draft_offline(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """The offline draft for one job, or None when its rule finds nothing to work on."""
+    return RULES[job.category](job, context, rng)

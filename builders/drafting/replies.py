@@ -1,0 +1,82 @@
+"""Reading a model's reply: pure functions from text to a checked dict, or a reason.
+
+A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts) or
+:data:`SQL_REPLY` (candidate SQL). Code fences and text around the object are
+tolerated; anything else raises :class:`ReplyError`, whose message goes back to the
+model in :func:`retry_message`.
+
+>>> parse_reply('```json\\n{"question": "Sodium?", "trigger": "Sodium", "rationale": "x"}\\n```')
+{'question': 'Sodium?', 'trigger': 'Sodium', 'rationale': 'x'}
+>>> try:
+...     parse_reply('{"question": "Sodium?"}')
+... except ReplyError as error:
+...     print(error)
+the reply does not match the schema: 'trigger' is a required property
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+DRAFT_REPLY = {
+    "type": "object",
+    "required": ["question", "trigger", "rationale"],
+    "properties": {
+        "question": {"type": "string", "minLength": 2, "maxLength": 400},
+        "trigger": {"type": "string", "minLength": 1, "maxLength": 100},
+        "rationale": {"type": "string"},
+    },
+}
+"""The reply to a drafting prompt."""
+
+SQL_REPLY = {
+    "type": "object",
+    "required": ["sql"],
+    "properties": {"sql": {"type": "string", "minLength": 1}},
+}
+"""The reply to a text-to-SQL prompt."""
+
+_VALIDATORS = {id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY)}
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class ReplyError(ValueError):
+    """A reply that is not the JSON object the prompt asked for."""
+
+
+def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
+    """The JSON object in ``text``, checked against ``schema``; only its known keys."""
+    value = _json_object(text or "")
+    error = best_match(_VALIDATORS[id(schema)].iter_errors(value))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise ReplyError(
+            f"the reply does not match the schema: {(where + ': ') if where else ''}{error.message}"
+        )
+    return {key: value[key].strip() for key in schema["properties"] if key in value}
+
+
+def _json_object(text: str):
+    fenced = _FENCE.search(text)
+    body = (fenced.group(1) if fenced else text).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise ReplyError("the reply holds no JSON object")
+    try:
+        return json.loads(body[start : end + 1])
+    except json.JSONDecodeError as error:
+        raise ReplyError(f"the reply is not valid JSON: {error}") from None
+
+
+def retry_message(error: ReplyError, schema: dict = DRAFT_REPLY) -> dict:
+    """The user message that sends a validation error back to the model."""
+    keys = ", ".join(schema["required"])
+    return {
+        "role": "user",
+        "content": f"That reply was not usable: {error}. "
+        f"Reply again with only one JSON object with the keys {keys}.",
+    }

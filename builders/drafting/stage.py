@@ -1,0 +1,299 @@
+"""The two build stages of drafting, and the recipe section that turns them on.
+
+``drafting`` drafts every configured category for every answerable item built so far,
+with the model when an endpoint is configured (``drafting.llm.base_url`` or
+``OPENAI_BASE_URL``) and with the offline rules otherwise; checks each draft, drops
+near-duplicates, and returns the kept drafts as items. ``candidates`` then gives every
+item its candidate SQL and SCARE stratum. Both are cached steps; model replies are
+also cached one by one (``<workdir>/llm/replies.sqlite``), so a killed build, rerun,
+sends only the requests that had not come back.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from answerable.builders.drafting import candidates as sql_candidates
+from answerable.builders.drafting.cache import ReplyCache
+from answerable.builders.drafting.categories import CATEGORIES
+from answerable.builders.drafting.checks import NearDuplicates, check_draft
+from answerable.builders.drafting.context import DatabaseContext, load_context
+from answerable.builders.drafting.drafts import (
+    LLM_DRAFTER,
+    Draft,
+    draft_item,
+    job_reject,
+    plan_jobs,
+)
+from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
+from answerable.builders.drafting.offline import draft_offline
+from answerable.builders.drafting.prompts import schema_text, sql_messages
+from answerable.builders.drafting.replies import SQL_REPLY
+from answerable.builders.drafting.settings import LLMSettings, Usage
+from answerable.errors import ConfigError
+from answerable.pipeline import BuildContext, StepOutput, reject
+
+STEP = "drafting"
+CANDIDATES_STEP = "candidate_sql"
+DEFAULT_THRESHOLD = 0.8
+
+
+@dataclass(frozen=True)
+class DraftingConfig:
+    """The recipe's ``drafting`` section, checked, with the model settings resolved."""
+
+    categories: tuple[str, ...]
+    per_item: int
+    dedup_threshold: float
+    candidates_per_item: int
+    llm: LLMSettings | None
+
+    @classmethod
+    def from_recipe(cls, recipe, env: dict | None = None) -> DraftingConfig | None:
+        """The configuration, or None when the recipe has no ``drafting`` section."""
+        if "drafting" not in recipe.data:
+            return None
+        section = recipe.section("drafting")
+        llm = LLMSettings.from_section(section.get("llm") or {}, env)
+        if llm is not None and not llm.model:
+            raise ConfigError(
+                recipe.file,
+                "drafting.llm.model",
+                f"a model endpoint is configured ({llm.base_url}) but no model is named",
+                fix="add drafting.llm.model: the name the server serves the model under",
+            )
+        return cls(
+            categories=tuple(section.get("categories") or CATEGORIES),
+            per_item=section.get("per_item", 1),
+            dedup_threshold=section.get("dedup_threshold", DEFAULT_THRESHOLD),
+            candidates_per_item=(section.get("candidates") or {}).get("per_item", 1),
+            llm=llm,
+        )
+
+    @property
+    def drafter(self) -> str:
+        """The generator that drafts: the model's or the offline rules'."""
+        return LLM_DRAFTER if self.llm else OFFLINE_DRAFTER
+
+    def identity(self) -> dict:
+        """What decides the drafts (the step signature): not concurrency, retries or keys."""
+        return {
+            "categories": list(self.categories),
+            "per_item": self.per_item,
+            "dedup_threshold": self.dedup_threshold,
+            "drafter": self.drafter,
+            "llm": self.llm.identity() if self.llm else None,
+        }
+
+
+def cache_file(recipe) -> Path:
+    """Where model replies are cached: shared by every dataset of the work directory."""
+    return recipe.workdir / "llm" / "replies.sqlite"
+
+
+def answerable_parents(items: list[dict]) -> list[dict]:
+    """The items drafts and candidates start from: answerable, with SQL, on a plain database."""
+    return [
+        i for i in items if i["label"] == "answerable" and i.get("sql") and not i.get("db_variant")
+    ]
+
+
+def contexts_for(ctx: BuildContext, db_ids) -> dict[str, DatabaseContext]:
+    """The drafting context of each database."""
+    return {db: load_context(db, ctx.schema(db), ctx.database(db)) for db in sorted(set(db_ids))}
+
+
+# ---- the drafting stage ----------------------------------------------------------------
+
+
+def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
+    """Draft, check and deduplicate; cached by configuration and the items so far."""
+    config = DraftingConfig.from_recipe(ctx.recipe)
+    ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
+    signature = ctx.signature(
+        STEP, config.identity(), {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+    )
+    return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
+
+
+def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
+    """The kept drafts as items, and a reject for every draft that failed."""
+    parents = answerable_parents(so_far)
+    contexts = contexts_for(ctx, (p["db_id"] for p in parents))
+    jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+    if config.llm is not None:
+        drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
+    else:
+        drafts, rejects = offline_drafts(ctx, jobs, contexts)
+    seen = NearDuplicates(config.dedup_threshold, so_far)
+    output = keep_checked(drafts, contexts, seen, ctx.recipe.seed)
+    output.rejects[:0] = rejects
+    return output
+
+
+def keep_checked(drafts, contexts, seen: NearDuplicates, seed: int) -> StepOutput:
+    """Items for the drafts that pass their check and repeat no earlier question."""
+    output = StepOutput()
+    for draft in drafts:
+        kin = frozenset({draft.parent_id} if draft.parent_id else ())
+        failure = check_draft(draft, contexts[draft.job.db_id])
+        failure = failure or seen.check(draft.job.db_id, draft.question, kin)
+        if failure is not None:
+            output.rejects.append(draft_reject(draft, *failure))
+            continue
+        seen.add(draft.job.db_id, draft.id, draft.question, kin)
+        output.items.append(draft_item(draft, seed))
+    return output
+
+
+@contextmanager
+def model_cache(ctx: BuildContext):
+    """The reply cache and a usage counter, whose counts go to the build report at exit."""
+    usage = Usage()
+    try:
+        with ReplyCache(cache_file(ctx.recipe)) as cache:
+            yield cache, usage
+    finally:
+        record_usage(ctx, usage)
+
+
+def llm_drafts(ctx: BuildContext, config, jobs, contexts) -> tuple[list[Draft], list[dict]]:
+    """llm_drafter_v1 over every job; a job without a usable reply is a reject."""
+    from answerable.builders.drafting.llm import draft_with_llm  # imports openai
+
+    with model_cache(ctx) as (cache, usage):
+        return draft_with_llm(jobs, contexts, config.llm, cache, usage)
+
+
+def offline_drafts(ctx: BuildContext, jobs, contexts) -> tuple[list[Draft], list[dict]]:
+    """offline_drafter_v1 over every job; a job its rule cannot serve is a reject."""
+    drafts, rejects = [], []
+    for job in jobs:
+        draft = draft_offline(job, contexts[job.db_id], ctx.rng(OFFLINE_DRAFTER, job.key))
+        if draft is None:
+            rejects.append(job_reject(job, OFFLINE_DRAFTER, "no-transform", "no rule applies"))
+        else:
+            drafts.append(draft)
+    return drafts, rejects
+
+
+def draft_reject(draft: Draft, reason: str, detail: str) -> dict:
+    """The rejects-report line of a draft that failed a check."""
+    return reject(
+        draft.id,
+        draft.generator,
+        reason,
+        detail,
+        db_id=draft.job.db_id,
+        category=draft.category,
+        question=draft.question,
+        trigger=draft.trigger,
+        parent=draft.job.parent["id"],
+    )
+
+
+def record_usage(ctx: BuildContext, usage: Usage) -> None:
+    """Add a stage's token accounting to the build report's ``llm`` section."""
+    report = ctx.report.setdefault("llm", {})
+    for model, counts in usage.to_report().items():
+        mine = report.setdefault(model, dict.fromkeys(counts, 0))
+        for name, value in counts.items():
+            mine[name] += value
+
+
+# ---- the candidates stage --------------------------------------------------------------
+
+
+def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
+    """Candidate SQL and SCARE stratum for every item; returns the items, updated
+    (nothing when ``drafting.candidates.per_item`` is 0)."""
+    config = DraftingConfig.from_recipe(ctx.recipe)
+    if config.candidates_per_item == 0:
+        return StepOutput(), False
+    identity = {
+        "per_item": config.candidates_per_item,
+        "generator": sql_candidates.LLM_GENERATOR
+        if config.llm
+        else sql_candidates.PERTURB_GENERATOR,
+        "llm": config.llm.identity() if config.llm else None,
+    }
+    signature = ctx.signature(
+        CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+    )
+    return ctx.workspace.cached_step(
+        CANDIDATES_STEP, signature, lambda: StepOutput(items=with_candidates(ctx, config, so_far))
+    )
+
+
+def with_candidates(ctx: BuildContext, config: DraftingConfig, items: list[dict]) -> list[dict]:
+    """Every item with its ``candidates``, labelled by execution or by the item's label."""
+    contexts = contexts_for(ctx, (i["db_id"] for i in items))
+    if config.llm is not None:
+        found = llm_candidates(ctx, config, items, contexts)
+    else:
+        found = offline_candidates(ctx, config, items, contexts)
+    return [
+        {
+            **item,
+            "candidates": [
+                sql_candidates.label(item, c, ctx.database(item["db_id"])) for c in made
+            ],
+        }
+        for item, made in zip(items, found, strict=True)
+    ]
+
+
+def offline_candidates(ctx, config, items, contexts) -> list[list[dict]]:
+    """perturb_sql_v1: perturbations of the gold SQL; a problematic item gets its parent's."""
+    by_id = {i["id"]: i for i in items}
+    found = []
+    for item in items:
+        if item["label"] == "answerable" and item.get("sql") and not item.get("db_variant"):
+            rng = ctx.rng(sql_candidates.PERTURB_GENERATOR, item["id"])
+            context = contexts[item["db_id"]]
+            found.append(
+                sql_candidates.perturbed_candidates(
+                    item["sql"],
+                    context,
+                    rng,
+                    config.candidates_per_item,
+                    item.get("dialect", "sqlite"),
+                )
+            )
+            continue
+        parent = by_id.get((item.get("provenance") or {}).get("parent") or "")
+        sql = (parent or {}).get("sql") or item.get("sql")
+        edit = "parent_sql" if (parent or {}).get("sql") else "own_sql"
+        found.append(
+            [sql_candidates.candidate(sql, sql_candidates.PERTURB_GENERATOR, edit=edit)]
+            if sql
+            else []
+        )
+    return found
+
+
+def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
+    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item."""
+    from answerable.builders.drafting.llm import Prompt, ask_all  # imports openai
+
+    schemas = {db: schema_text(context) for db, context in contexts.items()}
+    prompts = [
+        Prompt(sql_messages(schemas[item["db_id"]], item["question"]), sample, SQL_REPLY)
+        for item in items
+        for sample in range(config.candidates_per_item)
+    ]
+    with model_cache(ctx) as (cache, usage):
+        answers = ask_all(prompts, config.llm, cache, usage)
+    made = [
+        sql_candidates.candidate(
+            answer.reply["sql"] if answer.reply else None,
+            sql_candidates.LLM_GENERATOR,
+            model=config.llm.model,
+            error=None if answer.reply else "invalid-reply",
+        )
+        for answer in answers
+    ]
+    step = config.candidates_per_item
+    return [made[start : start + step] for start in range(0, len(made), step)]

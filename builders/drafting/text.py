@@ -1,0 +1,77 @@
+"""Words in questions and schema names: the small text helpers drafting shares.
+
+Everything here is pure: tokens, singular forms, phrases found on word boundaries, and
+schema names turned into words (``length_of_stay`` -> ``length of stay``).
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of ``text`` (letters and digits).
+
+    >>> words("What's the ICU length-of-stay?")
+    ['what', 's', 'the', 'icu', 'length', 'of', 'stay']
+    """
+    return _WORD.findall(text.lower())
+
+
+def singular(word: str) -> str:
+    """A rough singular of an English word, good enough to match schema names.
+
+    >>> [singular(w) for w in ("patients", "diagnoses", "stays", "cities", "status", "class")]
+    ['patient', 'diagnosis', 'stay', 'city', 'status', 'class']
+    """
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ses") and word[:-3].endswith("no"):
+        return word[:-2] + "is"
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") else word
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a schema name: ``firstCareUnit`` and ``first_care_unit`` alike.
+
+    >>> name_words("firstCareUnit"), name_words("length_of_stay")
+    (['first', 'care', 'unit'], ['length', 'of', 'stay'])
+    """
+    return words(_CAMEL.sub(" ", name).replace("_", " "))
+
+
+def humanize(name: str) -> str:
+    """A schema name as words: ``icu_stays`` -> ``icu stays``."""
+    return " ".join(name_words(name))
+
+
+def find_phrase(text: str, phrase: str) -> tuple[int, int] | None:
+    """The ``(start, end)`` of ``phrase`` in ``text`` on word boundaries, case-insensitive.
+
+    >>> find_phrase("Which recent admissions?", "Recent")
+    (6, 12)
+    >>> find_phrase("Which recently?", "recent") is None
+    True
+    """
+    phrase = phrase.strip()
+    if not phrase:
+        return None
+    match = re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", text, flags=re.IGNORECASE)
+    return (match.start(), match.end()) if match else None
+
+
+def normalize(text: str) -> str:
+    """Text for comparison: lower case, words only, single spaces."""
+    return " ".join(words(text))
+
+
+def capitalize(text: str) -> str:
+    """``text`` with its first letter upper-cased and the rest left alone."""
+    return text[:1].upper() + text[1:]

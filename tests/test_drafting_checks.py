@@ -1,0 +1,219 @@
+"""The checks on drafts (issue 5, point 4): each rejection has its reason; near-duplicates."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from answerable.builders.drafting.checks import (
+    NearDuplicates,
+    check_draft,
+    near_synonym,
+    out_of_scope_tasks,
+    reference_words,
+)
+from answerable.builders.drafting.context import DatabaseContext
+from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.schema import DatabaseSchema
+from tests.conftest import shared_data
+
+PARENT = {"id": "p" * 16, "db_id": "clinic", "question": "How many female patients are there?"}
+
+
+@pytest.fixture(scope="module")
+def clinic(demo_dir) -> DatabaseContext:
+    return DatabaseContext(
+        "clinic", DatabaseSchema.from_sqlite(demo_dir / "clinic.sqlite", "clinic")
+    )
+
+
+def draft(category: str, question: str, trigger: str, derived: bool = True) -> Draft:
+    return Draft(Job(PARENT, category, 0), question, trigger, "test_v1", derived=derived)
+
+
+# ---- missing-column ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("trigger", "reason"),
+    [
+        ("blood_type", None),
+        ("shoe size", None),
+        ("email_address", None),
+        ("insurance", "column-in-schema"),
+        ("Date_Of_Birth", "column-in-schema"),
+        ("sex", "column-near-synonym"),  # gender
+        ("birthday", "column-near-synonym"),  # date_of_birth
+        ("age", "column-near-synonym"),  # derivable from date_of_birth
+        ("medication", "column-near-synonym"),  # prescriptions.drug
+        ("ethnicty", "column-near-synonym"),  # a misspelling
+        ("length_of_stay_days", "column-near-synonym"),
+        ("admission_date", "column-near-synonym"),  # admission_* columns (admit_time is it)
+    ],
+)
+def test_missing_column_must_be_absent_and_no_synonym(clinic, trigger, reason):
+    failure = check_draft(
+        draft("missing-column", f"What is the {trigger} of each patient?", trigger), clinic
+    )
+    assert (failure[0] if failure else None) == reason, failure
+
+
+def test_near_synonym_names_the_column(clinic):
+    assert near_synonym("sex", clinic.schema) == "patients.gender"
+    assert near_synonym("home address", clinic.schema) is None
+    assert near_synonym("team budget", clinic.schema) is None
+
+
+# ---- out-of-domain ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "shared"),
+    [
+        ("Hi, how was your weekend?", None),
+        ("Can you recommend a good book about volcanoes?", None),
+        ("What is your name?", None),  # 'name' is too generic to be a schema term
+        ("How many patients like jazz?", "patient"),
+        ("Tell me a joke about drugs.", "drug"),
+        ("Which diagnosis did my cat get?", "diagnosis"),
+    ],
+)
+def test_out_of_domain_shares_no_schema_term(clinic, question, shared):
+    failure = check_draft(draft("out-of-domain", question, "topic", derived=False), clinic)
+    if shared is None:
+        assert failure is None
+    else:
+        assert failure[0] == "shares-schema-term" and shared in failure[1]
+
+
+# ---- vague-word, vague-question -------------------------------------------------------------
+
+
+def test_vague_word_must_be_in_the_question(clinic):
+    good = draft("vague-word", "How many recent female patients are there?", "recent")
+    assert check_draft(good, clinic) is None
+    bad = draft("vague-word", "How many female patients are there lately?", "recent")
+    assert check_draft(bad, clinic)[0] == "trigger-not-in-question"
+    partial = draft("vague-word", "How many recently admitted patients?", "recent")
+    assert check_draft(partial, clinic)[0] == "trigger-not-in-question"
+
+
+def test_vague_question_keyword_must_be_in_the_question(clinic):
+    assert check_draft(draft("vague-question", "Insurance?", "insurance"), clinic) is None
+    assert check_draft(draft("vague-question", "Insurance?", "sodium"), clinic)[0] == (
+        "trigger-not-in-question"
+    )
+
+
+# ---- ambiguous-reference ----------------------------------------------------------------
+
+
+def test_ambiguous_reference_needs_its_word_and_a_parent(clinic):
+    question = "How many admissions did that patient have?"
+    assert check_draft(draft("ambiguous-reference", question, "that patient"), clinic) is None
+    assert check_draft(draft("ambiguous-reference", question, "this patient"), clinic)[0] == (
+        "trigger-not-in-question"
+    )
+    assert (
+        check_draft(
+            draft("ambiguous-reference", "How many admissions did Bob have?", "Bob"), clinic
+        )[0]
+        == "no-reference-word"
+    )
+    orphan = draft("ambiguous-reference", question, "that patient", derived=False)
+    assert check_draft(orphan, clinic)[0] == "no-parent"
+
+
+# ---- out-of-scope -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "task"),
+    [
+        ("Predict how many admissions there will be next year.", "prediction"),
+        ("Plot the number of admissions per month.", "chart"),
+        ("Draw a histogram of patient ages.", "chart"),
+        ("Cluster the patients by their lab values.", "clustering"),
+        ("Explain why some ICU stays are longer.", "explanation"),
+        ("Why do the prescriptions differ in dose?", "explanation"),
+        ("How many admissions are there?", None),
+        ("List the drugs given by mouth.", None),
+    ],
+)
+def test_out_of_scope_asks_for_what_sql_cannot_do(clinic, question, task):
+    failure = check_draft(draft("out-of-scope", question, question.split()[0]), clinic)
+    if task is None:
+        assert failure[0] == "not-out-of-scope"
+    else:
+        assert failure is None and task in out_of_scope_tasks(question)
+
+
+def test_a_draft_must_differ_from_its_parent(clinic):
+    same = draft("vague-word", "How many female patients are there?", "female")
+    assert check_draft(same, clinic)[0] == "same-as-parent"
+
+
+# ---- near-duplicates --------------------------------------------------------------------
+
+
+def built(item_id: str, question: str, parent: str | None = None, db_id: str = "clinic") -> dict:
+    return {"id": item_id, "db_id": db_id, "question": question, "provenance": {"parent": parent}}
+
+
+def test_duplicates_within_a_database_and_against_built_items():
+    seen = NearDuplicates(0.8, [built("a1", "How many female patients are there?")])
+    assert seen.check("clinic", "how many FEMALE patients are there", frozenset())[0] == "duplicate"
+    assert seen.check("league", "How many female patients are there?", frozenset()) is None
+    near = seen.check("clinic", "How many female patients are there now?", frozenset())
+    assert near[0] == "near-duplicate" and "a1" in near[1]
+    assert seen.check("clinic", "Which drugs were given by mouth?", frozenset()) is None
+    seen.add("clinic", "d1", "Which drugs were given by mouth?", frozenset())
+    assert seen.check("clinic", "Which drugs were given by mouth ?", frozenset())[0] == "duplicate"
+
+
+def test_a_draft_is_not_a_near_duplicate_of_its_own_family():
+    seen = NearDuplicates(0.8, [built("p1", "How many female patients are there?", parent="src")])
+    kin = frozenset({"p1"})
+    assert seen.check("clinic", "How many recent female patients are there?", kin) is None
+    assert seen.check("clinic", "How many recent female patients are there?", frozenset())[0] == (
+        "near-duplicate"
+    )
+    # a sibling made from the same parent is family too
+    seen.add("clinic", "c1", "How many recent female patients are there?", kin)
+    assert seen.check("clinic", "How many old female patients are there?", kin) is None
+
+
+def test_the_threshold_is_configurable():
+    question, other = "Which players are goalkeepers?", "Which players are the goalkeepers?"
+    strict = NearDuplicates(0.8, [built("x", question, db_id="league")])
+    loose = NearDuplicates(0.95, [built("x", question, db_id="league")])
+    assert strict.check("league", other, frozenset())[0] == "near-duplicate"
+    assert loose.check("league", other, frozenset()) is None
+
+
+# ---- the lexicons against real, human-written questions (OncoMX-NAQ) -----------------------
+
+
+def naq() -> dict[str, list[str]]:
+    path = shared_data("querycarefully", "unanswerable_questions.tsv")
+    groups: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            groups.setdefault(row["category"].strip(), []).append(row["question"].strip())
+    return groups
+
+
+def test_out_of_scope_cues_find_naq_non_sql_questions():
+    groups = naq()
+    found = [q for q in groups["Non-SQL Questions"] if out_of_scope_tasks(q)]
+    assert len(found) >= 8, set(groups["Non-SQL Questions"]) - set(found)
+    others = [q for name, qs in groups.items() if name != "Non-SQL Questions" for q in qs]
+    false_alarms = [q for q in others if out_of_scope_tasks(q)]
+    assert len(false_alarms) <= 2, false_alarms
+
+
+def test_reference_words_find_naq_contextual_questions():
+    groups = naq()
+    found = [q for q in groups["Contextual Ambiguous"] if reference_words(q)]
+    assert len(found) >= 5, found
