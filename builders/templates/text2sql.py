@@ -22,6 +22,8 @@ rename columns the data renamed (``renames={"RESTAURANT.ID": "RESTAURANT_ID"}``,
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlglot import exp
@@ -33,11 +35,17 @@ from answerable.builders.sources.common import DatabaseRef, read_json, sqlite_sc
 from answerable.builders.sources.text2sql import name_pattern
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.builders.sqlkit.refs import resolve_all
+from answerable.builders.templates.expand import Settings, expand_templates
 from answerable.builders.templates.model import TemplateSet, accept, template_reject
-from answerable.builders.templates.writing import text_placeholders
+from answerable.builders.templates.writing import keep_commas, text_placeholders
 from answerable.errors import SQLError
 
 ORDERINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+KNOWN_RENAMES = {"restaurants": {"RESTAURANT.ID": "RESTAURANT_ID"}}
+"""Columns the published SQLite files renamed: Restaurants' SQL reads ``RESTAURANT.ID``,
+but ``restaurants.sqlite`` calls that column ``RESTAURANT_ID``."""
+COVERAGE_SETTINGS = Settings(seed=13, quota=1, attempts=50)
+"""Coverage asks for one verified pair per template, trying up to 50 value sets."""
 
 
 def load_text2sql_templates(
@@ -76,36 +84,35 @@ def entry_template(
     """The template record of one text2sql-data entry (``SQLError`` if its SQL is unusable)."""
     names = {v["name"] for v in entry.get("variables", [])}
     names |= {name for s in entry.get("sentences", []) for name in s.get("variables", {})}
-    tree, tags = choose_sql(entry["sql"], names, schema, repair, renames or {})
+    tree, qualified, tags = choose_sql(entry["sql"], names, schema, repair, renames or {})
     record = {
         "id": template_id,
         "db_id": schema.db_id,
         "questions": question_texts(entry.get("sentences", []), names, tree),
-        "sql": tree.sql("sqlite"),
+        "sql": keep_commas(tree).sql("sqlite"),
         "tags": ["text2sql", *tags],
     }
-    record.update(bind_placeholders(tree, schema))
+    record.update(bind_placeholders(qualified))
     return record
 
 
 def choose_sql(
     queries: list[str], names: set[str], schema: DatabaseSchema, repair: bool, renames: dict
-) -> tuple[exp.Expr, list[str]]:
-    """The entry's SQL tree with placeholders, and the fixes it needed.
+) -> tuple[exp.Expr, exp.Expr, list[str]]:
+    """The entry's SQL tree with placeholders, the same qualified, and the fixes it needed.
 
     Strict: the first SQL string, as written. With ``repair``: the first one that binds
-    to the schema once fixed.
+    to the schema once fixed. ``SQLError`` when none binds.
     """
     first_error = None
     for number, sql in enumerate(queries if repair else queries[:1]):
         try:
             tree = to_placeholders(sqlkit.parse(sql), names)
-            if not repair:
-                return tree, []
-            fixes = ["fix:alternative-sql"] * (number > 0)
-            fixes += rename_columns(tree, renames) + rewrite_all_subqueries(tree)
-            sqlkit.qualify(tree, schema)
-            return tree, fixes
+            fixes = []
+            if repair:
+                fixes = ["fix:alternative-sql"] * (number > 0)
+                fixes += rename_columns(tree, renames) + rewrite_all_subqueries(tree)
+            return tree, sqlkit.qualify(tree, schema), fixes
         except SQLError as error:
             first_error = first_error or error
     raise first_error or SQLError("parse-error", "the entry has no SQL")
@@ -203,10 +210,10 @@ def question_texts(sentences: list[dict], names: set[str], tree: exp.Expr) -> li
     return fitting or texts
 
 
-def bind_placeholders(tree: exp.Expr, schema: DatabaseSchema) -> dict:
-    """``placeholders`` and ``bindings`` of the template: each placeholder bound to the
-    column it is compared with; those compared with ``=`` in one WHERE bound jointly."""
-    qualified = sqlkit.qualify(tree, schema)
+def bind_placeholders(qualified: exp.Expr) -> dict:
+    """``placeholders`` and ``bindings`` of the template (from its qualified tree): each
+    placeholder bound to the column it is compared with; those compared with ``=`` in
+    one WHERE bound jointly."""
     _, resolved = resolve_all(qualified)
     columns, groups = {}, []
     for scope in traverse_scope(qualified):
@@ -252,4 +259,47 @@ def binding_query(select: exp.Select, group: dict[str, exp.Column]) -> str:
         query.set("joins", [join.copy() for join in select.args["joins"]])
     if kept:
         query = query.where(exp.and_(*kept))
-    return query.sql("sqlite")
+    return keep_commas(query).sql("sqlite")
+
+
+@dataclass
+class Coverage:
+    """How many templates of an imported file made at least one verified pair, and why
+    the others made none (the reason of the template's reject, or its commonest
+    expansion reject)."""
+
+    total: int
+    verified: int
+    failures: dict[str, tuple[str, str]]  # template id -> (reason, detail)
+
+    @property
+    def share(self) -> float:
+        return self.verified / self.total if self.total else 0.0
+
+    def reasons(self) -> Counter:
+        """How many templates failed for each reason."""
+        return Counter(reason for reason, _ in self.failures.values())
+
+
+def coverage(
+    path: Path,
+    database: Path,
+    settings: Settings = COVERAGE_SETTINGS,
+    repair: bool = False,
+    renames: dict[str, str] | None = None,
+) -> Coverage:
+    """Import a text2sql-data file, expand every template on its database, and count."""
+    imported, ref = load_text2sql_templates(path, database, repair=repair, renames=renames)
+    made = expand_templates(imported.templates, {ref.db_id: ref}, settings)
+    kept = Counter(item["provenance"]["external_id"] for item in made.items)
+    rejects: dict[str, list[dict]] = {}
+    for line in imported.rejects + made.rejects:
+        rejects.setdefault(line.get("template") or line["id"], []).append(line)
+    failures = {}
+    for template_id in sorted(set(rejects) - set(kept)):
+        lines = rejects[template_id]
+        reason = Counter(line["reason"] for line in lines).most_common(1)[0][0]
+        detail = next(line["detail"] for line in lines if line["reason"] == reason)
+        failures[template_id] = (reason, detail)
+    total = len(imported.templates) + len({r["id"] for r in imported.rejects})
+    return Coverage(total, len(kept), failures)

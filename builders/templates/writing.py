@@ -108,6 +108,23 @@ def fill_question(text: str, values: dict[str, Any]) -> str:
     return PLACEHOLDER_IN_TEXT.sub(lambda match: words(values[match.group(1)]), text)
 
 
+def keep_commas(tree: exp.Expr) -> exp.Expr:
+    """Comma joins printed as commas again (in place), and ``tree`` returned.
+
+    sqlglot reads SQLite's ``FROM a, b`` as a ``CROSS JOIN``, which is the same rows but
+    not the same query plan: SQLite never reorders the tables of a ``CROSS JOIN``.
+
+    >>> from answerable.builders.sqlkit import parse
+    >>> keep_commas(parse("SELECT * FROM a, b WHERE a.x = b.x")).sql("sqlite")
+    'SELECT * FROM a, b WHERE a.x = b.x'
+    """
+    for join in tree.find_all(exp.Join):
+        plain = not any(join.args.get(key) for key in ("on", "using", "side", "method"))
+        if join.kind == "CROSS" and plain:
+            join.set("kind", None)
+    return tree
+
+
 class SQLWriter:
     """One template's SQL, parsed once and written for many value sets.
 
@@ -124,7 +141,7 @@ class SQLWriter:
     """
 
     def __init__(self, tree: exp.Expr, dialect: str = "sqlite"):
-        self._tree = tree.copy()
+        self._tree = keep_commas(tree.copy())
         self._slots = list(self._tree.find_all(exp.Placeholder))
         self.names = sorted({slot.name for slot in self._slots})
         self._generator = _memo_generator(dialect)
@@ -164,7 +181,12 @@ def _memo_generator(dialect: str):
             The nodes themselves are kept, so that their ids stay theirs while
             the memo lives.
             """
-            self._constant = [n for n in tree.walk() if not n.find(exp.Placeholder)]
+            varies: set[int] = set()
+            for node in reversed(list(tree.walk(bfs=False))):  # children before parents
+                children = node.iter_expressions()
+                if isinstance(node, exp.Placeholder) or any(id(c) in varies for c in children):
+                    varies.add(id(node))
+            self._constant = [n for n in tree.walk() if id(n) not in varies]
             self._ids = {id(n) for n in self._constant}
             self._memo: dict[int, str] = {}
 
