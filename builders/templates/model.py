@@ -165,19 +165,17 @@ def accept(records: list[tuple[Any, str]]) -> TemplateSet:
     """Validate and check ``(record, source)`` pairs; a repeated id is rejected."""
     out, seen = TemplateSet(), set()
     for record, source in records:
+        template_id = record.get("id") if isinstance(record, dict) else None
         try:
+            if template_id in seen:
+                raise TemplateError("duplicate-template", f"id {template_id!r} is used twice")
+            seen.add(template_id)
             validate("template", record)
-            template = check_template(Template(record, source))
-            if template.id in seen:
-                raise TemplateError("duplicate-template", f"id {template.id!r} is used twice")
+            out.templates.append(check_template(Template(record, source)))
         except RecordError as error:
             out.rejects.append(template_reject(record, "invalid-template", str(error), source))
-            continue
         except (TemplateError, SQLError) as error:
             out.rejects.append(template_reject(record, error.reason, str(error), source))
-            continue
-        seen.add(template.id)
-        out.templates.append(template)
     return out
 
 
