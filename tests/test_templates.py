@@ -175,11 +175,13 @@ def drawn(output) -> list[str]:
     return sorted(canonical_json(i["provenance"]["params"]["values"]) for i in output.items)
 
 
-def test_two_workers_give_the_same_output_as_one(shop):
+@pytest.mark.parametrize("workers, segment", [(2, 128), (2, 1), (1, 3)])
+def test_workers_and_segments_do_not_change_the_output(shop, workers, segment):
     templates = shop_templates()
-    one, two = expand(templates, shop, workers=1), expand(templates, shop, workers=2)
-    assert canonical_json(one.items) == canonical_json(two.items)
-    assert canonical_json(one.rejects) == canonical_json(two.rejects)
+    one = expand(templates, shop, workers=1)
+    other = expand(templates, shop, workers=workers, segment=segment)
+    assert canonical_json(one.items) == canonical_json(other.items)
+    assert canonical_json(one.rejects) == canonical_json(other.rejects)
 
 
 def test_draws_are_unique_and_a_prefix_does_not_depend_on_how_many_are_taken():

@@ -5,20 +5,22 @@ becomes a question (through the paraphrase hook) and a SQL text (through the tre
 :mod:`.writing`), and is executed on a read-only connection. A pair is kept when its
 result is non-empty, not all NULL and within the row cap; every other expansion is a
 reject with its reason (``empty-result``, ``null-result``, ``too-many-rows``,
-``timeout``, ``duplicate``, ``unrepresentable-value`` ...). A template stops at its
-quota of kept pairs, or after ``quota * attempts`` tries.
+``timeout``, ``duplicate``, ``unrepresentable-value`` ...). A template keeps the first
+``quota`` pairs of its draw order that pass, trying at most ``quota * attempts`` draws.
 
-Templates are independent (each has its own random generator, from the recipe seed and
-the template id), so they run in parallel processes and the merged output, in template
-order and then sorted by id, does not depend on the scheduling.
+The draws of a template are cut into segments that worker processes execute in any
+order; a template's output is then read off its segments in draw order, as if one
+process had gone through them one by one. So the output never depends on the number
+of workers or on the scheduling.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import islice
+from math import ceil
 from typing import Any
 
 from sqlglot import exp
@@ -29,7 +31,7 @@ from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
 from answerable.builders.templates.model import GENERATOR, Template, template_reject
 from answerable.builders.templates.paraphrase import OFFLINE, Paraphraser
 from answerable.builders.templates.problems import TemplateError
-from answerable.builders.templates.values import domains_of, draws
+from answerable.builders.templates.values import decode, domains_of, product_size, shuffled
 from answerable.builders.templates.writing import (
     SQLWriter,
     bound_value,
@@ -56,16 +58,21 @@ class Settings:
     timeout_s: float = 2.0
     keep_rows: int = 100  # rows of each result stored on the item
     workers: int = 1
+    segment: int = 128  # draws per job sent to a worker
 
     def signature(self) -> dict:
         """The settings that change the output (the cache key's part)."""
         fields = asdict(self)
-        fields.pop("workers")
+        del fields["workers"], fields["segment"]
         return fields
 
 
 class Expander:
-    """Expands one template on one open database; :meth:`run` gives its output."""
+    """Expands one template on one open database, a segment of its draws at a time.
+
+    Building it reads the template's value domains (``TemplateError``/``SQLError`` when
+    that fails); :meth:`segment` expands draws ``start`` to ``stop``.
+    """
 
     def __init__(
         self,
@@ -80,20 +87,14 @@ class Expander:
         self.writer = SQLWriter(template.tree, template.dialect)
         self.ordered = sqlkit.has_order_by(template.tree)
         self.binds = binds_safely(template.tree)
+        self.domains = domains_of(template, db, schema)
         self._metas: dict[tuple, dict | SQLError] = {}
-        self._seen: set[tuple[str, str]] = set()
 
-    def run(self, quota: int) -> StepOutput:
-        """Up to ``quota`` verified pairs, and a reject for every other expansion tried."""
-        out = StepOutput()
-        domains = domains_of(self.template, self.db, self.schema)
+    def segment(self, start: int, stop: int) -> list[dict]:
+        """The item or reject of each draw from ``start`` to ``stop`` (fewer at the end)."""
         rng = rng_for(self.settings.seed, GENERATOR, self.template.id)
-        for values in islice(draws(domains, rng), quota * self.settings.attempts):
-            made = self.expand(values)
-            (out.rejects if "reason" in made else out.items).append(made)
-            if len(out.items) >= quota:
-                break
-        return out
+        indexes = islice(shuffled(product_size(self.domains), rng), start, stop)
+        return [self.expand(decode(self.domains, index)) for index in indexes]
 
     def expand(self, values: dict[str, Any]) -> dict:
         """The item made from one value set, or its reject."""
@@ -101,9 +102,6 @@ class Expander:
         try:
             question = self.question(values)
             sql = self.writer.sql(values)
-            if (question, sql) in self._seen:
-                raise TemplateError("duplicate", "same question and SQL as an earlier pair")
-            self._seen.add((question, sql))
             result = self.execute(sql, values)
             meta = self.meta(sql, values)
         except (TemplateError, SQLError) as error:
@@ -240,16 +238,65 @@ def expand_template(
     paraphraser: Paraphraser = OFFLINE,
 ) -> StepOutput:
     """Expand one template on its database (``ref``: a ``DatabaseRef`` with a file)."""
-    quota = quota or template.quota or settings.quota
-    try:
-        with ReadOnlyDatabase(ref.path, Limits(settings.timeout_s, settings.keep_rows)) as db:
-            return Expander(template, db, ref.schema, settings, paraphraser).run(quota)
-    except (TemplateError, SQLError) as error:
-        failed = StepOutput()
-        failed.rejects.append(
-            template_reject(template.record, error.reason, str(error), template.source)
-        )
-        return failed
+    quotas = {template.id: quota} if quota else None
+    return expand_templates([template], {template.db_id: ref}, settings, quotas, paraphraser)
+
+
+@dataclass
+class Plan:
+    """One template's expansion: which draws were asked for and what came back."""
+
+    template: Template
+    ref: Any
+    quota: int
+    budget: int  # at most this many draws
+    results: dict[int, list[dict]] = field(default_factory=dict)  # start -> made, in order
+    asked: int = 0
+    failure: dict | None = None
+    exhausted: bool = False
+
+    def next_ranges(self, size: int) -> list[tuple[int, int]]:
+        """The draw ranges to run next: enough, at the success rate so far, to fill the
+        quota, cut into segments of ``size``; none when done."""
+        made = [m for start in sorted(self.results) for m in self.results[start]]
+        kept = sum("reason" not in m for m in made)
+        if self.failure or self.exhausted or kept >= self.quota or self.asked >= self.budget:
+            return []
+        rate = kept / len(made) if made else 1.0
+        want = min(self.budget - self.asked, ceil((self.quota - kept) / max(rate, 0.05)))
+        ranges = [
+            (start, min(start + size, self.asked + want))
+            for start in range(self.asked, self.asked + want, size)
+        ]
+        self.asked += want
+        return ranges
+
+    def take(self, start: int, stop: int, made: list[dict] | dict) -> None:
+        """Record a segment's output (a dict is the template's own reject)."""
+        if isinstance(made, dict):
+            self.failure = made
+            return
+        self.results[start] = made
+        self.exhausted = self.exhausted or len(made) < stop - start
+
+    def output(self) -> StepOutput:
+        """The first ``quota`` pairs in draw order, and the rejects met before them."""
+        out, seen = StepOutput(), set()
+        if self.failure:
+            out.rejects.append(self.failure)
+            return out
+        for start in sorted(self.results):
+            for made in self.results[start]:
+                if len(out.items) >= self.quota:
+                    return out
+                if "reason" in made:
+                    out.rejects.append(made)
+                elif made["id"] in seen:
+                    out.rejects.append(_duplicate(made, made["provenance"]["external_id"]))
+                else:
+                    seen.add(made["id"])
+                    out.items.append(made)
+        return out
 
 
 def expand_templates(
@@ -259,66 +306,123 @@ def expand_templates(
     quotas: dict[str, int] | None = None,
     paraphraser: Paraphraser = OFFLINE,
 ) -> StepOutput:
-    """Expand every template over ``databases`` ({db_id: DatabaseRef}), in parallel when
-    ``settings.workers > 1``; the output is the same either way."""
-    out, jobs = StepOutput(), []
+    """Expand every template over ``databases`` ({db_id: DatabaseRef}), in
+    ``settings.workers`` processes; the output is the same for any number of them."""
+    out, plans = StepOutput(), []
     for template in sorted(templates, key=lambda t: t.id):
         ref = databases.get(template.db_id)
         if ref is None or ref.path is None:
             problem = "is not loaded" if ref is None else "has no database file to run on"
+            detail = f"database {template.db_id!r} {problem}"
             out.rejects.append(
-                template_reject(
-                    template.record,
-                    "unknown-database",
-                    f"database {template.db_id!r} {problem}",
-                    template.source,
-                )
+                template_reject(template.record, "unknown-database", detail, template.source)
             )
             continue
-        quota = (quotas or {}).get(template.id)
-        jobs.append((template.record, template.source, ref, settings, quota, paraphraser))
-    for made in _run(jobs, settings.workers):
-        out.extend(made)
+        quota = (quotas or {}).get(template.id) or template.quota or settings.quota
+        plans.append(Plan(template, ref, quota, quota * settings.attempts))
+    with Workers(settings.workers) as run:
+        while jobs := [
+            (
+                index,
+                plan.template.record,
+                plan.template.source,
+                plan.ref,
+                settings,
+                paraphraser,
+                start,
+                stop,
+            )
+            for index, plan in enumerate(plans)
+            for start, stop in plan.next_ranges(settings.segment)
+        ]:
+            for index, start, stop, made in run(jobs):
+                plans[index].take(start, stop, made)
+    for plan in plans:
+        out.extend(plan.output())
     return drop_repeats(out)
 
 
-def _run(jobs: list[tuple], workers: int):
-    if workers <= 1 or len(jobs) <= 1:
-        return map(_expand_job, jobs)
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(min(workers, len(jobs))) as pool:
-        return pool.map(_expand_job, jobs, chunksize=1)
+class Workers:
+    """Runs segment jobs here (one worker) or in a pool of processes, in any order."""
+
+    def __init__(self, count: int):
+        self.count, self.pool = count, None
+
+    def __enter__(self):
+        if self.count > 1:
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self.pool = context.Pool(self.count)
+        return self.run
+
+    def run(self, jobs: list[tuple]):
+        if self.pool is None:
+            return map(run_segment, jobs)
+        return self.pool.imap_unordered(run_segment, jobs)
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+        close_expanders()
 
 
-def _expand_job(job: tuple) -> StepOutput:
-    record, source, ref, settings, quota, paraphraser = job
-    return expand_template(Template(record, source), ref, settings, quota, paraphraser)
+_EXPANDERS: dict[tuple, Expander | dict] = {}
+_DATABASES: dict[str, ReadOnlyDatabase] = {}
+
+
+def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
+    """Expand draws ``start`` to ``stop`` of one template, reusing this process's
+    expander of the template (its domains are read once per process)."""
+    index, record, source, ref, settings, paraphraser, start, stop = job
+    key = (record["id"], str(ref.path), settings, paraphraser.name)
+    expander = _EXPANDERS.get(key)
+    if expander is None:
+        expander = _EXPANDERS[key] = _expander(Template(record, source), ref, settings, paraphraser)
+    if isinstance(expander, dict):
+        return index, start, stop, expander
+    return index, start, stop, expander.segment(start, stop)
+
+
+def _expander(template: Template, ref, settings: Settings, paraphraser) -> Expander | dict:
+    try:
+        db = _DATABASES.get(str(ref.path))
+        if db is None:
+            limits = Limits(settings.timeout_s, settings.keep_rows)
+            db = _DATABASES[str(ref.path)] = ReadOnlyDatabase(ref.path, limits)
+        return Expander(template, db, ref.schema, settings, paraphraser)
+    except (TemplateError, SQLError) as error:
+        return template_reject(template.record, error.reason, str(error), template.source)
+
+
+def close_expanders() -> None:
+    """Forget this process's expanders and close their database connections."""
+    _EXPANDERS.clear()
+    for db in _DATABASES.values():
+        db.close()
+    _DATABASES.clear()
+
+
+def _duplicate(item: dict, first: str) -> dict:
+    return reject(
+        item["id"],
+        GENERATOR,
+        "duplicate",
+        f"same pair as template {first}",
+        template=item["provenance"]["external_id"],
+        db_id=item["db_id"],
+        question=item["question"],
+        sql=item["sql"],
+    )
 
 
 def drop_repeats(output: StepOutput) -> StepOutput:
-    """Keep the first item of each id (templates in id order); later ones become rejects.
-
-    Within a template repeats are already rejected; two templates can still meet.
-    """
+    """Keep the first item of each id (templates in id order); later ones become rejects."""
     kept, first = StepOutput(rejects=list(output.rejects)), {}
     for item in output.items:
-        template = item["provenance"]["external_id"]
         if item["id"] in first:
-            detail = f"same pair as template {first[item['id']]}"
-            kept.rejects.append(
-                reject(
-                    item["id"],
-                    GENERATOR,
-                    "duplicate",
-                    detail,
-                    template=template,
-                    db_id=item["db_id"],
-                    question=item["question"],
-                    sql=item["sql"],
-                )
-            )
+            kept.rejects.append(_duplicate(item, first[item["id"]]))
             continue
-        first[item["id"]] = template
+        first[item["id"]] = item["provenance"]["external_id"]
         kept.items.append(item)
     return kept

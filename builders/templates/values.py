@@ -64,23 +64,33 @@ class Domain:
 def draws(domains: list[Domain], rng: random.Random) -> Iterator[dict[str, Any]]:
     """Value sets from the product of ``domains`` in random order, each at most once.
 
-    A lazy Fisher-Yates shuffle over the product's indexes: memory grows with the
-    number of draws taken, not with the size of the product.
-
     >>> d = [Domain(("a",), rows=((1,), (2,))), Domain(("b",), kind="integer", start=5, count=2)]
     >>> sorted(tuple(v.values()) for v in draws(d, random.Random(0)))
     [(1, 5), (1, 6), (2, 5), (2, 6)]
     """
-    total = prod(domain.size for domain in domains)
+    for index in shuffled(product_size(domains), rng):
+        yield decode(domains, index)
+
+
+def product_size(domains: list[Domain]) -> int:
+    """How many value sets the product of ``domains`` holds."""
+    return prod(domain.size for domain in domains)
+
+
+def shuffled(total: int, rng: random.Random) -> Iterator[int]:
+    """``range(total)`` in random order: a lazy Fisher-Yates shuffle, so memory grows
+    with the number of indexes taken, not with ``total``, and the first ``k`` are the
+    same whatever ``k`` is."""
     moved: dict[int, int] = {}
     for position in range(total):
         chosen = position + rng.randrange(total - position)
         index = moved.get(chosen, chosen)
         moved[chosen] = moved.pop(position, position)
-        yield _decode(domains, index)
+        yield index
 
 
-def _decode(domains: list[Domain], index: int) -> dict[str, Any]:
+def decode(domains: list[Domain], index: int) -> dict[str, Any]:
+    """The value set at ``index`` of the product of ``domains`` (mixed radix)."""
     values: dict[str, Any] = {}
     for domain in domains:
         index, digit = divmod(index, domain.size)

@@ -142,13 +142,12 @@ class SQLWriter:
 
     def __init__(self, tree: exp.Expr, dialect: str = "sqlite"):
         self._tree = keep_commas(tree.copy())
+        self._generator = _memo_generator(dialect)
+        self._generator.generate(self._tree, copy=False)  # applies the dialect's rewrites once
         self._slots = list(self._tree.find_all(exp.Placeholder))
         self.names = sorted({slot.name for slot in self._slots})
-        self._generator = _memo_generator(dialect)
-        self._generator.generate(self._tree, copy=False)  # settles the dialect's rewrites
-        self._slots = list(self._tree.find_all(exp.Placeholder))
         self._generator.remember(self._tree)
-        self.param_sql = self._generator.generate(self._tree, copy=False)
+        self.param_sql = self._write()
 
     def sql(self, values: dict[str, Any]) -> str:
         """The SQL with each placeholder replaced by its value's literal."""
@@ -156,10 +155,16 @@ class SQLWriter:
         for slot, node in zip(self._slots, nodes, strict=True):
             slot.replace(node)
         try:
-            return self._generator.generate(self._tree, copy=False)
+            return self._write()
         finally:
             for slot, node in zip(self._slots, nodes, strict=True):
                 node.replace(slot)
+
+    def _write(self) -> str:
+        """``generate(tree, copy=False)`` without its preprocessing, which the first
+        call in ``__init__`` has already applied to the tree."""
+        self._generator.unsupported_messages = []
+        return self._generator.sql(self._tree).strip()
 
     def tree(self, values: dict[str, Any]) -> exp.Expr:
         """A copy of the tree with each placeholder replaced by its value's literal."""
@@ -175,6 +180,10 @@ def _memo_generator(dialect: str):
     dialect_ = Dialect.get_or_raise(dialect)
 
     class MemoGenerator(dialect_.generator_class):
+        def __init__(self, **options):
+            super().__init__(**options)
+            self._memo: dict[int, str | None] = {}
+
         def remember(self, tree: exp.Expr) -> None:
             """Mark every node of ``tree`` with no placeholder below it as constant.
 
@@ -187,16 +196,20 @@ def _memo_generator(dialect: str):
                 if isinstance(node, exp.Placeholder) or any(id(c) in varies for c in children):
                     varies.add(id(node))
             self._constant = [n for n in tree.walk() if id(n) not in varies]
-            self._ids = {id(n) for n in self._constant}
-            self._memo: dict[int, str] = {}
+            self._memo = dict.fromkeys(id(n) for n in self._constant)
 
         def sql(self, expression, key=None, comment=True):
-            ids = getattr(self, "_ids", ())
-            if key is None and id(expression) in ids:
-                text = self._memo.get(id(expression))
+            if key is not None:  # as the base class: the child under ``key``, or nothing
+                expression = expression.args.get(key) if expression else None
+                if not expression:
+                    return ""
+                comment = True
+            node = id(expression)
+            if comment and node in self._memo:
+                text = self._memo[node]
                 if text is None:
-                    text = self._memo[id(expression)] = super().sql(expression, None, comment)
+                    text = self._memo[node] = super().sql(expression, None, comment)
                 return text
-            return super().sql(expression, key, comment)
+            return super().sql(expression, None, comment)
 
     return MemoGenerator(dialect=dialect_)
