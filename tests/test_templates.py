@@ -153,6 +153,8 @@ def test_the_memoized_writer_prints_what_sqlglot_prints():
     for values in ({"b": "it's", "d": -1.5, "n": 3}, {"b": None, "d": 0, "n": 10}):
         assert writer.sql(values) == writer.tree(values).sql("sqlite")
     assert ", v WHERE" in writer.param_sql  # a comma join stays a comma
+    wrapped = SQLWriter(parse("SELECT a FROM t WHERE a > ALL (SELECT b FROM u WHERE c = :c)"))
+    assert wrapped.sql({"c": 1}) == wrapped.tree({"c": 1}).sql("sqlite")
 
 
 # ---- determinism and parallelism ------------------------------------------------------

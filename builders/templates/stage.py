@@ -17,26 +17,15 @@ from pathlib import Path
 from answerable.builders.templates.expand import Settings, expand_templates
 from answerable.builders.templates.model import GENERATOR, load_templates, template_paths
 from answerable.builders.templates.paraphrase import OFFLINE
-from answerable.errors import ConfigError
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput
 from answerable.recipe import Recipe
 
 
 def template_files(recipe: Recipe) -> list[Path]:
-    """The template files the recipe names (folders give their ``*.yaml`` files)."""
-    paths = []
-    for index, value in enumerate(recipe.section("templates").get("paths", [])):
-        path = recipe.resolve(value)
-        if not path.exists():
-            raise ConfigError(
-                recipe.file,
-                f"templates.paths[{index}]",
-                f"not found: {path}",
-                fix="correct the path; relative paths are resolved against the recipe's folder",
-            )
-        paths.append(path)
-    return template_paths(paths)
+    """The template files the recipe names (folders give their ``*.yaml`` files); the
+    recipe loader has checked that each path exists."""
+    return template_paths([recipe.resolve(p) for p in recipe.section("templates").get("paths", [])])
 
 
 def settings_of(ctx: BuildContext) -> Settings:

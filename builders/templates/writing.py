@@ -199,11 +199,13 @@ def _memo_generator(dialect: str):
             self._memo = dict.fromkeys(id(n) for n in self._constant)
 
         def sql(self, expression, key=None, comment=True):
+            if not expression or isinstance(expression, str):  # as the base class
+                return expression or ""
             if key is not None:  # as the base class: the child under ``key``, or nothing
-                expression = expression.args.get(key) if expression else None
+                expression = expression.args.get(key)
                 if not expression:
                     return ""
-                comment = True
+                return self.sql(expression)
             node = id(expression)
             if comment and node in self._memo:
                 text = self._memo[node]
