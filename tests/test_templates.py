@@ -267,6 +267,14 @@ templates:
   - id: bad.unbound
     questions: ["Again?"]
     sql: SELECT 1
+  - id: bad.dialect
+    dialect: postgres
+    questions: ["Anything?"]
+    sql: SELECT 1
+  - id: bad.values
+    questions: ["Is it {x}?"]
+    sql: SELECT :x
+    placeholders: {x: {values: [[1, 2]]}}
 """
 
 
@@ -289,6 +297,8 @@ def test_every_reject_has_its_reason(shop, tmp_path):
         "bad.binding": {"binding-failed"},
         "bad.database": {"unknown-database"},
         "bad.schema": {"invalid-template"},
+        "bad.dialect": {"unsupported-dialect"},
+        "bad.values": {"bad-placeholder"},
     }
     empty = [r for r in made.rejects if r["template"] == "bad.empty"]
     assert len(empty) == 2 * 4  # quota x attempts tries, each reported

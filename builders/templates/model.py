@@ -97,11 +97,14 @@ class TemplateSet:
 def check_template(template: Template) -> Template:
     """Return ``template`` if it can be expanded, else raise ``TemplateError``/``SQLError``.
 
-    Checks: the SQL parses and only reads; every placeholder is named (``:name``, not
-    ``?``); question placeholders are exactly the SQL's; each placeholder has one
-    source (a ``placeholders`` entry or a column of a ``bindings`` query); a range
-    placeholder has ``min`` and ``max``.
+    Checks: the dialect is SQLite (where pairs run); the SQL parses and only reads;
+    every placeholder is named (``:name``, not ``?``); question placeholders are exactly
+    the SQL's; each placeholder has one source (a ``placeholders`` entry or a column of
+    a ``bindings`` query); a range placeholder has ``min`` and ``max``; allowed values
+    are plain values.
     """
+    if template.dialect != "sqlite":
+        raise TemplateError("unsupported-dialect", "templates run on SQLite: write them in sqlite")
     tree = template.tree
     if not sqlkit.is_read_only(tree):
         raise SQLError("not-read-only", "a template's SQL must be a query")
@@ -133,6 +136,8 @@ def _check_sources(template: Template, names: set[str]) -> None:
         ranged = spec.get("type") in RANGE_TYPES and "min" in spec and "max" in spec
         if name in joint and ("column" in spec or "query" in spec):
             raise TemplateError("bad-placeholder", f"{name} has values from a binding already")
+        if any(isinstance(v, list | dict) for v in spec.get("values", ())):
+            raise TemplateError("bad-placeholder", f"{name}: values must be plain values")
         if name not in joint and (len(kinds) > 1 or not (kinds or ranged)):
             raise TemplateError(
                 "bad-placeholder",
