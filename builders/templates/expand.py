@@ -17,7 +17,6 @@ of workers or on the scheduling.
 from __future__ import annotations
 
 import multiprocessing
-import re
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from math import ceil
@@ -28,6 +27,7 @@ from sqlglot import exp
 from answerable import __version__
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
+from answerable.builders.sqlkit.describe import _is_number_or_date  # what Threshold counts
 from answerable.builders.templates.model import GENERATOR, Template, template_reject
 from answerable.builders.templates.paraphrase import OFFLINE, Paraphraser
 from answerable.builders.templates.problems import TemplateError
@@ -41,10 +41,6 @@ from answerable.builders.templates.writing import (
 from answerable.errors import SQLError
 from answerable.ids import canonical_json, item_id, rng_for
 from answerable.pipeline import StepOutput, reject
-
-QUANTITY_TEXT = re.compile(
-    r"\s*[-+]?\d+(\.\d*)?([eE][-+]?\d+)?\s*|\d{4}(-\d{2}(-\d{2})?)?([ T].*)?"
-)
 
 
 @dataclass(frozen=True)
@@ -202,7 +198,7 @@ def value_kind(value: Any) -> str:
         return "null"
     if isinstance(value, int | float):
         return "number"
-    return "quantity" if QUANTITY_TEXT.fullmatch(str(value)) else "text"
+    return "quantity" if _is_number_or_date(str(value)) else "text"
 
 
 def binds_safely(tree: exp.Expr) -> bool:
@@ -312,11 +308,9 @@ def expand_templates(
     for template in sorted(templates, key=lambda t: t.id):
         ref = databases.get(template.db_id)
         if ref is None or ref.path is None:
-            problem = "is not loaded" if ref is None else "has no database file to run on"
-            detail = f"database {template.db_id!r} {problem}"
-            out.rejects.append(
-                template_reject(template.record, "unknown-database", detail, template.source)
-            )
+            reason = "unknown-database" if ref is None else "no-database-file"
+            detail = f"database {template.db_id!r} is not loaded, or has no file to run on"
+            out.rejects.append(template_reject(template.record, reason, detail, template.source))
             continue
         quota = (quotas or {}).get(template.id) or template.quota or settings.quota
         plans.append(Plan(template, ref, quota, quota * settings.attempts))
