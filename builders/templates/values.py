@@ -144,7 +144,7 @@ def column_query(column: str, schema: DatabaseSchema) -> str:
     if found is None:
         raise TemplateError("unknown-column", f"{column} is not in database {schema.db_id}")
     node = exp.column(found.name, quoted=True)
-    query = exp.select(node).distinct().from_(exp.to_table(f'"{table.name}"'))
+    query = exp.select(node).distinct().from_(exp.Table(this=exp.to_identifier(table.name, True)))
     return query.where(node.copy().is_(exp.null()).not_()).sql("sqlite")
 
 
