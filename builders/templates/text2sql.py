@@ -31,7 +31,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
 from answerable.builders.schema import DatabaseSchema
-from answerable.builders.sources.common import DatabaseRef, read_json, sqlite_schema
+from answerable.builders.sources.common import DatabaseRef, expect, read_json, sqlite_schema
 from answerable.builders.sources.text2sql import name_pattern
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.builders.sqlkit.refs import resolve_all
@@ -65,7 +65,8 @@ def load_text2sql_templates(
     ref = DatabaseRef(db_id, database, sqlite_schema(database, db_id))
     source = Path(path).name
     records, out = [], TemplateSet()
-    for index, entry in enumerate(read_json(Path(path))):
+    entries = expect(read_json(Path(path)), list, Path(path), None, "a list of entries")
+    for index, entry in enumerate(entries):
         template_id = f"{db_id}.{index:03d}"
         try:
             records.append(
@@ -74,6 +75,10 @@ def load_text2sql_templates(
         except SQLError as error:
             record = {"id": template_id, "db_id": db_id}
             out.rejects.append(template_reject(record, error.reason, str(error), source))
+        except (KeyError, TypeError, AttributeError) as error:
+            record = {"id": template_id, "db_id": db_id}
+            detail = f"not a text2sql-data entry ({type(error).__name__}: {error})"
+            out.rejects.append(template_reject(record, "invalid-entry", detail, source))
     out.extend(accept(records))
     return out, ref
 
@@ -90,7 +95,7 @@ def entry_template(
         "db_id": schema.db_id,
         "questions": question_texts(entry.get("sentences", []), names, tree),
         "sql": keep_commas(tree).sql("sqlite"),
-        "tags": ["text2sql", *tags],
+        "tags": ["text2sql", f"query-split:{entry.get('query-split')}", *tags],
     }
     record.update(bind_placeholders(qualified))
     return record
