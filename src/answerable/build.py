@@ -25,6 +25,8 @@ from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
+from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
+from answerable.builders.templates import template_files, template_stage
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
@@ -103,6 +105,7 @@ def input_files(recipe: Recipe, databases: dict) -> list[dict]:
         if spec.get(key)
     }
     paths |= {ref.path for ref in databases.values() if ref.path is not None}
+    paths |= set(template_files(recipe))
     return [
         {"path": _display(recipe, p), "sha256": sha256_file(p)}
         for p in sorted(paths, key=lambda p: _display(recipe, p))
@@ -134,10 +137,12 @@ Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
 def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     """The build's stages, in order. Each takes the items made so far and returns its own
     output (and whether it came from the cache); a stage runs only when the recipe asks."""
-    found = [(SEED_STEP, seed_stage)]
+    chosen: list[tuple[str, Stage]] = [(SEED_STEP, seed_stage)]
+    if "templates" in recipe.data:
+        chosen.append((TEMPLATE_STEP, template_stage))
     if "drafting" in recipe.data:
-        found += [(DRAFTING_STEP, drafting_stage), (CANDIDATES_STEP, candidates_stage)]
-    return found
+        chosen += [(DRAFTING_STEP, drafting_stage), (CANDIDATES_STEP, candidates_stage)]
+    return chosen
 
 
 def check_items(output: StepOutput) -> StepOutput:

@@ -157,14 +157,7 @@ def _check_inputs(recipe: Recipe) -> None:
             value = source.get(key)
             if value is None or (key == "databases" and value == "demo"):
                 continue
-            path = recipe.resolve(value)
-            if not path.exists():
-                raise ConfigError(
-                    recipe.file,
-                    f"sources[{index}].{key}",
-                    f"not found: {path}",
-                    fix="correct the path; relative paths are resolved against the recipe's folder",
-                )
+            _check_exists(recipe, f"sources[{index}].{key}", value)
         if source.get("databases") == "demo" and "demo" not in recipe.data:
             raise ConfigError(
                 recipe.file,
@@ -172,3 +165,16 @@ def _check_inputs(recipe: Recipe) -> None:
                 "'demo' databases are used but the recipe has no 'demo' section",
                 fix="add 'demo: {seed: 7}' at the top level",
             )
+    for index, value in enumerate(recipe.section("templates").get("paths", [])):
+        _check_exists(recipe, f"templates.paths[{index}]", value)
+
+
+def _check_exists(recipe: Recipe, key: str, value: str) -> None:
+    path = recipe.resolve(value)
+    if not path.exists():
+        raise ConfigError(
+            recipe.file,
+            key,
+            f"not found: {path}",
+            fix="correct the path; relative paths are resolved against the recipe's folder",
+        )

@@ -1,0 +1,60 @@
+"""The build stage of template_v1: the recipe's ``templates`` section, cached.
+
+```yaml
+templates:
+  paths: [templates]   # YAML files, or folders of *.yaml, relative to the recipe
+  quota: 4             # verified pairs per template that sets no quota
+  row_cap: 100         # results with more rows are rejected (too-many-rows)
+  attempts: 4          # at most quota x attempts expansions tried per template
+  workers: 1           # processes; the output does not depend on it
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from answerable.builders.templates.expand import Settings, expand_templates
+from answerable.builders.templates.model import GENERATOR, load_templates, template_paths
+from answerable.builders.templates.paraphrase import OFFLINE
+from answerable.ids import sha256_file
+from answerable.pipeline import BuildContext, StepOutput
+from answerable.recipe import Recipe
+
+
+def template_files(recipe: Recipe) -> list[Path]:
+    """The template files the recipe names (folders give their ``*.yaml`` files); the
+    recipe loader has checked that each path exists."""
+    return template_paths([recipe.resolve(p) for p in recipe.section("templates").get("paths", [])])
+
+
+def settings_of(ctx: BuildContext) -> Settings:
+    """The expansion settings from the recipe's ``templates`` and ``execution`` sections."""
+    section = ctx.recipe.section("templates")
+    return Settings(
+        seed=ctx.recipe.seed,
+        quota=section.get("quota", Settings.quota),
+        row_cap=section.get("row_cap", Settings.row_cap),
+        attempts=section.get("attempts", Settings.attempts),
+        timeout_s=ctx.limits.timeout_s,
+        keep_rows=ctx.limits.row_cap,
+        workers=section.get("workers", Settings.workers),
+    )
+
+
+def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
+    """template_v1 over the recipe's template files, cached by its signature."""
+    files = template_files(ctx.recipe)
+    settings = settings_of(ctx)
+    signature = ctx.signature(
+        GENERATOR,
+        {"settings": settings.signature(), "paraphraser": OFFLINE.name},
+        {"templates": [sha256_file(f) for f in files], "files": ctx.inputs},
+    )
+
+    def compute() -> StepOutput:
+        loaded = load_templates(files, ctx.recipe.base)
+        made = expand_templates(loaded.templates, ctx.databases, settings, paraphraser=OFFLINE)
+        return StepOutput(made.items, loaded.rejects + made.rejects)
+
+    return ctx.workspace.cached_step(GENERATOR, signature, compute)

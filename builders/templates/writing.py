@@ -1,0 +1,217 @@
+"""Putting values into a template: SQL literals in the tree, words in the question.
+
+Values enter the SQL only as sqlglot nodes (``exp.Literal``, ``exp.Null``, ``exp.Neg``)
+that replace the template's ``:name`` placeholders in the parsed tree, and the tree is
+then printed: never by formatting strings, so quotes, unicode, numbers, dates and NULL
+come out as SQLite reads them.
+
+:class:`SQLWriter` parses a template once and writes it for many value sets. It swaps
+the literals in and out of one tree it owns and remembers the printed text of every
+subtree without a placeholder, so each pair costs only the printing of the few nodes
+that change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from answerable.builders.templates.problems import TemplateError
+
+PLACEHOLDER_IN_TEXT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def value_node(value: Any) -> exp.Expr:
+    """The SQL node of one value: a string or number literal, or NULL.
+
+    Negative numbers are ``Neg(literal)`` so that ``5 - :x`` prints as ``5 - -3``.
+    Dates and datetimes become ISO strings, as SQLite stores them. Raises
+    ``TemplateError("unrepresentable-value")`` for what a SQLite literal cannot hold
+    exactly: NaN, infinities, integers beyond 64 bits, NUL characters, bytes.
+
+    >>> value_node("it's").sql(), value_node(-2.5).sql(), value_node(None).sql()
+    ("'it''s'", '-2.5', 'NULL')
+    """
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Literal.number(int(value))
+    if isinstance(value, int):
+        if not INT64[0] <= value <= INT64[1]:
+            raise TemplateError("unrepresentable-value", f"{value} does not fit in 64 bits")
+        return _signed(str(abs(value)), value < 0)
+    if isinstance(value, float | Decimal):
+        if not math.isfinite(value):
+            raise TemplateError("unrepresentable-value", f"{value} is not a finite number")
+        text = repr(abs(float(value))) if isinstance(value, float) else str(abs(value))
+        return _signed(text, value < 0)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        value = value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise TemplateError("unrepresentable-value", "a NUL character cannot be in a literal")
+        return exp.Literal.string(value)
+    raise TemplateError("unrepresentable-value", f"no SQL literal for {type(value).__name__}")
+
+
+def _signed(digits: str, negative: bool) -> exp.Expr:
+    literal = exp.Literal.number(digits)
+    return exp.Neg(this=literal) if negative else literal
+
+
+def bound_value(value: Any) -> Any:
+    """The value as a bound parameter: the same SQLite value as :func:`value_node`."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def words(value: Any) -> str:
+    """How a value reads in a question: strings as they are, numbers plainly.
+
+    >>> words(12.0), words(3.25), words("Aspirin"), words(None)
+    ('12', '3.25', 'Aspirin', 'NULL')
+    """
+    if value is None:
+        return "NULL"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def text_placeholders(text: str) -> list[str]:
+    """The ``{name}`` placeholders of a question text, in order of appearance."""
+    return PLACEHOLDER_IN_TEXT.findall(text)
+
+
+def fill_question(text: str, values: dict[str, Any]) -> str:
+    """The question with every ``{name}`` replaced by its value's words.
+
+    >>> fill_question("Which drugs did patient {subject_id} get?", {"subject_id": 10004})
+    'Which drugs did patient 10004 get?'
+    """
+    return PLACEHOLDER_IN_TEXT.sub(lambda match: words(values[match.group(1)]), text)
+
+
+def keep_commas(tree: exp.Expr) -> exp.Expr:
+    """Comma joins printed as commas again (in place), and ``tree`` returned.
+
+    sqlglot reads SQLite's ``FROM a, b`` as a ``CROSS JOIN``, which is the same rows but
+    not the same query plan: SQLite never reorders the tables of a ``CROSS JOIN``.
+
+    >>> from answerable.builders.sqlkit import parse
+    >>> keep_commas(parse("SELECT * FROM a, b WHERE a.x = b.x")).sql("sqlite")
+    'SELECT * FROM a, b WHERE a.x = b.x'
+    """
+    for join in tree.find_all(exp.Join):
+        plain = not any(join.args.get(key) for key in ("on", "using", "side", "method"))
+        if join.kind == "CROSS" and plain:
+            join.set("kind", None)
+    return tree
+
+
+class SQLWriter:
+    """One template's SQL, parsed once and written for many value sets.
+
+    ``param_sql`` is the SQL with its ``:name`` placeholders, for execution with bound
+    parameters; :meth:`sql` writes it with values as literals; :meth:`tree` gives a
+    filled copy of the tree.
+
+    >>> from answerable.builders.sqlkit import parse
+    >>> writer = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND c > :c"))
+    >>> writer.sql({"b": "O'Brien", "c": -1})
+    "SELECT a FROM t WHERE b = 'O''Brien' AND c > -1"
+    >>> writer.param_sql
+    'SELECT a FROM t WHERE b = :b AND c > :c'
+    """
+
+    def __init__(self, tree: exp.Expr, dialect: str = "sqlite"):
+        self._tree = keep_commas(tree.copy())
+        self._generator = _memo_generator(dialect)
+        self._generator.generate(self._tree, copy=False)  # applies the dialect's rewrites once
+        self._slots = list(self._tree.find_all(exp.Placeholder))
+        self.names = sorted({slot.name for slot in self._slots})
+        self._generator.remember(self._tree)
+        self.param_sql = self._write()
+
+    def sql(self, values: dict[str, Any]) -> str:
+        """The SQL with each placeholder replaced by its value's literal."""
+        nodes = [value_node(values[slot.name]) for slot in self._slots]
+        for slot, node in zip(self._slots, nodes, strict=True):
+            slot.replace(node)
+        try:
+            return self._write()
+        finally:
+            for slot, node in zip(self._slots, nodes, strict=True):
+                node.replace(slot)
+
+    def _write(self) -> str:
+        """``generate(tree, copy=False)`` without its preprocessing, which the first
+        call in ``__init__`` has already applied to the tree."""
+        self._generator.unsupported_messages = []
+        return self._generator.sql(self._tree).strip()
+
+    def tree(self, values: dict[str, Any]) -> exp.Expr:
+        """A copy of the tree with each placeholder replaced by its value's literal."""
+
+        def fill(node: exp.Expr) -> exp.Expr:
+            return value_node(values[node.name]) if isinstance(node, exp.Placeholder) else node
+
+        return self._tree.transform(fill)
+
+
+def _memo_generator(dialect: str):
+    """A generator of ``dialect`` that reuses the text of subtrees without a placeholder."""
+    dialect_ = Dialect.get_or_raise(dialect)
+
+    class MemoGenerator(dialect_.generator_class):
+        def __init__(self, **options):
+            super().__init__(**options)
+            self._memo: dict[int, str | None] = {}
+
+        def remember(self, tree: exp.Expr) -> None:
+            """Mark every node of ``tree`` with no placeholder below it as constant.
+
+            The nodes themselves are kept, so that their ids stay theirs while
+            the memo lives.
+            """
+            varies: set[int] = set()
+            for node in reversed(list(tree.walk(bfs=False))):  # children before parents
+                children = node.iter_expressions()
+                if isinstance(node, exp.Placeholder) or any(id(c) in varies for c in children):
+                    varies.add(id(node))
+            self._constant = [n for n in tree.walk() if id(n) not in varies]
+            self._memo = dict.fromkeys(id(n) for n in self._constant)
+
+        def sql(self, expression, key=None, comment=True):
+            if not expression or isinstance(expression, str):  # as the base class
+                return expression or ""
+            if key is not None:  # as the base class: the child under ``key``, or nothing
+                expression = expression.args.get(key)
+                if not expression:
+                    return ""
+                return self.sql(expression)
+            node = id(expression)
+            if comment and node in self._memo:
+                text = self._memo[node]
+                if text is None:
+                    text = self._memo[node] = super().sql(expression, None, comment)
+                return text
+            return super().sql(expression, None, comment)
+
+    return MemoGenerator(dialect=dialect_)
