@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
+
+from answerable.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+DEMO_RECIPE = REPO / "raw" / "demo" / "recipe.yaml"
+
+
+def run_in(cwd: Path, *args) -> Result:
+    """Run the CLI with ``cwd`` as the current directory."""
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, [str(a) for a in args])
+    finally:
+        os.chdir(old)
 
 
 def shared_data(*parts: str) -> Path:
@@ -33,3 +48,15 @@ def demo_dir(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("demo")
     generate_demo(target, 7)
     return target
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory) -> tuple[Path, Result]:
+    """The demo recipe built once per test session in a fresh folder: ``(cwd, result)``.
+
+    Tests may rebuild in that folder (a rerun is idempotent) but must not change it.
+    """
+    cwd = tmp_path_factory.mktemp("demo-build")
+    result = run_in(cwd, "build", DEMO_RECIPE)
+    assert result.exit_code == 0, result.output
+    return cwd, result

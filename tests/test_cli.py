@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import textwrap
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from answerable.cli import main
@@ -16,32 +14,11 @@ from answerable.ids import sha256_file
 from answerable.records import read_jsonl, read_parquet
 from answerable.release.publish import read_manifest, verify_release
 from answerable.schemas import validate
-from tests.conftest import REPO
-
-DEMO_RECIPE = REPO / "raw" / "demo" / "recipe.yaml"
+from tests.conftest import DEMO_RECIPE, run_in
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def run_in(cwd: Path, *args):
-    """Run the CLI with ``cwd`` as the current directory."""
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, [str(a) for a in args])
-    finally:
-        os.chdir(old)
-
-
-@pytest.fixture(scope="module")
-def demo_build(tmp_path_factory):
-    """The demo recipe built once in a fresh folder."""
-    cwd = tmp_path_factory.mktemp("build1")
-    result = run_in(cwd, "build", DEMO_RECIPE)
-    assert result.exit_code == 0, result.output
-    return cwd, result
 
 
 def test_help_lists_the_commands():

@@ -18,9 +18,8 @@ from answerable.builders.drafting.categories import CATEGORIES
 from answerable.ids import sha256_file
 from answerable.records import read_jsonl, read_parquet
 from answerable.schemas import validate
-from tests.conftest import REPO
+from tests.conftest import DEMO_RECIPE, REPO, run_in
 from tests.llm_server import LLMServer
-from tests.test_cli import DEMO_RECIPE, run_in
 
 WORK = Path(".answerable") / "answerable-demo"
 STRATA = {"answerable-correct", "answerable-incorrect", "ambiguous", "unanswerable"}
@@ -32,12 +31,9 @@ def built(cwd: Path) -> tuple[list[dict], dict, list[dict]]:
     return items, report, list(read_jsonl(cwd / WORK / "reports" / "rejects.jsonl"))
 
 
-@pytest.fixture(scope="module")
-def offline_build(tmp_path_factory):
-    cwd = tmp_path_factory.mktemp("offline")
-    result = run_in(cwd, "build", DEMO_RECIPE, "--no-release")
-    assert result.exit_code == 0, result.output
-    return cwd, result
+@pytest.fixture()
+def offline_build(demo_build):
+    return demo_build
 
 
 def test_the_demo_drafts_every_category_offline(offline_build):

@@ -25,8 +25,9 @@ from answerable.annotation.argilla_queue import ArgillaQueue, connect
 from answerable.ids import item_id
 from answerable.schemas import validate
 from tests.argilla_server import harness
+from tests.conftest import run_in
 from tests.review_helpers import by_category, review_items
-from tests.test_cli import run_in, seed, tiny_project
+from tests.test_cli import seed, tiny_project
 
 ITEMS = by_category(review_items())
 

@@ -10,9 +10,9 @@ import pytest
 
 from answerable.records import read_jsonl, read_parquet
 from answerable.release.publish import read_manifest
-from tests.conftest import REPO
+from tests.conftest import REPO, run_in
 from tests.review_helpers import fill_sheet
-from tests.test_cli import assert_clean_error, run_in, seed, tiny_project
+from tests.test_cli import assert_clean_error, seed, tiny_project
 
 REVIEW = textwrap.dedent("""\
     review:
@@ -116,9 +116,8 @@ def test_review_from_queue_to_release(project):
     assert report["counts"]["accepted"] == 2 and report["decisions"] == 7
 
 
-def test_demo_build_auto_accepts_machine_verified_items(tmp_path):
-    built = run_in(tmp_path, "build", REPO / "raw" / "demo" / "recipe.yaml")
-    assert built.exit_code == 0, built.output
+def test_demo_build_auto_accepts_machine_verified_items(demo_build):
+    tmp_path, built = demo_build
     accepted = re.search(r"(\d+) accepted \((\d+) auto\), 0 rejected, (\d+) open", built.output)
     assert accepted and accepted[1] == accepted[2] and int(accepted[3]) > 0, built.output
     # The drafted items await review, and the demo releases what is accepted so far.

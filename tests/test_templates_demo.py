@@ -12,8 +12,7 @@ from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.templates import Settings, SQLWriter, expand_templates, load_templates
 from answerable.records import read_jsonl, read_parquet
-from tests.conftest import REPO
-from tests.test_cli import DEMO_RECIPE, run_in
+from tests.conftest import DEMO_RECIPE, REPO, run_in
 
 TEMPLATES = REPO / "raw" / "demo" / "templates"
 
@@ -83,12 +82,9 @@ def test_another_seed_draws_other_values(demo_refs, one_pair_each):
     assert len(changed) > len(templates) * 0.8
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    cwd = tmp_path_factory.mktemp("templates-build")
-    result = run_in(cwd, "build", DEMO_RECIPE)
-    assert result.exit_code == 0, result.output
-    return cwd, result
+@pytest.fixture()
+def built(demo_build):
+    return demo_build
 
 
 def test_demo_build_pairs_are_verified_and_rerun_to_the_same_hash(built):
