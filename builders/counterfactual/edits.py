@@ -1,0 +1,777 @@
+"""The edit generators, registered under versioned names.
+
+Each generator takes a prepared answerable parent (:class:`Parent`) and either proposes
+one edit (:class:`Proposal`) or names why it cannot (a skip reason such as
+``no-mention``); :meth:`verify` then runs the checks that prove the proposal's label,
+on the edited copy of the database when there is one, on the edited schema otherwise.
+
+- ``drop_column_v1`` (unanswerable, missing-column): drop a column the question mentions;
+- ``add_near_synonyms_v1`` (ambiguous, column-ambiguous): drop it, add 2-3 near-synonyms;
+- ``value_unanswerable_v1`` (unanswerable, missing-value): ask about a value no row holds;
+- ``value_ambiguous_v1`` (ambiguous, value-ambiguous): write the value into a second column;
+- ``drop_unused_v1`` (answerable, control): drop 1-3 columns the SQL does not use.
+
+Choices that shape a shared variant (the candidate names, their fills, the rows that
+receive a value, the columns a control drops) are seeded by the variant's own key, not
+by the item, so every item that makes the same edit shares one materialized copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.counterfactual import explain, verify
+from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.fills import choose_fill
+from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
+from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
+from answerable.builders.counterfactual.lexicon import column_role, shares_meaning
+from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.script import (
+    add_column,
+    apply_to_schema,
+    drop_column,
+    set_value,
+)
+from answerable.builders.counterfactual.values import fresh_candidates
+from answerable.builders.counterfactual.verify import Failure
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.schema import DatabaseSchema, Table
+from answerable.builders.sqlkit.binding import qualify_in_place
+from answerable.builders.sqlkit.parsing import compared_with
+from answerable.builders.sqlkit.refs import resolve_all
+from answerable.ids import content_hash, rng_for
+
+FRESH_TRIES = 8
+KNOWN_VALUES = 200
+TEXT_TYPES = ("CHAR", "CLOB", "TEXT")
+
+
+# ---- what every generator works with --------------------------------------------------
+
+
+@dataclass
+class Parent:
+    """A verified answerable item, with its SQL qualified and its question grounded."""
+
+    item: dict
+    schema: DatabaseSchema
+    tree: exp.Expr
+    refs: sqlkit.Refs
+    grounding: Grounding
+    views: frozenset = frozenset()
+
+    @property
+    def id(self) -> str:
+        """The parent item's id."""
+        return self.item["id"]
+
+    @property
+    def db_id(self) -> str:
+        """The parent's database id."""
+        return self.item["db_id"]
+
+
+def prepare(item: dict, schema: DatabaseSchema, views: frozenset = frozenset()) -> Parent:
+    """Qualify the parent's SQL against its schema and ground its question; ``views``
+    are the lower-case names of the schema's views (never edited).
+
+    Raises :class:`SQLError` when the SQL no longer binds (it did when it was verified).
+    """
+    tree = qualify_in_place(sqlkit.parse(item["sql"]), schema, item.get("dialect", "sqlite"))
+    refs = sqlkit.references(tree)
+    return Parent(item, schema, tree, refs, ground(item["question"], refs), views)
+
+
+@dataclass
+class EditEnv:
+    """What the generators may read: the databases, the variant store, the seed."""
+
+    databases: dict  # db_id -> DatabaseRef
+    variants: VariantStore
+    seed: int
+    limits: Limits = field(default_factory=Limits)
+    synonyms: int = 2
+    control_max: int = 3
+    _sources: dict = field(default_factory=dict)
+    _leaks: dict = field(default_factory=dict)
+    _known: dict = field(default_factory=dict)
+    _views: dict = field(default_factory=dict)
+
+    def rng(self, step: str, key: str):
+        """The generator private to (seed, step, key)."""
+        return rng_for(self.seed, step, key)
+
+    def source(self, db_id: str) -> Path | None:
+        """The source database file, or None for a schema-only source."""
+        ref = self.databases.get(db_id)
+        return None if ref is None else ref.path
+
+    def database(self, db_id: str) -> ReadOnlyDatabase | None:
+        """A read-only connection to the source database, or None."""
+        path = self.source(db_id)
+        if path is None:
+            return None
+        if db_id not in self._sources:
+            self._sources[db_id] = ReadOnlyDatabase(path, self.limits)
+        return self._sources[db_id]
+
+    def edited_schema(self, parent: Parent, ops: list[dict]) -> DatabaseSchema:
+        """The schema after ``ops``: read from the materialized copy when there is a file."""
+        path = self.source(parent.db_id)
+        if path is None:
+            return apply_to_schema(parent.schema, ops)
+        return self.variants.schema(parent.db_id, path, ops)
+
+    def edited_database(self, parent: Parent, ops: list[dict]) -> ReadOnlyDatabase | None:
+        """A read-only connection to the materialized copy, or None (schema-only)."""
+        path = self.source(parent.db_id)
+        return None if path is None else self.variants.database(parent.db_id, path, ops)
+
+    def leaks(self, parent: Parent, table: str, column: str, keep=()) -> list[Leak]:
+        """Remaining columns that still answer for ``table.column`` (cached per column)."""
+        key = (parent.db_id, table, column)
+        if key not in self._leaks:
+            database = self.database(parent.db_id)
+            found = value_leaks(database, parent.schema, table, column) if database else []
+            self._leaks[key] = found
+        return name_leaks(parent.schema, table, column, keep) + self._leaks[key]
+
+    def views(self, db_id: str) -> frozenset:
+        """Lower-case names of the source database's views (none for schema-only)."""
+        if db_id not in self._views:
+            database = self.database(db_id)
+            query = exp.select("name").from_("sqlite_master").where("type = 'view'")
+            rows = database.execute(query.sql("sqlite"), row_cap=10_000).rows if database else []
+            self._views[db_id] = frozenset(name.lower() for (name,) in rows)
+        return self._views[db_id]
+
+    def known_values(self, db_id: str, table: str, column: str) -> list[str]:
+        """Up to 200 distinct text values of a column (cached)."""
+        key = (db_id, table, column)
+        if key not in self._known:
+            query = (
+                exp.select(_col(column))
+                .distinct()
+                .from_(_table(table))
+                .where(exp.Not(this=exp.Is(this=_col(column), expression=exp.Null())))
+                .order_by(_col(column))
+                .limit(KNOWN_VALUES)
+            )
+            rows = self.database(db_id).execute(query.sql("sqlite"), row_cap=KNOWN_VALUES).rows
+            self._known[key] = [str(v) for (v,) in rows]
+        return self._known[key]
+
+    def close(self) -> None:
+        """Close the source connections and the variant store."""
+        for database in self._sources.values():
+            database.close()
+        self._sources.clear()
+        self.variants.close()
+
+
+@dataclass
+class Proposal:
+    """One edit of one parent, ready to verify and, once verified, to become an item.
+
+    ``verify`` fills ``subtype``, ``explanation`` and (for controls) ``result``.
+    """
+
+    generator: str
+    parent: Parent
+    ops: list[dict]
+    question: str
+    spans: list[dict]
+    trigger: dict | None
+    params: dict
+    readings: list[str] = field(default_factory=list)
+    question_edit: dict | None = None
+    mention: Mention | None = None
+    subtype: str | None = None
+    explanation: str | None = None
+    result: dict | None = None
+
+
+Skip = str
+"""A generator's reason for proposing nothing (``no-mention``, ``no-literal`` ...)."""
+
+
+# ---- small helpers --------------------------------------------------------------------
+
+
+def _ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def _table(name: str) -> exp.Table:
+    return exp.Table(this=_ident(name))
+
+
+def _col(name: str) -> exp.Column:
+    return exp.Column(this=_ident(name))
+
+
+def split(qualified: str) -> tuple[str, str]:
+    """``'table.column'`` -> ``('table', 'column')``."""
+    table, _, column = qualified.rpartition(".")
+    return table, column
+
+
+def _real_table(parent: Parent, name: str) -> Table | None:
+    """The table called ``name``, unless it is a view (a view is not edited)."""
+    table = parent.schema.table(name)
+    return table if table is not None and name.lower() not in parent.views else None
+
+
+def _tags(mention: Mention, tag: str) -> dict[int, str]:
+    return {mention.start: tag}
+
+
+def _choose_target(
+    parent: Parent, rng, keep: Callable[[str], bool] = lambda _c: True
+) -> tuple[str, Mention] | Skip:
+    """A grounded column of a real table, chosen with ``rng``; or why there is none."""
+    if not parent.refs.columns:
+        return "no-column"
+    grounded = {
+        c: m
+        for c, m in parent.grounding.columns.items()
+        if _real_table(parent, split(c)[0]) is not None
+    }
+    if not grounded:
+        return "no-mention"
+    eligible = sorted(c for c in grounded if keep(c))
+    if not eligible:
+        return "no-candidates"
+    target = rng.choice(eligible)
+    return target, grounded[target]
+
+
+def verified_by(env: EditEnv, parent: Parent) -> str:
+    """``execution`` when the edit was checked on a database copy, else ``binding``."""
+    return "execution" if env.source(parent.db_id) is not None else "binding"
+
+
+# ---- drop_column_v1 -------------------------------------------------------------------
+
+
+class DropColumn:
+    """Column-unanswerable: drop a column the question mentions (NoisySP/DTE)."""
+
+    name = "drop_column_v1"
+    label = "unanswerable"
+    category = "missing-column"
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Drop one grounded column, chosen by the parent's seeded generator."""
+        chosen = _choose_target(parent, env.rng(self.name, parent.id))
+        if isinstance(chosen, str):
+            return chosen
+        target, mention = chosen
+        table, column = split(target)
+        return Proposal(
+            self.name,
+            parent,
+            [drop_column(table, column)],
+            parent.item["question"],
+            parent.grounding.spans(_tags(mention, "UNK")),
+            {"kind": "missing-column", "column": target, "span": mention.text},
+            {"target": target},
+            mention=mention,
+        )
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """The gold SQL no longer binds, nothing left answers it; sets the subtype."""
+        parent, target = proposal.parent, proposal.params["target"]
+        table, column = split(target)
+        after = env.edited_schema(parent, proposal.ops)
+        failure = verify.gold_does_not_bind(
+            parent.item["sql"], after, env.edited_database(parent, proposal.ops)
+        ) or verify.nothing_answers(env.leaks(parent, table, column))
+        if failure is None:
+            proposal.subtype = missing_column_subtype(after, table, column)
+            proposal.explanation = explain.missing_column(proposal.mention.text, table, column)
+        return failure
+
+
+def missing_column_subtype(after: DatabaseSchema, table: str, column: str) -> str:
+    """TrustSQL's subtype of a missing column, judged on the edited schema.
+
+    ``surface`` when a column of that name is in another table; ``related`` when a
+    remaining column of the same table shares a content word with it (``away_score``
+    for ``home_score``); else ``unrelated``.
+    """
+    low = column.lower()
+    if any(t.name != table and t.column(low) is not None for t in after.tables):
+        return "surface"
+    owner = after.table(table)
+    if any(shares_meaning(c.name, column, owner.name) for c in owner.columns):
+        return "related"
+    return "unrelated"
+
+
+# ---- add_near_synonyms_v1 ---------------------------------------------------------------
+
+
+class AddNearSynonyms:
+    """Column-ambiguous: drop the target, add columns that each could be meant."""
+
+    name = "add_near_synonyms_v1"
+    label = "ambiguous"
+    category = "column-ambiguous"
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Replace one grounded column by the best group of near-synonyms."""
+        groups = {}
+
+        def has_group(qualified: str) -> bool:
+            table, column = split(qualified)
+            groups[qualified] = near_synonym_groups(parent.schema, table, column, env.synonyms)
+            return bool(groups[qualified])
+
+        chosen = _choose_target(parent, env.rng(self.name, parent.id), has_group)
+        if isinstance(chosen, str):
+            return chosen
+        target, mention = chosen
+        table, column = split(target)
+        names = list(groups[target][0])
+        ops = self.ops(parent, env, table, column, names)
+        readings = [_rename(parent.tree, target, name) for name in names]
+        return Proposal(
+            self.name,
+            parent,
+            ops,
+            parent.item["question"],
+            parent.grounding.spans(_tags(mention, "AMB")),
+            {
+                "kind": "column-ambiguous",
+                "column": target,
+                "span": mention.text,
+                "candidates": [f"{table}.{n}" for n in names],
+                "readings": readings,
+            },
+            {"target": target, "candidates": names},
+            readings=readings,
+            mention=mention,
+        )
+
+    def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
+        """Add each name filled from the target (seeded by the variant), then drop it."""
+        declared = parent.schema.table(table).column(column).type
+        fill = choose_fill(column_role(column, declared), declared)
+        rng = env.rng(self.name, f"{parent.db_id}/{table}/{column}/{'/'.join(names)}")
+        added = [
+            add_column(table, name, declared, column, fill, rng.getrandbits(31)) for name in names
+        ]
+        return [*added, drop_column(table, column)]
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """Names are not synonyms and fit the span; the gold SQL does not bind; nothing
+        left answers the target; the readings differ (or bind, schema-only)."""
+        parent, names = proposal.parent, proposal.params["candidates"]
+        table, column = split(proposal.params["target"])
+        failure = verify.candidates_are_not_synonyms(
+            table, column, names
+        ) or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
+        if failure:
+            return failure
+        after = env.edited_schema(parent, proposal.ops)
+        database = env.edited_database(parent, proposal.ops)
+        failure = verify.gold_does_not_bind(
+            parent.item["sql"], after, database
+        ) or verify.nothing_answers(env.leaks(parent, table, column, keep=names))
+        if failure:
+            return failure
+        if database is None:
+            failure = verify.readings_bind(proposal.readings, after)
+        else:
+            failure = verify.candidates_differ_from_target(
+                env.database(parent.db_id), database, table, column, names
+            ) or verify.readings_differ(proposal.readings, database)
+        if failure is None:
+            proposal.explanation = explain.column_ambiguous(proposal.mention.text, table, names)
+        return failure
+
+
+def _rename(tree: exp.Expr, target: str, name: str) -> str:
+    """The SQL with every column that resolves to ``target`` renamed to ``name``."""
+    copy = tree.copy()
+    _, resolved = resolve_all(copy)
+    for column in list(copy.find_all(exp.Column)):
+        if resolved.get(id(column)) == target:
+            column.set("this", _ident(name))
+    return copy.sql("sqlite")
+
+
+# ---- value_unanswerable_v1 --------------------------------------------------------------
+
+
+def _value_mentions(parent: Parent, operators: tuple[str, ...]) -> list[Mention] | Skip:
+    """Grounded string values compared with a column of a real table, written as in SQL."""
+    literals = [
+        lit
+        for lit in parent.refs.literals
+        if lit.is_string and lit.column and lit.operator in operators
+    ]
+    if not literals:
+        return "no-literal"
+    mentions = [
+        m
+        for m in parent.grounding.values
+        if m.literal in literals
+        and m.text.lower() == _bare(m.literal).lower()
+        and _real_table(parent, split(m.concept)[0]) is not None
+    ]
+    return mentions or "no-value-mention"
+
+
+def _bare(literal) -> str:
+    text = str(literal.value)
+    return text.strip("%_ ") if literal.operator == "like" else text
+
+
+def _replace_literal(tree: exp.Expr, old: str, new: str) -> str:
+    copy = tree.copy()
+    for node in list(copy.find_all(exp.Literal)):
+        if node.is_string and node.this == old:
+            node.replace(exp.Literal.string(new))
+    return copy.sql("sqlite")
+
+
+def _shift_spans(spans: list[dict], at: Mention, new_text: str, tag: str) -> list[dict]:
+    """The spans after replacing the text of ``at`` by ``new_text`` (which gets ``tag``)."""
+    delta = len(new_text) - (at.end - at.start)
+    shifted = []
+    for span in spans:
+        span = dict(span)
+        if span["start"] == at.start:
+            span.update(end=at.start + len(new_text), text=new_text, tag=tag)
+        elif span["start"] >= at.end:
+            span.update(start=span["start"] + delta, end=span["end"] + delta)
+        shifted.append(span)
+    return shifted
+
+
+class ValueUnanswerable:
+    """Value-unanswerable: the question asks about a value its column does not hold."""
+
+    name = "value_unanswerable_v1"
+    label = "unanswerable"
+    category = "missing-value"
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Replace a grounded compared value (question and SQL) by a fresh one."""
+        database = env.database(parent.db_id)
+        if database is None:
+            return "no-database"
+        mentions = _value_mentions(parent, ("eq", "in", "like"))
+        if isinstance(mentions, str):
+            return mentions
+        rng = env.rng(self.name, parent.id)
+        mention = rng.choice(mentions)
+        fresh = self.fresh_value(parent, env, mention, rng)
+        if fresh is None:
+            return "no-fresh-value"
+        return self.proposal(parent, mention, fresh)
+
+    def fresh_value(self, parent: Parent, env: EditEnv, mention: Mention, rng) -> str | None:
+        """The first drawn stand-in that its column does not hold and the question lacks."""
+        table, column = split(mention.concept)
+        known = env.known_values(parent.db_id, table, column)
+        for value in fresh_candidates(table, column, mention.text, rng, FRESH_TRIES, known):
+            present = value.lower() in parent.item["question"].lower()
+            if value and not present and not self.occurs(env, parent, mention, value):
+                return value
+        return None
+
+    def occurs(self, env: EditEnv, parent: Parent, mention: Mention, value: str) -> bool:
+        """Whether any row's value matches ``value`` (case-insensitive; as a LIKE pattern)."""
+        table, column = split(mention.concept)
+        target = exp.func("lower", _col(column))
+        if mention.literal.operator == "like":
+            pattern = str(mention.literal.value).replace(_bare(mention.literal), value)
+            test = exp.Like(this=_col(column), expression=exp.Placeholder())
+            argument = pattern
+        else:
+            test = exp.EQ(this=target, expression=exp.func("lower", exp.Placeholder()))
+            argument = value
+        query = exp.select(exp.Literal.number(1)).from_(_table(table)).where(test).limit(1)
+        result = env.database(parent.db_id).execute(query.sql("sqlite"), (argument,), row_cap=1)
+        return result.row_count > 0
+
+    def proposal(self, parent: Parent, mention: Mention, fresh: str) -> Proposal:
+        """The proposal that asks about ``fresh`` instead of the mentioned value."""
+        old = str(mention.literal.value)
+        new_literal = old.replace(_bare(mention.literal), fresh)
+        question = parent.item["question"]
+        new_question = question[: mention.start] + fresh + question[mention.end :]
+        probe = _replace_literal(parent.tree, old, new_literal)
+        return Proposal(
+            self.name,
+            parent,
+            [],
+            new_question,
+            _shift_spans(parent.grounding.spans(), mention, fresh, "UNK"),
+            {
+                "kind": "missing-value",
+                "column": mention.concept,
+                "value": fresh,
+                "replaced": mention.text,
+                "probe": probe,
+            },
+            {"column": mention.concept, "value": fresh, "replaced": old},
+            readings=[probe],
+            question_edit={
+                "start": mention.start,
+                "end": mention.end,
+                "text": fresh,
+                "replaced": mention.text,
+            },
+            mention=mention,
+        )
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """The value is in no row of its column and the probe SQL finds nothing."""
+        parent, mention = proposal.parent, proposal.mention
+        fresh = proposal.params["value"]
+        found = self.occurs(env, parent, mention, fresh)
+        failure = verify.value_is_absent(found, mention.concept, fresh) or verify.finds_nothing(
+            proposal.readings[0], env.database(parent.db_id)
+        )
+        if failure is None:
+            proposal.explanation = explain.missing_value(fresh, mention.concept)
+        return failure
+
+
+# ---- value_ambiguous_v1 -----------------------------------------------------------------
+
+
+class ValueAmbiguous:
+    """Value-ambiguous: the value also occurs in a second column the query could mean."""
+
+    name = "value_ambiguous_v1"
+    label = "ambiguous"
+    category = "value-ambiguous"
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Write a grounded compared value into a second text column of a queried table."""
+        if env.database(parent.db_id) is None:
+            return "no-database"
+        mentions = _value_mentions(parent, ("eq", "in"))
+        if isinstance(mentions, str):
+            return mentions
+        rng = env.rng(self.name, parent.id)
+        mention = rng.choice(mentions)
+        value = str(mention.literal.value)
+        seconds = self.second_columns(parent, env, mention.concept, value)
+        if not seconds:
+            return "no-second-column"
+        second = rng.choice(seconds)
+        reading = _swap_compared_column(parent.tree, mention.concept, value, second)
+        if reading is None:
+            return "no-second-column"
+        ops = [self.op(parent, env, second, value)]
+        readings = [parent.tree.sql("sqlite"), reading]
+        return Proposal(
+            self.name,
+            parent,
+            ops,
+            parent.item["question"],
+            parent.grounding.spans(_tags(mention, "AMB")),
+            {
+                "kind": "value-ambiguous",
+                "value": value,
+                "span": mention.text,
+                "columns": [mention.concept, second],
+                "readings": readings,
+            },
+            {"column": mention.concept, "second": second, "value": value},
+            readings=readings,
+            mention=mention,
+        )
+
+    def second_columns(self, parent: Parent, env: EditEnv, first: str, value: str) -> list[str]:
+        """Text columns of the queried tables, of the first column's role, that the SQL
+        does not use, whose values look like the value, and that do not hold it yet."""
+        role = column_role(split(first)[1])
+        found = []
+        for name in parent.refs.tables:
+            table = _real_table(parent, name)
+            for column in table.columns if table else ():
+                qualified = f"{table.name}.{column.name}"
+                if qualified in parent.refs.columns or not _is_text(column.type):
+                    continue
+                if column_role(column.name, column.type) != role:
+                    continue
+                known = env.known_values(parent.db_id, table.name, column.name)
+                if value not in known and looks_like(value, known):
+                    found.append(qualified)
+        return sorted(found)
+
+    def op(self, parent: Parent, env: EditEnv, second: str, value: str) -> dict:
+        """Write the value into 5 % of the second column's rows (3 to 200), seeded."""
+        table, column = split(second)
+        query = exp.select(exp.func("COUNT", exp.Star())).from_(_table(table))
+        rows = env.database(parent.db_id).execute(query.sql("sqlite")).rows[0][0]
+        count = max(3, min(200, rows // 20))
+        seed = env.rng(self.name, f"{parent.db_id}/{second}/{value}").getrandbits(31)
+        return set_value(table, column, value, count, seed)
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """Both readings run on the edited copy and give different non-empty results."""
+        database = env.edited_database(proposal.parent, proposal.ops)
+        failure = verify.readings_differ(proposal.readings, database)
+        if failure is None:
+            proposal.explanation = explain.value_ambiguous(
+                proposal.params["value"], proposal.trigger["columns"]
+            )
+        return failure
+
+
+def shape(value: str) -> tuple[str, bool]:
+    """A value's look: its case style and whether it has digits."""
+    letters = [c for c in value if c.isalpha()]
+    case = (
+        "upper"
+        if letters and all(c.isupper() for c in letters)
+        else "lower"
+        if letters and all(c.islower() for c in letters)
+        else "title"
+        if value[:1].isupper()
+        else "mixed"
+    )
+    return case, any(c.isdigit() for c in value)
+
+
+def looks_like(value: str, known: list[str]) -> bool:
+    """Whether most of a column's values share the value's shape and are of a like
+    length (within a factor of three): 'Medicare' may sit among insurers' names but
+    'Vancomycin' does not sit among dose units such as 'mg'."""
+    if not known:
+        return False
+    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
+    return len(alike) * 2 >= len(known)
+
+
+def _is_text(declared: str) -> bool:
+    kind = (declared or "").upper()
+    return not kind or any(t in kind for t in TEXT_TYPES)
+
+
+def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -> str | None:
+    """The SQL with the columns that ``first`` names and compares with ``value`` replaced
+    by ``second`` (found under its alias in the same SELECT); None when not possible."""
+    copy = tree.copy()
+    _, resolved = resolve_all(copy)
+    table, column = split(second)
+    swapped = 0
+    for node in list(copy.find_all(exp.Literal)):
+        if not node.is_string or node.this != value:
+            continue
+        _, other = compared_with(node)
+        if not isinstance(other, exp.Column) or resolved.get(id(other)) != first:
+            continue
+        alias = _alias_of(other, table)
+        if alias is None:
+            return None
+        other.replace(exp.Column(this=_ident(column), table=exp.to_identifier(alias)))
+        swapped += 1
+    return copy.sql("sqlite") if swapped else None
+
+
+def _alias_of(column: exp.Column, table: str) -> str | None:
+    select = column.find_ancestor(exp.Select)
+    if select is None:
+        return None
+    sources = [select.args.get("from_")]
+    sources += select.args.get("joins") or []
+    for source in sources:
+        found = source.this if source is not None else None
+        if isinstance(found, exp.Table) and found.name.lower() == table.lower():
+            return found.alias_or_name
+    return None
+
+
+# ---- drop_unused_v1 (control) -----------------------------------------------------------
+
+
+class DropUnused:
+    """Answerable control: drop columns the SQL does not use (TriageSQL), so that a
+    smaller schema does not signal an unanswerable question."""
+
+    name = "drop_unused_v1"
+    label = "answerable"
+    category = None
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Drop one to ``control_max`` unused, non-key columns of the queried tables."""
+        unused = self.unused(parent)
+        if not unused:
+            return "no-unused-column"
+        key = content_hash([parent.db_id, parent.refs.tables, parent.refs.columns])
+        rng = env.rng(self.name, key)
+        count = rng.randint(1, min(env.control_max, len(unused)))
+        chosen = sorted(rng.sample(unused, count))
+        return Proposal(
+            self.name,
+            parent,
+            [drop_column(*split(c)) for c in chosen],
+            parent.item["question"],
+            parent.grounding.spans(),
+            None,
+            {"dropped": chosen},
+        )
+
+    def unused(self, parent: Parent) -> list[str]:
+        """Columns of the queried tables that the SQL does not read and no key uses."""
+        keys = {
+            (t.name.lower(), c.lower())
+            for t in parent.schema.tables
+            for c in [*t.primary_key, *(fk[0] for fk in t.foreign_keys)]
+        }
+        keys |= {
+            (fk[1].lower(), fk[2].lower()) for t in parent.schema.tables for fk in t.foreign_keys
+        }
+        found = []
+        for name in parent.refs.tables:
+            table = _real_table(parent, name)
+            for column in table.columns if table else ():
+                qualified = f"{table.name}.{column.name}"
+                if qualified in parent.refs.columns:
+                    continue
+                if (table.name.lower(), column.name.lower()) in keys:
+                    continue
+                if column_role(column.name, column.type) != "identifier":
+                    found.append(qualified)
+        return sorted(found)
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """The gold SQL still binds and (with a database) gives the parent's result."""
+        parent = proposal.parent
+        after = env.edited_schema(parent, proposal.ops)
+        parent_hash = (parent.item.get("result") or {}).get("hash")
+        failure, result = verify.gold_still_binds(
+            parent.item["sql"], after, env.edited_database(parent, proposal.ops), parent_hash
+        )
+        if result is not None:
+            proposal.result = result.to_record()
+        return failure
+
+
+GENERATORS = {
+    g.name: g
+    for g in (DropColumn(), AddNearSynonyms(), ValueUnanswerable(), ValueAmbiguous(), DropUnused())
+}
+"""Every edit generator by its registered, versioned name."""
+PROBLEM_EDITS = (
+    "drop_column_v1",
+    "add_near_synonyms_v1",
+    "value_unanswerable_v1",
+    "value_ambiguous_v1",
+)
+CONTROL_EDIT = "drop_unused_v1"
