@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from answerable.builders import counterfactual
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
@@ -119,13 +120,44 @@ def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool
     return ctx.workspace.cached_step(SEED_STEP, signature, lambda: verify_examples(examples, ctx))
 
 
+def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
+    """Counterfactual edits of the verified answerable items so far, cached by signature;
+    variants go to ``<workdir>/<dataset>/variants/``."""
+    config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
+    parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
+    signature = ctx.signature(
+        counterfactual.STEP,
+        {"config": config.signature(), "limits": vars(ctx.limits)},
+        {"parents": parents, "files": ctx.inputs},
+    )
+
+    def compute() -> StepOutput:
+        env = counterfactual.EditEnv(
+            ctx.databases,
+            counterfactual.VariantStore(ctx.workspace.root / "variants", ctx.limits),
+            ctx.recipe.seed,
+            ctx.limits,
+            synonyms=config.synonyms,
+            control_max=config.control_max_columns,
+        )
+        try:
+            return counterfactual.run_counterfactual(so_far, env, config)[0]
+        finally:
+            env.close()
+
+    return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
+
+
 Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
 
 
 def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     """The build's stages, in order. Each takes the items made so far and returns its own
     output (and whether it came from the cache); a stage runs only when the recipe asks."""
-    return [(SEED_STEP, seed_stage)]
+    chosen: list[tuple[str, Stage]] = [(SEED_STEP, seed_stage)]
+    if "counterfactual" in recipe.data:
+        chosen.append((counterfactual.STEP, counterfactual_stage))
+    return chosen
 
 
 def check_items(output: StepOutput) -> StepOutput:
