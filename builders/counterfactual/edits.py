@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlglot import exp
+from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import explain, verify
@@ -37,14 +38,15 @@ from answerable.builders.counterfactual.script import (
     apply_to_schema,
     drop_column,
     set_value,
+    variant_id,
 )
+from answerable.builders.counterfactual.shapes import Shapes
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import Failure
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.builders.sqlkit.binding import qualify_in_place
 from answerable.builders.sqlkit.parsing import compared_with
-from answerable.builders.sqlkit.refs import resolve_all
+from answerable.errors import SQLError
 from answerable.ids import content_hash, rng_for
 
 FRESH_TRIES = 8
@@ -61,7 +63,8 @@ class Parent:
 
     item: dict
     schema: DatabaseSchema
-    tree: exp.Expr
+    tree: exp.Expr  # the gold SQL qualified against ``schema``
+    shape: tuple  # what binding depends on (see :mod:`.shapes`)
     refs: sqlkit.Refs
     grounding: Grounding
     views: frozenset = frozenset()
@@ -76,16 +79,30 @@ class Parent:
         """The parent's database id."""
         return self.item["db_id"]
 
+    @property
+    def ordered(self) -> bool:
+        """Whether the gold SQL orders its rows (then so do its readings)."""
+        return sqlkit.has_order_by(self.tree)
 
-def prepare(item: dict, schema: DatabaseSchema, views: frozenset = frozenset()) -> Parent:
-    """Qualify the parent's SQL against its schema and ground its question; ``views``
-    are the lower-case names of the schema's views (never edited).
+    @property
+    def parsed(self) -> exp.Expr:
+        """The gold SQL as written, parsed anew (the caller may change it)."""
+        return sqlkit.parse(self.item["sql"], self.item.get("dialect", "sqlite"))
+
+
+def prepare(
+    item: dict, schema: DatabaseSchema, views: frozenset = frozenset(), shapes: Shapes | None = None
+) -> Parent:
+    """Qualify the parent's SQL against its schema (through ``shapes``, which reuses the
+    work for queries that differ only in values) and ground its question; ``views`` are
+    the lower-case names of the schema's views (never edited).
 
     Raises :class:`SQLError` when the SQL no longer binds (it did when it was verified).
     """
-    tree = qualify_in_place(sqlkit.parse(item["sql"]), schema, item.get("dialect", "sqlite"))
+    shapes = shapes or Shapes()
+    tree, shape = shapes.qualified(item["sql"], schema, item.get("dialect", "sqlite"))
     refs = sqlkit.references(tree)
-    return Parent(item, schema, tree, refs, ground(item["question"], refs), views)
+    return Parent(item, schema, tree, shape, refs, ground(item["question"], refs), views)
 
 
 @dataclass
@@ -102,6 +119,9 @@ class EditEnv:
     _leaks: dict = field(default_factory=dict)
     _known: dict = field(default_factory=dict)
     _views: dict = field(default_factory=dict)
+    _bindings: dict = field(default_factory=dict)
+    _once: dict = field(default_factory=dict)
+    shapes: Shapes = field(default_factory=Shapes)
 
     def rng(self, step: str, key: str):
         """The generator private to (seed, step, key)."""
@@ -133,6 +153,27 @@ class EditEnv:
         path = self.source(parent.db_id)
         return None if path is None else self.variants.database(parent.db_id, path, ops)
 
+    def binding_error(
+        self, parent: Parent, ops: list[dict], tree: exp.Expr | None = None, reading: str = ""
+    ) -> SQLError | None:
+        """Whether the gold SQL (or a ``reading`` of it, given as ``tree``) qualifies
+        against the edited schema. Binding depends on the query's shape, not its values,
+        so the answer is remembered by (shape, reading, variant): items that differ only
+        in their literals share it."""
+        key = (parent.shape, reading, variant_id(parent.db_id, ops))
+        if key not in self._bindings:
+            schema = self.edited_schema(parent, ops)
+            self._bindings[key] = verify.binding_error(
+                parent.parsed if tree is None else tree, schema
+            )
+        return self._bindings[key]
+
+    def once(self, key: tuple, check: Callable[[], Failure | None]) -> Failure | None:
+        """A check of a whole variant (not of one item), run once per key."""
+        if key not in self._once:
+            self._once[key] = check()
+        return self._once[key]
+
     def leaks(self, parent: Parent, table: str, column: str, keep=()) -> list[Leak]:
         """Remaining columns that still answer for ``table.column`` (cached per column)."""
         key = (parent.db_id, table, column)
@@ -147,7 +188,8 @@ class EditEnv:
         if db_id not in self._views:
             database = self.database(db_id)
             query = exp.select("name").from_("sqlite_master").where("type = 'view'")
-            rows = database.execute(query.sql("sqlite"), row_cap=10_000).rows if database else []
+            sql = query.sql("sqlite")
+            rows = database.execute(sql, ordered=False, row_cap=10_000).rows if database else []
             self._views[db_id] = frozenset(name.lower() for (name,) in rows)
         return self._views[db_id]
 
@@ -163,7 +205,8 @@ class EditEnv:
                 .order_by(_col(column))
                 .limit(KNOWN_VALUES)
             )
-            rows = self.database(db_id).execute(query.sql("sqlite"), row_cap=KNOWN_VALUES).rows
+            database = self.database(db_id)
+            rows = database.execute(query.sql("sqlite"), ordered=True, row_cap=KNOWN_VALUES).rows
             self._known[key] = [str(v) for (v,) in rows]
         return self._known[key]
 
@@ -190,6 +233,7 @@ class Proposal:
     trigger: dict | None
     params: dict
     readings: list[str] = field(default_factory=list)
+    reading_trees: list[exp.Expr] = field(default_factory=list)
     question_edit: dict | None = None
     mention: Mention | None = None
     subtype: str | None = None
@@ -289,11 +333,13 @@ class DropColumn:
         """The gold SQL no longer binds, nothing left answers it; sets the subtype."""
         parent, target = proposal.parent, proposal.params["target"]
         table, column = split(target)
-        after = env.edited_schema(parent, proposal.ops)
         failure = verify.gold_does_not_bind(
-            parent.item["sql"], after, env.edited_database(parent, proposal.ops)
+            parent.item["sql"],
+            env.binding_error(parent, proposal.ops),
+            env.edited_database(parent, proposal.ops),
         ) or verify.nothing_answers(env.leaks(parent, table, column))
         if failure is None:
+            after = env.edited_schema(parent, proposal.ops)
             proposal.subtype = missing_column_subtype(after, table, column)
             proposal.explanation = explain.missing_column(proposal.mention.text, table, column)
         return failure
@@ -341,7 +387,8 @@ class AddNearSynonyms:
         table, column = split(target)
         names = list(groups[target][0])
         ops = self.ops(parent, env, table, column, names)
-        readings = [_rename(parent.tree, target, name) for name in names]
+        trees = [_renamed(parent.tree, target, name) for name in names]
+        readings = [tree.sql("sqlite") for tree in trees]
         return Proposal(
             self.name,
             parent,
@@ -357,6 +404,7 @@ class AddNearSynonyms:
             },
             {"target": target, "candidates": names},
             readings=readings,
+            reading_trees=trees,
             mention=mention,
         )
 
@@ -380,32 +428,53 @@ class AddNearSynonyms:
         ) or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
         if failure:
             return failure
-        after = env.edited_schema(parent, proposal.ops)
         database = env.edited_database(parent, proposal.ops)
         failure = verify.gold_does_not_bind(
-            parent.item["sql"], after, database
+            parent.item["sql"], env.binding_error(parent, proposal.ops), database
         ) or verify.nothing_answers(env.leaks(parent, table, column, keep=names))
         if failure:
             return failure
         if database is None:
-            failure = verify.readings_bind(proposal.readings, after)
+            errors = [
+                env.binding_error(parent, proposal.ops, tree, f"{column}->{name}")
+                for tree, name in zip(proposal.reading_trees, names, strict=True)
+            ]
+            failure = verify.readings_bind(proposal.readings, errors)
         else:
-            failure = verify.candidates_differ_from_target(
-                env.database(parent.db_id), database, table, column, names
-            ) or verify.readings_differ(proposal.readings, database)
+            failure = env.once(
+                ("candidates-differ", variant_id(parent.db_id, proposal.ops)),
+                lambda: verify.candidates_differ_from_target(
+                    env.database(parent.db_id), database, table, column, names
+                ),
+            ) or verify.readings_differ(proposal.readings, database, parent.ordered)
         if failure is None:
             proposal.explanation = explain.column_ambiguous(proposal.mention.text, table, names)
         return failure
 
 
-def _rename(tree: exp.Expr, target: str, name: str) -> str:
-    """The SQL with every column that resolves to ``target`` renamed to ``name``."""
+def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
+    """A copy of the qualified tree with every reference to column ``target`` renamed to
+    ``name`` (references through a derived table's output keep the output's name)."""
     copy = tree.copy()
-    _, resolved = resolve_all(copy)
-    for column in list(copy.find_all(exp.Column)):
-        if resolved.get(id(column)) == target:
-            column.set("this", _ident(name))
-    return copy.sql("sqlite")
+    for column in table_columns(copy, target):
+        column.set("this", _ident(name))
+    return copy
+
+
+def table_columns(tree: exp.Expr, target: str) -> list[exp.Column]:
+    """The column nodes that read ``table.column`` straight from the table."""
+    table, column = split(target)
+    found = []
+    for scope in traverse_scope(tree):
+        for node in scope.columns:
+            source = scope.sources.get(node.table)
+            if (
+                isinstance(source, exp.Table)
+                and source.name.lower() == table.lower()
+                and node.name.lower() == column.lower()
+            ):
+                found.append(node)
+    return found
 
 
 # ---- value_unanswerable_v1 --------------------------------------------------------------
@@ -428,6 +497,49 @@ def _value_mentions(parent: Parent, operators: tuple[str, ...]) -> list[Mention]
         and _real_table(parent, split(m.concept)[0]) is not None
     ]
     return mentions or "no-value-mention"
+
+
+_NARROWING = (exp.And, exp.Paren, exp.Where, exp.Having, exp.Join, exp.From, exp.Select)
+_NARROWING += (exp.Intersect, exp.In, exp.With, exp.CTE, exp.Group, exp.Order, exp.Limit)
+
+
+def _filters_every_row(tree: exp.Expr, value) -> bool:
+    """Whether some comparison with the string ``value`` must hold for the query to
+    return any row: it sits in ANDed filters, up through IN subqueries, INTERSECT and
+    the left side of EXCEPT, never under OR, NOT, UNION or a scalar subquery (a value
+    nobody has there need not leave the result empty)."""
+    for node in tree.find_all(exp.Literal):
+        if node.is_string and node.this == value and _narrows(node):
+            return True
+    return False
+
+
+def _narrows(node: exp.Expr) -> bool:
+    comparison = node.parent
+    while isinstance(comparison, exp.Paren):
+        comparison = comparison.parent
+    if isinstance(comparison, exp.In) and len(comparison.expressions) > 1:
+        return False  # another value of the list may still match
+    child, parent = comparison, comparison.parent
+    while parent is not None:
+        if isinstance(parent, exp.Except) and child is not parent.this:
+            return False
+        if isinstance(parent, exp.Subquery) and not isinstance(parent.parent, exp.In):
+            if parent.parent is not None and not isinstance(parent.parent, exp.From | exp.Join):
+                return False
+        elif not isinstance(parent, (*_NARROWING, exp.Except, exp.Subquery)):
+            return False
+        child, parent = parent, parent.parent
+    return True
+
+
+def _matches_any(literal, value: str, known: list[str]) -> bool:
+    """Whether ``value`` (in place of the literal) would match one of ``known``, as the
+    probe compares: case-insensitively, as a substring for a ``LIKE`` pattern."""
+    low = value.lower()
+    if literal.operator == "like":
+        return any(low in k.lower() for k in known)
+    return any(low == k.lower() for k in known)
 
 
 def _bare(literal) -> str:
@@ -472,6 +584,9 @@ class ValueUnanswerable:
         mentions = _value_mentions(parent, ("eq", "in", "like"))
         if isinstance(mentions, str):
             return mentions
+        mentions = [m for m in mentions if _filters_every_row(parent.tree, m.literal.value)]
+        if not mentions:
+            return "value-not-required"
         rng = env.rng(self.name, parent.id)
         mention = rng.choice(mentions)
         fresh = self.fresh_value(parent, env, mention, rng)
@@ -483,9 +598,13 @@ class ValueUnanswerable:
         """The first drawn stand-in that its column does not hold and the question lacks."""
         table, column = split(mention.concept)
         known = env.known_values(parent.db_id, table, column)
+        complete = len(known) < KNOWN_VALUES  # then ``known`` is every value of the column
         for value in fresh_candidates(table, column, mention.text, rng, FRESH_TRIES, known):
-            present = value.lower() in parent.item["question"].lower()
-            if value and not present and not self.occurs(env, parent, mention, value):
+            if not value or value.lower() in parent.item["question"].lower():
+                continue
+            if complete and _matches_any(mention.literal, value, known):
+                continue
+            if not self.occurs(env, parent, mention, value):
                 return value
         return None
 
@@ -501,7 +620,8 @@ class ValueUnanswerable:
             test = exp.EQ(this=target, expression=exp.func("lower", exp.Placeholder()))
             argument = value
         query = exp.select(exp.Literal.number(1)).from_(_table(table)).where(test).limit(1)
-        result = env.database(parent.db_id).execute(query.sql("sqlite"), (argument,), row_cap=1)
+        database = env.database(parent.db_id)
+        result = database.execute(query.sql("sqlite"), (argument,), ordered=False, row_cap=1)
         return result.row_count > 0
 
     def proposal(self, parent: Parent, mention: Mention, fresh: str) -> Proposal:
@@ -541,7 +661,7 @@ class ValueUnanswerable:
         fresh = proposal.params["value"]
         found = self.occurs(env, parent, mention, fresh)
         failure = verify.value_is_absent(found, mention.concept, fresh) or verify.finds_nothing(
-            proposal.readings[0], env.database(parent.db_id)
+            proposal.readings[0], env.database(parent.db_id), parent.ordered
         )
         if failure is None:
             proposal.explanation = explain.missing_value(fresh, mention.concept)
@@ -617,7 +737,7 @@ class ValueAmbiguous:
         """Write the value into 5 % of the second column's rows (3 to 200), seeded."""
         table, column = split(second)
         query = exp.select(exp.func("COUNT", exp.Star())).from_(_table(table))
-        rows = env.database(parent.db_id).execute(query.sql("sqlite")).rows[0][0]
+        rows = env.database(parent.db_id).execute(query.sql("sqlite"), ordered=False).rows[0][0]
         count = max(3, min(200, rows // 20))
         seed = env.rng(self.name, f"{parent.db_id}/{second}/{value}").getrandbits(31)
         return set_value(table, column, value, count, seed)
@@ -625,7 +745,7 @@ class ValueAmbiguous:
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
         """Both readings run on the edited copy and give different non-empty results."""
         database = env.edited_database(proposal.parent, proposal.ops)
-        failure = verify.readings_differ(proposal.readings, database)
+        failure = verify.readings_differ(proposal.readings, database, proposal.parent.ordered)
         if failure is None:
             proposal.explanation = explain.value_ambiguous(
                 proposal.params["value"], proposal.trigger["columns"]
@@ -667,14 +787,14 @@ def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -
     """The SQL with the columns that ``first`` names and compares with ``value`` replaced
     by ``second`` (found under its alias in the same SELECT); None when not possible."""
     copy = tree.copy()
-    _, resolved = resolve_all(copy)
+    direct = {id(c) for c in table_columns(copy, first)}
     table, column = split(second)
     swapped = 0
     for node in list(copy.find_all(exp.Literal)):
         if not node.is_string or node.this != value:
             continue
         _, other = compared_with(node)
-        if not isinstance(other, exp.Column) or resolved.get(id(other)) != first:
+        if not isinstance(other, exp.Column) or id(other) not in direct:
             continue
         alias = _alias_of(other, table)
         if alias is None:
@@ -753,10 +873,13 @@ class DropUnused:
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
         """The gold SQL still binds and (with a database) gives the parent's result."""
         parent = proposal.parent
-        after = env.edited_schema(parent, proposal.ops)
         parent_hash = (parent.item.get("result") or {}).get("hash")
         failure, result = verify.gold_still_binds(
-            parent.item["sql"], after, env.edited_database(parent, proposal.ops), parent_hash
+            parent.item["sql"],
+            env.binding_error(parent, proposal.ops),
+            env.edited_database(parent, proposal.ops),
+            parent_hash,
+            parent.ordered,
         )
         if result is not None:
             proposal.result = result.to_record()

@@ -2,8 +2,8 @@
 
 For every answerable parent (an item with gold SQL, not itself made by this step) two
 seeded draws decide what it gets: with probability ``rate`` one problematic item (the
-enabled edits are proposed, shuffled, and the first whose verification passes is kept;
-each failed verification is a reject), and with probability ``control_rate`` one
+enabled edits are tried in a seeded order and the first whose verification passes is
+kept; each failed verification is a reject), and with probability ``control_rate`` one
 answerable control. Draws, choices and ids depend only on the recipe seed and the
 parent's id, so a rerun gives the same items.
 """
@@ -43,6 +43,7 @@ class Config:
     synonyms: int = 2
     control_rate: float = 0.1
     control_max_columns: int = 3
+    every_edit: bool = False  # surveys: verify and keep every applicable edit of a parent
 
     @classmethod
     def from_section(cls, section: dict) -> Config:
@@ -71,6 +72,7 @@ class Stats:
     def lines(self) -> list[str]:
         """A plain-text table for scripts and logs."""
         out = [f"parents {self.parents}, selected for a problematic edit {self.selected}"]
+        out.append("per edit: proposed, emitted; skipped and rejected by reason")
         for name in sorted(set(self.proposed) | {k[0] for k in self.skipped}):
             out.append(f"  {name}: proposed {self.proposed[name]}, emitted {self.emitted[name]}")
             for (edit, reason), n in sorted(self.skipped.items()):
@@ -102,43 +104,55 @@ def run_counterfactual(items: list[dict], env: EditEnv, config: Config) -> tuple
             continue
         if env.rng(f"{STEP}/select", item["id"]).random() < config.rate:
             stats.selected += 1
-            _emit(_first_verified(parent, env, config.edits, output, stats), output, seen)
+            made = _verified(parent, env, config.edits, output, stats, config.every_edit)
+            _emit(made, output, seen)
         if env.rng(f"{STEP}/control", item["id"]).random() < config.control_rate:
-            _emit(_first_verified(parent, env, (CONTROL_EDIT,), output, stats), output, seen)
+            _emit(_verified(parent, env, (CONTROL_EDIT,), output, stats), output, seen)
     return output, stats
 
 
 def _prepare(item: dict, env: EditEnv, output: StepOutput) -> Parent | None:
     try:
-        return prepare(item, env.databases[item["db_id"]].schema, env.views(item["db_id"]))
+        schema = env.databases[item["db_id"]].schema
+        return prepare(item, schema, env.views(item["db_id"]), env.shapes)
     except (SQLError, KeyError) as error:
         output.rejects.append(reject(item["id"], STEP, "parent-does-not-bind", str(error)))
         return None
 
 
-def _first_verified(
-    parent: Parent, env: EditEnv, names: tuple[str, ...], output: StepOutput, stats: Stats
-) -> dict | None:
-    proposals, skips = [], []
-    for name in names:
-        made = GENERATORS[name].propose(parent, env)
-        if isinstance(made, str):
-            stats.skipped[name, made] += 1
-            skips.append(f"{name}: {made}")
-        else:
-            stats.proposed[name] += 1
-            proposals.append(made)
-    env.rng(f"{STEP}/order", parent.id).shuffle(proposals)
-    for proposal in proposals:
+def _verified(
+    parent: Parent,
+    env: EditEnv,
+    names: tuple[str, ...],
+    output: StepOutput,
+    stats: Stats,
+    every: bool = False,
+) -> list[dict]:
+    """Edits tried in a seeded order, each proposed only when its turn comes: the item
+    of the first that passes its checks (with ``every``, of each that passes). A parent
+    no edit applies to is one reject, whose detail lists each edit's reason."""
+    order = list(names)
+    env.rng(f"{STEP}/order", parent.id).shuffle(order)
+    skips, made, proposed = [], [], 0
+    for name in order:
+        proposal = GENERATORS[name].propose(parent, env)
+        if isinstance(proposal, str):
+            stats.skipped[name, proposal] += 1
+            skips.append(f"{name}: {proposal}")
+            continue
+        proposed += 1
+        stats.proposed[name] += 1
         item = _verified_item(proposal, env, output, stats)
         if item is not None:
-            return item
-    if not proposals:
-        detail = "; ".join(skips)
+            made.append(item)
+            if not every:
+                break
+    if not proposed:
+        detail = "; ".join(sorted(skips))
         output.rejects.append(
             reject(parent.id, STEP, "no-applicable-edit", detail, db_id=parent.db_id)
         )
-    return None
+    return made
 
 
 def _verified_item(proposal: Proposal, env: EditEnv, output: StepOutput, stats: Stats):
@@ -167,14 +181,14 @@ def _verified_item(proposal: Proposal, env: EditEnv, output: StepOutput, stats: 
     return None
 
 
-def _emit(item: dict | None, output: StepOutput, seen: set) -> None:
-    if item is None:
-        return
-    if item["id"] in seen:
-        output.rejects.append(reject(item["id"], STEP, "duplicate", "the same edited item again"))
-        return
-    seen.add(item["id"])
-    output.items.append(item)
+def _emit(items: list[dict], output: StepOutput, seen: set) -> None:
+    for item in items:
+        if item["id"] in seen:
+            detail = "the same edited item again"
+            output.rejects.append(reject(item["id"], STEP, "duplicate", detail))
+            continue
+        seen.add(item["id"])
+        output.items.append(item)
 
 
 def _identity(proposal: Proposal) -> tuple[str | None, str | None, dict]:

@@ -53,12 +53,17 @@ def fresh_candidates(
     n: int,
     known: list[str] = (),
 ) -> list[str]:
-    """``n`` stand-ins for ``original`` in ``table.column``, drawn with ``rng``;
-    ``known`` are some of the column's values, to blend when no provider fits."""
+    """Up to ``2 n`` stand-ins for ``original`` in ``table.column``, drawn with ``rng``:
+    ``n`` from the fitting provider, then ``n`` blends of ``known`` (some of the
+    column's values), for columns whose every provider value is taken (US states)."""
     fake = _faker()
     fake.seed_instance(rng.getrandbits(64))
-    draw = _drawer(table, column, original, fake, rng, [k for k in known if k])
-    return [_same_case(original, draw()) for _ in range(n)]
+    known = [k for k in known if k]
+    draw = _drawer(table, column, original, fake, rng, known)
+    drawn = [_same_case(original, draw()) for _ in range(n)]
+    if len(set(known)) >= 2:
+        drawn += [_same_case(original, blend(known, rng)) for _ in range(n)]
+    return list(dict.fromkeys(drawn))
 
 
 def blend(values: list[str], rng: random.Random) -> str:

@@ -43,20 +43,21 @@ class Failure:
     detail: str
 
 
-def binds(sql: str, schema: DatabaseSchema) -> SQLError | None:
-    """None when ``sql`` qualifies against ``schema``, else the error."""
+def binding_error(tree: exp.Expr, schema: DatabaseSchema) -> SQLError | None:
+    """None when the query qualifies against ``schema`` (sqlglot), else the error."""
     try:
-        sqlkit.qualify(sqlkit.parse(sql), schema)
+        sqlkit.qualify(tree, schema)
     except SQLError as error:
         return error
     return None
 
 
 def gold_does_not_bind(
-    sql: str, schema: DatabaseSchema, database: ReadOnlyDatabase | None
+    sql: str, error: SQLError | None, database: ReadOnlyDatabase | None
 ) -> Failure | None:
-    """The gold SQL fails to qualify on the edited schema and fails in SQLite on the copy."""
-    if binds(sql, schema) is None:
+    """The gold SQL fails to qualify on the edited schema (``error``, from
+    :func:`binding_error`) and fails in SQLite on the copy."""
+    if error is None:
         return Failure("still-binds", "the gold SQL still qualifies against the edited schema")
     if database is not None:
         try:
@@ -68,16 +69,20 @@ def gold_does_not_bind(
 
 
 def gold_still_binds(
-    sql: str, schema: DatabaseSchema, database: ReadOnlyDatabase | None, parent_hash: str | None
+    sql: str,
+    error: SQLError | None,
+    database: ReadOnlyDatabase | None,
+    parent_hash: str | None,
+    ordered: bool,
 ) -> tuple[Failure | None, Result | None]:
-    """A control's check: the gold SQL binds and, with a database, returns the same rows."""
-    error = binds(sql, schema)
+    """A control's check: the gold SQL binds (``error`` is None) and, with a database,
+    returns the same rows on the edited copy."""
     if error is not None:
         return Failure("control-does-not-bind", str(error)), None
     if database is None:
         return None, None
     try:
-        result = database.execute(sql)
+        result = database.execute(sql, ordered=ordered)
     except SQLError as error:
         return Failure("control-does-not-bind", str(error)), None
     if parent_hash is not None and result.hash != parent_hash:
@@ -137,12 +142,14 @@ def _column_hash(db: ReadOnlyDatabase, table: str, column: str) -> str:
     return db.execute(query.sql("sqlite"), ordered=True, row_cap=0).hash
 
 
-def readings_differ(readings: list[str], database: ReadOnlyDatabase) -> Failure | None:
+def readings_differ(
+    readings: list[str], database: ReadOnlyDatabase, ordered: bool
+) -> Failure | None:
     """Each reading runs on the edited copy, finds something, and no two agree."""
     hashes = []
     for sql in readings:
         try:
-            result = database.execute(sql, row_cap=READING_ROWS)
+            result = database.execute(sql, ordered=ordered, row_cap=READING_ROWS)
         except SQLError as error:
             return Failure("reading-failed", f"{error}: {sql}")
         if is_nothing(result):
@@ -153,10 +160,9 @@ def readings_differ(readings: list[str], database: ReadOnlyDatabase) -> Failure 
     return None
 
 
-def readings_bind(readings: list[str], schema: DatabaseSchema) -> Failure | None:
+def readings_bind(readings: list[str], errors: list[SQLError | None]) -> Failure | None:
     """Schema-only check of an ambiguous item: every reading binds to the edited schema."""
-    for sql in readings:
-        error = binds(sql, schema)
+    for sql, error in zip(readings, errors, strict=True):
         if error is not None:
             return Failure("reading-does-not-bind", f"{error}: {sql}")
     return None
@@ -176,10 +182,10 @@ def value_is_absent(found: bool, column: str, value: str) -> Failure | None:
     return Failure("value-present", f"{value!r} occurs in {column}") if found else None
 
 
-def finds_nothing(sql: str, database: ReadOnlyDatabase) -> Failure | None:
+def finds_nothing(sql: str, database: ReadOnlyDatabase, ordered: bool) -> Failure | None:
     """The gold SQL with the new value finds nothing."""
     try:
-        result = database.execute(sql, row_cap=READING_ROWS)
+        result = database.execute(sql, ordered=ordered, row_cap=READING_ROWS)
     except SQLError as error:
         return Failure("probe-failed", str(error))
     if not is_nothing(result):
