@@ -111,3 +111,21 @@ def inspect(path: Path) -> None:
     from answerable.release.inspect import format_summary, load_items, summarize
 
     click.echo(format_summary(path, summarize(load_items(path))))
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("bio.jsonl"),
+    show_default=True,
+    help="JSON Lines file that receives one {id, tokens, tags} line per item.",
+)
+def bio(path: Path, out: Path) -> None:
+    """DTE's BIO token tags (COL, VAL, AMB, UNK, O) of a release or items file."""
+    from answerable.builders.counterfactual import write_bio
+    from answerable.release.inspect import load_items
+
+    items = load_items(path)
+    click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
