@@ -18,7 +18,9 @@ Modules, one concern each:
 - ``verify``: the checks that prove each label;
 - ``edits``: the registered generators (``drop_column_v1`` ...);
 - ``explain``: DTE-style explanations; ``bio``: BIO token tags;
-- ``stage``: the build step that mixes and emits them.
+- ``shapes``: qualification reused across queries that differ only in values;
+- ``stage``: the build step that mixes and emits them; ``survey``: the same over one
+  source outside a build, for counts.
 """
 
 from answerable.builders.counterfactual.bio import bio_tags, write_bio
@@ -34,6 +36,7 @@ from answerable.builders.counterfactual.stage import (
     STEP,
     Config,
     Stats,
+    edit_env,
     is_parent,
     run_counterfactual,
 )
@@ -48,6 +51,7 @@ __all__ = [
     "Stats",
     "VariantStore",
     "bio_tags",
+    "edit_env",
     "is_parent",
     "materialize",
     "prepare",

@@ -31,7 +31,11 @@ from answerable.builders.counterfactual.candidates import near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
 from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
-from answerable.builders.counterfactual.lexicon import column_role, shares_meaning
+from answerable.builders.counterfactual.lexicon import (
+    column_role,
+    is_exact_synonym,
+    shares_meaning,
+)
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.script import (
     add_column,
@@ -533,6 +537,23 @@ def _narrows(node: exp.Expr) -> bool:
     return True
 
 
+def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str, str]]:
+    """The column, the columns a foreign key ties to it, and the columns of other tables
+    whose names mean the same (``lake.state_name`` and ``state.state_name``)."""
+    found = [(table, column)]
+    low = (table.lower(), column.lower())
+    for other in schema.tables:
+        for here, target, there in other.foreign_keys:
+            pair = {(other.name.lower(), here.lower()), (target.lower(), there.lower())}
+            if low in pair:
+                found += [(other.name, here), (schema.table(target).name, there)]
+        if other.name.lower() != low[0]:
+            found += [
+                (other.name, c.name) for c in other.columns if is_exact_synonym(c.name, column)
+            ]
+    return list(dict.fromkeys(p for p in found if schema.table(p[0]) is not None))
+
+
 def _matches_any(literal, value: str, known: list[str]) -> bool:
     """Whether ``value`` (in place of the literal) would match one of ``known``, as the
     probe compares: case-insensitively, as a substring for a ``LIKE`` pattern."""
@@ -609,20 +630,26 @@ class ValueUnanswerable:
         return None
 
     def occurs(self, env: EditEnv, parent: Parent, mention: Mention, value: str) -> bool:
-        """Whether any row's value matches ``value`` (case-insensitive; as a LIKE pattern)."""
-        table, column = split(mention.concept)
-        target = exp.func("lower", _col(column))
+        """Whether a row holds ``value`` (case-insensitive; as a LIKE pattern) in the
+        mentioned column or in one of its namesakes: a value that is in the database
+        under another table ('new mexico' among the states, though not among the
+        lakes' states) is not missing from it."""
         if mention.literal.operator == "like":
-            pattern = str(mention.literal.value).replace(_bare(mention.literal), value)
-            test = exp.Like(this=_col(column), expression=exp.Placeholder())
-            argument = pattern
+            argument = str(mention.literal.value).replace(_bare(mention.literal), value)
         else:
-            test = exp.EQ(this=target, expression=exp.func("lower", exp.Placeholder()))
             argument = value
-        query = exp.select(exp.Literal.number(1)).from_(_table(table)).where(test).limit(1)
         database = env.database(parent.db_id)
-        result = database.execute(query.sql("sqlite"), (argument,), ordered=False, row_cap=1)
-        return result.row_count > 0
+        for table, column in namesakes(parent.schema, *split(mention.concept)):
+            if mention.literal.operator == "like":
+                test = exp.Like(this=_col(column), expression=exp.Placeholder())
+            else:
+                lower = exp.func("lower", exp.Placeholder())
+                test = exp.EQ(this=exp.func("lower", _col(column)), expression=lower)
+            query = exp.select(exp.Literal.number(1)).from_(_table(table)).where(test).limit(1)
+            sql = query.sql("sqlite")
+            if database.execute(sql, (argument,), ordered=False, row_cap=1).row_count:
+                return True
+        return False
 
     def proposal(self, parent: Parent, mention: Mention, fresh: str) -> Proposal:
         """The proposal that asks about ``fresh`` instead of the mentioned value."""
@@ -717,8 +744,12 @@ class ValueAmbiguous:
 
     def second_columns(self, parent: Parent, env: EditEnv, first: str, value: str) -> list[str]:
         """Text columns of the queried tables, of the first column's role, that the SQL
-        does not use, whose values look like the value, and that do not hold it yet."""
+        does not use, whose values (three or more distinct) look like the value, and that
+        do not hold it yet.
+        When some of them already share values with the first column (a domain in
+        common, as admission and discharge locations may have), only those."""
         role = column_role(split(first)[1])
+        first_values = set(env.known_values(parent.db_id, *split(first)))
         found = []
         for name in parent.refs.tables:
             table = _real_table(parent, name)
@@ -729,9 +760,11 @@ class ValueAmbiguous:
                 if column_role(column.name, column.type) != role:
                     continue
                 known = env.known_values(parent.db_id, table.name, column.name)
-                if value not in known and looks_like(value, known):
-                    found.append(qualified)
-        return sorted(found)
+                if len(set(known)) < 3 or value in known or not looks_like(value, known):
+                    continue  # a near-constant column, or one that holds it already
+                found.append((not first_values & set(known), qualified))
+        best = min((rank for rank, _ in found), default=None)
+        return sorted(q for rank, q in found if rank == best)
 
     def op(self, parent: Parent, env: EditEnv, second: str, value: str) -> dict:
         """Write the value into 5 % of the second column's rows (3 to 200), seeded."""

@@ -11,9 +11,9 @@ rows differ, so the two readings give different answers:
 A fill is a pure function of the values (in rowid order) and a seed.
 
 >>> fill_values("jitter", [10, 20, None], seed=1)
-[9, 22, None]
+[8, 22, None]
 >>> fill_values("shift_days", ["2021-10-27 22:00:00"], seed=1)
-['2022-03-29 22:00:00']
+['2021-08-19 22:00:00']
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ distinct edit, one variant, however many items share it.
 
 >>> ops = [drop_column("matches", "home_score")]
 >>> variant_id("league", ops)
-'league.0f7e0a4b4a3d'
+'league.860da95d8216'
 >>> schema = DatabaseSchema("league", [Table("matches", [Column("home_score")])])
 >>> [c.name for c in apply_to_schema(schema, ops).table("matches").columns]
 []

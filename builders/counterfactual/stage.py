@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from answerable import __version__
 from answerable.builders.counterfactual.edits import (
@@ -24,8 +25,10 @@ from answerable.builders.counterfactual.edits import (
     prepare,
     verified_by,
 )
+from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.script import edit_script, variant_id
 from answerable.builders.counterfactual.verify import Failure
+from answerable.builders.executor import Limits
 from answerable.errors import SQLError
 from answerable.ids import item_id
 from answerable.pipeline import StepOutput, reject
@@ -82,6 +85,18 @@ class Stats:
                 if edit == name:
                     out.append(f"    rejected {reason}: {n}")
         return out
+
+
+def edit_env(databases: dict, variants: Path, seed: int, limits: Limits, config: Config) -> EditEnv:
+    """The environment of one run: variants materialized under ``variants``."""
+    return EditEnv(
+        databases,
+        VariantStore(variants, limits),
+        seed,
+        limits,
+        synonyms=config.synonyms,
+        control_max=config.control_max_columns,
+    )
 
 
 def is_parent(item: dict) -> bool:

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from answerable.builders.counterfactual.edits import EditEnv
-from answerable.builders.counterfactual.materialize import VariantStore
-from answerable.builders.counterfactual.stage import Config, Stats, run_counterfactual
+from answerable.builders.counterfactual.stage import Config, Stats, edit_env, run_counterfactual
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import load_source
@@ -30,11 +29,13 @@ EVERY_PARENT = Config(rate=1.0, control_rate=1.0, every_edit=True)
 
 @dataclass
 class Survey:
-    """What a survey made: the verified parents, the edited items, rejects and counts."""
+    """What a survey made: the verified parents, the edited items, rejects and counts,
+    and the databases they are over (``db_id`` -> DatabaseRef)."""
 
     parents: StepOutput
     edited: StepOutput
     stats: Stats
+    databases: dict
 
 
 def survey(
@@ -48,6 +49,24 @@ def survey(
 ) -> Survey:
     """Verify one source's examples and run the counterfactual edits over them."""
     limits = limits or Limits()
+    parents, databases = verified_parents(spec, base, workdir, seed, limits, demo_dir)
+    env = survey_env(databases, workdir, seed, limits, config)
+    try:
+        edited, stats = run_counterfactual(parents.items, env, config)
+    finally:
+        env.close()
+    return Survey(parents, edited, stats, databases)
+
+
+def verified_parents(
+    spec: dict,
+    base: Path,
+    workdir: Path,
+    seed: int = 13,
+    limits: Limits | None = None,
+    demo_dir: Path | None = None,
+) -> tuple[StepOutput, dict]:
+    """One source's examples verified as the seed step does, and its databases."""
     data = load_source(spec, Path(base), demo_dir)
     recipe = Recipe(
         Path(base) / "survey.yaml",
@@ -56,21 +75,16 @@ def survey(
         Path(workdir) / "out",
     )
     workspace = Workspace(Path(workdir), "survey")
-    ctx = BuildContext(recipe, data.databases, limits, workspace, data.examples)
+    ctx = BuildContext(recipe, data.databases, limits or Limits(), workspace, data.examples)
     try:
-        parents = verify_examples(data.examples, ctx)
+        return verify_examples(data.examples, ctx), data.databases
     finally:
         ctx.close()
-    env = EditEnv(
-        data.databases,
-        VariantStore(workspace.root / "variants", limits),
-        seed,
-        limits,
-        synonyms=config.synonyms,
-        control_max=config.control_max_columns,
-    )
-    try:
-        edited, stats = run_counterfactual(parents.items, env, config)
-    finally:
-        env.close()
-    return Survey(parents, edited, stats)
+
+
+def survey_env(
+    databases: dict, workdir: Path, seed: int, limits: Limits, config: Config = EVERY_PARENT
+) -> EditEnv:
+    """The :class:`EditEnv` of a survey: variants go under ``<workdir>/survey/variants``."""
+    variants = Workspace(Path(workdir), "survey").root / "variants"
+    return edit_env(databases, variants, seed, limits, config)

@@ -132,14 +132,8 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     )
 
     def compute() -> StepOutput:
-        env = counterfactual.EditEnv(
-            ctx.databases,
-            counterfactual.VariantStore(ctx.workspace.root / "variants", ctx.limits),
-            ctx.recipe.seed,
-            ctx.limits,
-            synonyms=config.synonyms,
-            control_max=config.control_max_columns,
-        )
+        variants = ctx.workspace.root / "variants"
+        env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
         try:
             return counterfactual.run_counterfactual(so_far, env, config)[0]
         finally:
