@@ -29,9 +29,9 @@ from answerable.builders.counterfactual.lexicon import (
     ID_TOKENS,
     STOPWORDS,
     UNITS,
-    canon_word,
     column_role,
     head_token,
+    mention_word,
     name_tokens,
     singular,
 )
@@ -105,7 +105,7 @@ def stem(word: str) -> str:
             if low[-1] == low[-2] and low[-1] not in "aeiouls":
                 low = low[:-1]
             break
-    return canon_word(low)
+    return mention_word(low)
 
 
 def same_stem(a: str, b: str) -> bool:

@@ -47,33 +47,39 @@ NEUTRAL = frozenset(
         "current",
         "main",
         "recorded",
-        "value",
-        "amount",
     }
 )
 """Qualifiers that do not change what a column holds: ``actual_price`` is the price."""
 
 SYNONYMS = (
-    ("name", "title", "label"),
-    ("date", "day", "dt"),
+    ("date", "dt"),
     ("time", "datetime", "timestamp", "ts"),
     ("count", "number", "num", "no", "qty", "quantity"),
-    ("score", "goal", "point"),
-    ("price", "cost", "fee", "charge"),
     ("city", "town"),
     ("country", "nation"),
     ("gender", "sex"),
     ("birth", "born", "dob"),
     ("death", "died", "dod"),
-    ("age", "years"),
-    ("salary", "wage", "pay"),
-    ("capacity", "seats"),
+    ("salary", "wage"),
     ("description", "desc", "details"),
     ("address", "addr"),
     ("phone", "telephone", "tel"),
     ("email", "mail"),
 )
+"""Words that name the same thing in a column name (``sex`` and ``gender``)."""
+
+MENTION_SYNONYMS = (
+    *SYNONYMS,
+    ("score", "goal", "point"),
+    ("price", "cost", "fee", "charge"),
+    ("age", "years"),
+    ("capacity", "seats"),
+)
+"""Looser groups for finding a column's mention in a question (``goals at home`` for
+``home_score``), never for deciding that two columns are the same."""
+
 _CANON = {word: group[0] for group in SYNONYMS for word in group}
+_MENTION = {word: group[0] for group in MENTION_SYNONYMS for word in group}
 
 ROLE_QUALIFIERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "measure": (
@@ -165,6 +171,11 @@ def singular(word: str) -> str:
 def canon_word(word: str) -> str:
     """One word in its synonym group's spelling (``sex`` -> ``gender``)."""
     return _CANON.get(word, word)
+
+
+def mention_word(word: str) -> str:
+    """One word in its looser mention group's spelling (``goal`` -> ``score``)."""
+    return _MENTION.get(word, word)
 
 
 def content_tokens(name: str) -> list[str]:
@@ -261,7 +272,7 @@ def spell_like(name: str, qualifier: str) -> str:
 def canonical(name: str, table: str | None = None) -> frozenset[str]:
     """The normal form of a column name: content tokens, singular, synonyms merged,
     neutral qualifiers, units and the table's own name dropped."""
-    table_words = {singular(t) for t in name_tokens(table)} if table else set()
+    table_words = {canon_word(singular(t)) for t in name_tokens(table)} if table else set()
     words = set()
     for token in content_tokens(name):
         word = singular(token)
@@ -273,8 +284,25 @@ def canonical(name: str, table: str | None = None) -> frozenset[str]:
 
 
 def is_exact_synonym(a: str, b: str, table: str | None = None) -> bool:
-    """Whether two column names of one table mean the same thing (see :func:`canonical`)."""
-    return canonical(a, table) == canonical(b, table)
+    """Whether two column names of one table mean the same thing: equal normal forms
+    (:func:`canonical`), or one is the other plus words of the table's name
+    (``player_name`` and ``name`` in ``players``, but not ``CampusFee`` and ``Campus``
+    in ``csu_fees``: the longer name's head noun must remain). Keys are synonyms only
+    when their words are the same (``customer_id`` and ``policy_id`` in a link table are
+    not), and a name with no content word is nobody's synonym.
+    """
+    full_a, full_b = canonical(a), canonical(b)
+    if not full_a - ID_TOKENS or not full_b - ID_TOKENS:
+        return False
+    if full_a == full_b:
+        return True
+    keys = name_tokens(a)[-1] in ID_TOKENS or name_tokens(b)[-1] in ID_TOKENS
+    if keys or table is None or not (full_a <= full_b or full_b <= full_a):
+        return False
+    longer = a if len(full_a) > len(full_b) else b
+    head = canon_word(singular(head_token(longer) or ""))
+    rest_a, rest_b = canonical(a, table), canonical(b, table)
+    return rest_a == rest_b and head in rest_a
 
 
 def shares_meaning(a: str, b: str, table: str | None = None) -> bool:

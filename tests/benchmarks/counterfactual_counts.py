@@ -72,6 +72,28 @@ def report(name: str, spec: dict, base: Path, workdir: Path, demo: Path | None =
         f"verified by {dict(verified)}, {seconds:.1f} s"
     )
     print("\n".join(found.stats.lines()))
+    quality = Counter(
+        (r["step"], r["reason"], _how(r["detail"]))
+        for r in found.edited.rejects
+        if r["reason"] in QUALITY
+    )
+    for (step, reason, how), n in sorted(quality.items()):
+        print(f"  quality check {step} {reason} ({how}): {n}")
+
+
+QUALITY = {
+    "synonym-remains",
+    "answer-remains",
+    "candidate-is-synonym",
+    "candidate-equals-target",
+    "span-not-ambiguous",
+}
+
+
+def _how(detail: str) -> str:
+    """The kind of leak in a reject's detail (``derivable``, ``same-values`` ...)."""
+    kinds = ("derivable", "same-values-via-key (reverse)", "same-values-via-key", "same-values")
+    return next((k for k in kinds if f"({k})" in detail), "name")
 
 
 def main(names: list[str]) -> None:
