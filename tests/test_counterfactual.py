@@ -50,6 +50,7 @@ MODULES = (
     "lexicon",
     "script",
     "shapes",
+    "trees",
     "values",
 )
 FIXTURES = REPO / "tests" / "fixtures" / "counterfactual"

@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import explain, verify
+from answerable.builders.counterfactual import explain, trees, verify
 from answerable.builders.counterfactual.candidates import near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
@@ -202,11 +202,11 @@ class EditEnv:
         key = (db_id, table, column)
         if key not in self._known:
             query = (
-                exp.select(_col(column))
+                exp.select(trees.column(column))
                 .distinct()
-                .from_(_table(table))
-                .where(exp.Not(this=exp.Is(this=_col(column), expression=exp.Null())))
-                .order_by(_col(column))
+                .from_(trees.table(table))
+                .where(trees.not_null(trees.column(column)))
+                .order_by(trees.column(column))
                 .limit(KNOWN_VALUES)
             )
             database = self.database(db_id)
@@ -250,18 +250,6 @@ Skip = str
 
 
 # ---- small helpers --------------------------------------------------------------------
-
-
-def _ident(name: str) -> exp.Identifier:
-    return exp.to_identifier(name, quoted=True)
-
-
-def _table(name: str) -> exp.Table:
-    return exp.Table(this=_ident(name))
-
-
-def _col(name: str) -> exp.Column:
-    return exp.Column(this=_ident(name))
 
 
 def split(qualified: str) -> tuple[str, str]:
@@ -461,7 +449,7 @@ def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
     ``name`` (references through a derived table's output keep the output's name)."""
     copy = tree.copy()
     for column in table_columns(copy, target):
-        column.set("this", _ident(name))
+        column.set("this", trees.ident(name))
     return copy
 
 
@@ -484,8 +472,13 @@ def table_columns(tree: exp.Expr, target: str) -> list[exp.Column]:
 # ---- value_unanswerable_v1 --------------------------------------------------------------
 
 
-def _value_mentions(parent: Parent, operators: tuple[str, ...]) -> list[Mention] | Skip:
-    """Grounded string values compared with a column of a real table, written as in SQL."""
+def _value_mentions(
+    parent: Parent, env: EditEnv, operators: tuple[str, ...]
+) -> list[Mention] | Skip:
+    """Grounded string values compared with a column of a real table, written as in SQL;
+    a value edit needs the database's rows, so a schema-only source has none."""
+    if env.database(parent.db_id) is None:
+        return "no-database"
     literals = [
         lit
         for lit in parent.refs.literals
@@ -599,10 +592,7 @@ class ValueUnanswerable:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Replace a grounded compared value (question and SQL) by a fresh one."""
-        database = env.database(parent.db_id)
-        if database is None:
-            return "no-database"
-        mentions = _value_mentions(parent, ("eq", "in", "like"))
+        mentions = _value_mentions(parent, env, ("eq", "in", "like"))
         if isinstance(mentions, str):
             return mentions
         mentions = [m for m in mentions if _filters_every_row(parent.tree, m.literal.value)]
@@ -641,11 +631,11 @@ class ValueUnanswerable:
         database = env.database(parent.db_id)
         for table, column in namesakes(parent.schema, *split(mention.concept)):
             if mention.literal.operator == "like":
-                test = exp.Like(this=_col(column), expression=exp.Placeholder())
+                test = exp.Like(this=trees.column(column), expression=exp.Placeholder())
             else:
                 lower = exp.func("lower", exp.Placeholder())
-                test = exp.EQ(this=exp.func("lower", _col(column)), expression=lower)
-            query = exp.select(exp.Literal.number(1)).from_(_table(table)).where(test).limit(1)
+                test = exp.EQ(this=exp.func("lower", trees.column(column)), expression=lower)
+            query = exp.select(exp.Literal.number(1)).from_(trees.table(table)).where(test).limit(1)
             sql = query.sql("sqlite")
             if database.execute(sql, (argument,), ordered=False, row_cap=1).row_count:
                 return True
@@ -707,9 +697,7 @@ class ValueAmbiguous:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Write a grounded compared value into a second text column of a queried table."""
-        if env.database(parent.db_id) is None:
-            return "no-database"
-        mentions = _value_mentions(parent, ("eq", "in"))
+        mentions = _value_mentions(parent, env, ("eq", "in"))
         if isinstance(mentions, str):
             return mentions
         rng = env.rng(self.name, parent.id)
@@ -769,7 +757,7 @@ class ValueAmbiguous:
     def op(self, parent: Parent, env: EditEnv, second: str, value: str) -> dict:
         """Write the value into 5 % of the second column's rows (3 to 200), seeded."""
         table, column = split(second)
-        query = exp.select(exp.func("COUNT", exp.Star())).from_(_table(table))
+        query = exp.select(exp.func("COUNT", exp.Star())).from_(trees.table(table))
         rows = env.database(parent.db_id).execute(query.sql("sqlite"), ordered=False).rows[0][0]
         count = max(3, min(200, rows // 20))
         seed = env.rng(self.name, f"{parent.db_id}/{second}/{value}").getrandbits(31)
@@ -832,7 +820,7 @@ def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -
         alias = _alias_of(other, table)
         if alias is None:
             return None
-        other.replace(exp.Column(this=_ident(column), table=exp.to_identifier(alias)))
+        other.replace(exp.Column(this=trees.ident(column), table=exp.to_identifier(alias)))
         swapped += 1
     return copy.sql("sqlite") if swapped else None
 

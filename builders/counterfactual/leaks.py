@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.lexicon import column_role, is_exact_synonym
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
@@ -65,14 +66,6 @@ def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column
     return leaks
 
 
-def _q(name: str) -> exp.Identifier:
-    return exp.to_identifier(name, quoted=True)
-
-
-def _c(table: str, column: str) -> exp.Column:
-    return exp.Column(this=_q(column), table=_q(table))
-
-
 def _differs(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     """1 when ``a`` and ``b`` differ on a row, else 0 (NULL equals NULL)."""
     return exp.Case(
@@ -96,12 +89,12 @@ def _same_table(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
     others = _others(owner, column)
     if not others:
         return []
-    target = _c(owner.name, column)
-    sums = [exp.func("SUM", _differs(target, _c(owner.name, o))) for o in others]
+    target = trees.column(column, owner.name)
+    sums = [exp.func("SUM", _differs(target, trees.column(o, owner.name))) for o in others]
     query = (
         exp.select(exp.func("COUNT", exp.Star()), *sums)
-        .from_(exp.Table(this=_q(owner.name)))
-        .where(exp.Not(this=exp.Is(this=target.copy(), expression=exp.Null())))
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target.copy()))
     )
     row = _run(db, query)
     if not row or not row[0]:
@@ -132,17 +125,19 @@ def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str,
     candidates = [c.name for c in other.columns if c.name.lower() != there.lower()]
     if not candidates:
         return []
-    target = _c(owner.name, column)
-    sums = [exp.func("SUM", _differs(target, _c(other.name, c))) for c in candidates]
-    joined = exp.func("COUNT", exp.Distinct(expressions=[_c(owner.name, "rowid")]))
+    target = trees.column(column, owner.name)
+    sums = [exp.func("SUM", _differs(target, trees.column(c, other.name))) for c in candidates]
+    joined = exp.func("COUNT", exp.Distinct(expressions=[trees.column("rowid", owner.name)]))
     query = (
         exp.select(joined, *sums)
-        .from_(exp.Table(this=_q(owner.name)))
+        .from_(trees.table(owner.name))
         .join(
-            exp.Table(this=_q(other.name)),
-            on=exp.EQ(this=_c(owner.name, here), expression=_c(other.name, there)),
+            trees.table(other.name),
+            on=exp.EQ(
+                this=trees.column(here, owner.name), expression=trees.column(there, other.name)
+            ),
         )
-        .where(exp.Not(this=exp.Is(this=target.copy(), expression=exp.Null())))
+        .where(trees.not_null(target.copy()))
     )
     row = _run(db, query)
     total = _run(db, _count_present(owner, column))
@@ -157,11 +152,11 @@ def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str,
 
 
 def _count_present(owner: Table, column: str) -> exp.Select:
-    target = _c(owner.name, column)
+    target = trees.column(column, owner.name)
     return (
         exp.select(exp.func("COUNT", exp.Star()))
-        .from_(exp.Table(this=_q(owner.name)))
-        .where(exp.Not(this=exp.Is(this=target, expression=exp.Null())))
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target))
     )
 
 
@@ -177,8 +172,8 @@ def _operand(owner: Table, name: str) -> exp.Expr | None:
     if role == "identifier":
         return None
     if role in ("date", "time"):
-        return exp.func("julianday", _c(owner.name, name))
-    return _c(owner.name, name) if _is_numeric(owner, name) else None
+        return exp.func("julianday", trees.column(name, owner.name))
+    return trees.column(name, owner.name) if _is_numeric(owner, name) else None
 
 
 def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
@@ -191,15 +186,15 @@ def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
     ]
     if not pairs:
         return []
-    target = _c(owner.name, column)
+    target = trees.column(column, owner.name)
     sums = [
         exp.func("SUM", _far(target, _combine(kind, operands[a], operands[b])))
         for kind, a, b in pairs
     ]
     query = (
         exp.select(exp.func("COUNT", exp.Star()), *sums)
-        .from_(exp.Table(this=_q(owner.name)))
-        .where(exp.Not(this=exp.Is(this=target.copy(), expression=exp.Null())))
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target.copy()))
     )
     row = _run(db, query)
     if not row or (row[0] or 0) < 5:

@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.fills import fill_values
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -140,28 +141,20 @@ def _describe(ops: list[dict]) -> str:
 # ---- SQL trees for the edits ---------------------------------------------------------
 
 
-def _ident(name: str) -> exp.Identifier:
-    return exp.to_identifier(name, quoted=True)
-
-
-def _table(name: str) -> exp.Table:
-    return exp.Table(this=_ident(name))
-
-
-def _col(name: str) -> exp.Column:
-    return exp.Column(this=_ident(name))
-
-
 def _rowid_values(con: sqlite3.Connection, table: str, column: str) -> list[tuple]:
-    query = exp.select(exp.column("rowid"), _col(column)).from_(_table(table)).order_by("rowid")
+    query = (
+        exp.select(exp.column("rowid"), trees.column(column))
+        .from_(trees.table(table))
+        .order_by("rowid")
+    )
     return con.execute(query.sql("sqlite")).fetchall()
 
 
 def _update_by_rowid(con: sqlite3.Connection, table: str, column: str, rows: list[tuple]) -> None:
     """``rows`` of ``(value, rowid)``."""
     update = exp.Update(
-        this=_table(table),
-        expressions=[exp.EQ(this=_col(column), expression=exp.Placeholder())],
+        this=trees.table(table),
+        expressions=[exp.EQ(this=trees.column(column), expression=exp.Placeholder())],
         where=exp.Where(this=exp.column("rowid").eq(exp.Placeholder())),
     )
     con.executemany(update.sql("sqlite"), rows)
@@ -178,8 +171,8 @@ def _declared(declared_type: str) -> exp.DataType | None:
 
 
 def _add_column(con: sqlite3.Connection, op: dict) -> None:
-    definition = exp.ColumnDef(this=_ident(op["column"]), kind=_declared(op["type"]))
-    alter = exp.Alter(this=_table(op["table"]), kind="TABLE", actions=[definition])
+    definition = exp.ColumnDef(this=trees.ident(op["column"]), kind=_declared(op["type"]))
+    alter = exp.Alter(this=trees.table(op["table"]), kind="TABLE", actions=[definition])
     con.execute(alter.sql("sqlite"))
     rows = _rowid_values(con, op["table"], op["source"])
     values = fill_values(op["fill"], [value for _, value in rows], op["seed"])
@@ -198,7 +191,7 @@ def _drop_column(con: sqlite3.Connection, op: dict) -> None:
     set_aside = _set_aside(con, table)
     for name in _indexes_over(con, table, column):
         con.execute(_drop(name, "INDEX").sql("sqlite"))
-    alter = exp.Alter(this=_table(table), kind="TABLE", actions=[_drop(column, "COLUMN")])
+    alter = exp.Alter(this=trees.table(table), kind="TABLE", actions=[_drop(column, "COLUMN")])
     try:
         con.execute(alter.sql("sqlite"))
     except sqlite3.OperationalError:
@@ -207,7 +200,7 @@ def _drop_column(con: sqlite3.Connection, op: dict) -> None:
 
 
 def _drop(name: str, kind: str, exists: bool = False) -> exp.Drop:
-    target = _col(name) if kind == "COLUMN" else _table(name)
+    target = trees.column(name) if kind == "COLUMN" else trees.table(name)
     return exp.Drop(tables=[target], kind=kind, exists=exists)
 
 
@@ -281,7 +274,7 @@ def _restore(con: sqlite3.Connection, saved: list[tuple], table: str, column: st
         try:
             con.execute(sql)  # the database's own stored DDL, re-run verbatim
             if kind == "view":
-                con.execute(exp.select("*").from_(_table(name)).limit(0).sql("sqlite"))
+                con.execute(exp.select("*").from_(trees.table(name)).limit(0).sql("sqlite"))
         except sqlite3.Error:
             if kind == "view":
                 con.execute(_drop(name, "VIEW", exists=True).sql("sqlite"))
@@ -295,20 +288,22 @@ def _rebuild_without(con: sqlite3.Connection, table: str, column: str) -> None:
     create = sqlglot.parse_one(_sql_of(con, table), read="sqlite")
     temporary = f"{table}__rebuild"
     _strip_column(create, column, dict(info))
-    create.this.set("this", _table(temporary))
+    create.this.set("this", trees.table(temporary))
     con.execute(create.sql("sqlite"))
-    columns = [exp.column("rowid"), *(_col(c) for c in kept)]
+    columns = [exp.column("rowid"), *(trees.column(c) for c in kept)]
     insert = exp.insert(
-        exp.select(*columns).from_(_table(table)),
+        exp.select(*columns).from_(trees.table(table)),
         exp.Schema(
-            this=_table(temporary),
-            expressions=[exp.to_identifier("rowid"), *(_ident(c) for c in kept)],
+            this=trees.table(temporary),
+            expressions=[exp.to_identifier("rowid"), *(trees.ident(c) for c in kept)],
         ),
     )
     con.execute(insert.sql("sqlite"))
     con.execute(_drop(table, "TABLE").sql("sqlite"))
     rename = exp.Alter(
-        this=_table(temporary), kind="TABLE", actions=[exp.AlterRename(this=_table(table))]
+        this=trees.table(temporary),
+        kind="TABLE",
+        actions=[exp.AlterRename(this=trees.table(table))],
     )
     con.execute(rename.sql("sqlite"))
 

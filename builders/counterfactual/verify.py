@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from answerable.builders import sqlkit
+from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.grounding import Mention, find_column, words
 from answerable.builders.counterfactual.leaks import Leak
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
@@ -134,11 +135,8 @@ def candidates_differ_from_target(
 
 
 def _column_hash(db: ReadOnlyDatabase, table: str, column: str) -> str:
-    query = (
-        exp.select(exp.column("rowid"), exp.column(column, quoted=True))
-        .from_(exp.Table(this=exp.to_identifier(table, quoted=True)))
-        .order_by("rowid")
-    )
+    query = exp.select(exp.column("rowid"), trees.column(column))
+    query = query.from_(trees.table(table)).order_by("rowid")
     return db.execute(query.sql("sqlite"), ordered=True, row_cap=0).hash
 
 
