@@ -11,6 +11,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import lexicon
@@ -386,8 +389,48 @@ SHAPE_DB = DatabaseSchema(
 def test_shapes_give_what_a_full_qualification_gives(sqls):
     shapes = Shapes()
     for sql in sqls:
-        tree, _ = shapes.qualified(sql, SHAPE_DB)
-        assert tree.sql() == sqlkit.qualify(sqlkit.parse(sql), SHAPE_DB).sql()
+        query, full = shapes.query(sql, SHAPE_DB), sqlkit.qualify(sqlkit.parse(sql), SHAPE_DB)
+        assert query.tree.sql() == full.sql()
+        assert query.refs == sqlkit.references(full)
+
+
+DEMO_SEEDS = [
+    json.loads(line)
+    for name in ("clinic", "league")
+    for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines()
+]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.integers(min_value=0, max_value=len(DEMO_SEEDS) - 1),
+    texts=st.lists(st.text(min_size=1, max_size=12), min_size=8, max_size=8),
+    numbers=st.lists(st.integers(min_value=0, max_value=10**6), min_size=8, max_size=8),
+)
+def test_shapes_reuse_is_exact_on_any_values(demo_dir, index, texts, numbers):
+    seed = DEMO_SEEDS[index]
+    schema = demo_schemas_cached(demo_dir)[seed["db_id"]]
+    shapes = Shapes()
+    shapes.query(seed["sql"], schema)
+    tree = sqlkit.parse(seed["sql"])
+    for i, node in enumerate(list(tree.find_all(exp.Literal))):
+        new = texts[i % 8] if node.is_string else str(numbers[i % 8])
+        node.replace(exp.Literal.string(new) if node.is_string else exp.Literal.number(new))
+    sql = tree.sql("sqlite")
+    query, full = shapes.query(sql, schema), sqlkit.qualify(sqlkit.parse(sql), schema)
+    assert query.tree.sql() == full.sql()
+    assert query.refs == sqlkit.references(full)
+
+
+_SCHEMAS: dict = {}
+
+
+def demo_schemas_cached(demo_dir: Path) -> dict[str, DatabaseSchema]:
+    if demo_dir not in _SCHEMAS:
+        _SCHEMAS[demo_dir] = demo_schemas(demo_dir)
+    return _SCHEMAS[demo_dir]
 
 
 # ---- small checks --------------------------------------------------------------------

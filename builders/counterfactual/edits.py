@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
@@ -44,7 +45,7 @@ from answerable.builders.counterfactual.script import (
     set_value,
     variant_id,
 )
-from answerable.builders.counterfactual.shapes import Shapes
+from answerable.builders.counterfactual.shapes import Query, Shapes
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import Failure
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -67,11 +68,24 @@ class Parent:
 
     item: dict
     schema: DatabaseSchema
-    tree: exp.Expr  # the gold SQL qualified against ``schema``
-    shape: tuple  # what binding depends on (see :mod:`.shapes`)
-    refs: sqlkit.Refs
+    query: Query  # the gold SQL qualified against ``schema`` (see :mod:`.shapes`)
     grounding: Grounding
     views: frozenset = frozenset()
+
+    @property
+    def tree(self) -> exp.Expr:
+        """The gold SQL's qualified tree (shared: copy it before changing it)."""
+        return self.query.tree
+
+    @property
+    def refs(self) -> sqlkit.Refs:
+        """The tables, columns and values of the gold SQL."""
+        return self.query.refs
+
+    @property
+    def shape(self) -> tuple:
+        """What binding depends on: the gold SQL with its values masked."""
+        return self.query.shape
 
     @property
     def id(self) -> str:
@@ -86,7 +100,7 @@ class Parent:
     @property
     def ordered(self) -> bool:
         """Whether the gold SQL orders its rows (then so do its readings)."""
-        return sqlkit.has_order_by(self.tree)
+        return self.query.ordered
 
     @property
     def parsed(self) -> exp.Expr:
@@ -103,10 +117,8 @@ def prepare(
 
     Raises :class:`SQLError` when the SQL no longer binds (it did when it was verified).
     """
-    shapes = shapes or Shapes()
-    tree, shape = shapes.qualified(item["sql"], schema, item.get("dialect", "sqlite"))
-    refs = sqlkit.references(tree)
-    return Parent(item, schema, tree, shape, refs, ground(item["question"], refs), views)
+    query = (shapes or Shapes()).query(item["sql"], schema, item.get("dialect", "sqlite"))
+    return Parent(item, schema, query, ground(item["question"], query.refs), views)
 
 
 @dataclass
@@ -172,8 +184,9 @@ class EditEnv:
             )
         return self._bindings[key]
 
-    def once(self, key: tuple, check: Callable[[], Failure | None]) -> Failure | None:
-        """A check of a whole variant (not of one item), run once per key."""
+    def once(self, key: tuple, check: Callable[[], Any]) -> Any:
+        """A check that does not depend on the item (of a whole variant, or of one value
+        in one column of the read-only source), run once per key."""
         if key not in self._once:
             self._once[key] = check()
         return self._once[key]
@@ -624,10 +637,15 @@ class ValueUnanswerable:
         mentioned column or in one of its namesakes: a value that is in the database
         under another table ('new mexico' among the states, though not among the
         lakes' states) is not missing from it."""
-        if mention.literal.operator == "like":
+        operator = mention.literal.operator
+        if operator == "like":
             argument = str(mention.literal.value).replace(_bare(mention.literal), value)
         else:
             argument = value
+        key = ("occurs", parent.db_id, mention.concept, operator == "like", argument.lower())
+        return env.once(key, lambda: self._occurs(env, parent, mention, argument))
+
+    def _occurs(self, env: EditEnv, parent: Parent, mention: Mention, argument: str) -> bool:
         database = env.database(parent.db_id)
         for table, column in namesakes(parent.schema, *split(mention.concept)):
             if mention.literal.operator == "like":

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from answerable.builders.counterfactual.lexicon import (
     GENERIC,
@@ -96,6 +97,7 @@ class Grounding:
         ]
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light stem: lower case, singular, ``-ed``/``-ing`` removed, synonyms merged."""
     low = singular(word.lower())
@@ -139,8 +141,10 @@ def ground(question: str, refs: Refs) -> Grounding:
     return grounding
 
 
-def _column_stems(table: str, column: str) -> tuple[list[str], set[str]]:
-    """The stems of a column's name tokens, and the ones that may ground it alone."""
+@lru_cache(maxsize=1 << 12)
+def _column_stems(table: str, column: str) -> tuple[tuple[str, ...], frozenset[str], str, bool]:
+    """The stems of a column's name tokens, the ones that may ground it alone, the stem
+    of its head noun, and whether it is a key (never grounded)."""
     tokens = [t for t in name_tokens(column) if t not in STOPWORDS]
     stems = [stem(t) for t in tokens]
     head = head_token(column)
@@ -151,24 +155,24 @@ def _column_stems(table: str, column: str) -> tuple[list[str], set[str]]:
     }
     if head is not None:
         strong.add(stem(head))
-    return stems, strong
+    key = column_role(column) == "identifier"
+    return tuple(stems), frozenset(strong), stem(head or ""), key
 
 
 def find_column(found: list[Word], qualified_name: str) -> Mention | None:
     """The best run of question words that names column ``table.column``, or None."""
     table, _, column = qualified_name.rpartition(".")
-    if column_role(column) == "identifier":
+    stems, strong, head, key = _column_stems(table, column)
+    if key:
         return None  # a key names the entity it links to, which the question names as a table
-    stems, strong = _column_stems(table, column)
-    head = stem(head_token(column) or "")
     best, best_key = None, None
     for start in range(len(found)):
         end, matched = _extend(found, start, stems)
         if not matched or not any(same_stem(m, s) for m in matched for s in strong):
             continue
-        key = (len(matched), any(same_stem(m, head) for m in matched), -start)
-        if best_key is None or key > best_key:
-            best, best_key = (start, end), key
+        rank = (len(matched), any(same_stem(m, head) for m in matched), -start)
+        if best_key is None or rank > best_key:
+            best, best_key = (start, end), rank
     if best is None:
         return None
     first, last = found[best[0]], found[best[1] - 1]
@@ -180,7 +184,7 @@ def _text_between(found: list[Word], run: tuple[int, int]) -> str:
     return " ".join(w.text for w in found[run[0] : run[1]]) if run else ""
 
 
-def _extend(found: list[Word], start: int, stems: list[str]) -> tuple[int, set[str]]:
+def _extend(found: list[Word], start: int, stems: tuple[str, ...]) -> tuple[int, set[str]]:
     """How far a run of matching words from ``start`` reaches, and the stems it matched.
 
     A stopword may sit inside a run (``length of stay``) but not end it.
@@ -200,7 +204,7 @@ def _extend(found: list[Word], start: int, stems: list[str]) -> tuple[int, set[s
     return end, matched
 
 
-def _match_at(found: list[Word], index: int, stems: list[str]) -> tuple[int, str]:
+def _match_at(found: list[Word], index: int, stems: tuple[str, ...]) -> tuple[int, str]:
     """Words consumed at ``index`` and the column stem they match (0 when none)."""
     here = found[index].stem
     for s in stems:

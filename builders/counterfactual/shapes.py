@@ -15,15 +15,14 @@ one (alias expansion can); otherwise each query of that shape is qualified in fu
 >>> db = DatabaseSchema("shop", [Table("Item", [Column("Name"), Column("Price")])])
 >>> shapes = Shapes()
 >>> _ = shapes.qualified("SELECT name FROM item WHERE price > 5", db)
->>> shapes.qualified("SELECT name FROM item WHERE price > 7", db)[0].sql()
-'SELECT Item.Name AS name FROM Item AS Item WHERE Item.Price > 7'
->>> shapes.reused
-1
+>>> query = shapes.query("SELECT name FROM item WHERE price > 7", db)
+>>> query.tree.sql(), query.refs.literals[0].value, shapes.reused
+('SELECT Item.Name AS name FROM Item AS Item WHERE Item.Price > 7', 7, 1)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -32,7 +31,9 @@ from sqlglot.tokens import Token, TokenType
 
 from answerable.builders import sqlkit
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sqlkit import Refs
 from answerable.builders.sqlkit.binding import qualify_in_place
+from answerable.builders.sqlkit.refs import value_nodes
 from answerable.errors import SQLError
 
 VALUE_TOKENS = (TokenType.STRING, TokenType.NUMBER)
@@ -41,23 +42,44 @@ VALUE_TOKENS = (TokenType.STRING, TokenType.NUMBER)
 @dataclass(frozen=True)
 class Template:
     """A qualified tree and, for each of its literals in walk order, the index of the
-    value token it holds (None for a literal that is part of the shape)."""
+    value token it holds (None for a literal that is part of the shape); its references,
+    and for each referenced literal the slot it takes its value from and its sign."""
 
     tree: exp.Expr
     slots: tuple[int | None, ...]
+    refs: Refs
+    value_slots: tuple[tuple[int | None, bool], ...]
+
+
+@dataclass
+class Query:
+    """One query qualified against a schema: its shape, its references, whether it
+    orders its rows, and its qualified tree (copied from the template on first use)."""
+
+    shape: tuple
+    refs: Refs
+    ordered: bool
+    _template: Template | None = None
+    _values: tuple[str, ...] = ()
+    _tree: exp.Expr | None = field(default=None, repr=False)
+
+    @property
+    def tree(self) -> exp.Expr:
+        """The qualified tree (the caller must not change it)."""
+        if self._tree is None:
+            self._tree = _filled(self._template, self._values)
+        return self._tree
 
 
 class Shapes:
-    """Qualified trees by query shape, per schema (see the module docstring)."""
+    """Qualified queries by shape, per schema (see the module docstring)."""
 
     def __init__(self) -> None:
         self._templates: dict[tuple, Template | None] = {}
         self.reused = 0
 
-    def qualified(
-        self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"
-    ) -> tuple[exp.Expr, tuple]:
-        """The query qualified against ``schema``, and its shape (a hashable key).
+    def query(self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite") -> Query:
+        """The query qualified against ``schema``, as a :class:`Query`.
 
         Raises :class:`SQLError` as :func:`sqlkit.qualify` does.
         """
@@ -68,14 +90,22 @@ class Shapes:
         )
         key = (id(schema), dialect, shape)
         template = self._templates.get(key)
-        if template is not None:
-            self.reused += 1
-            return _filled(
-                template, [t.text for t in tokens if t.token_type in VALUE_TOKENS]
-            ), shape
-        tree, template = _qualify_and_template(sql, tokens, schema, dialect)
-        self._templates[key] = template
-        return tree, shape
+        if template is None:
+            tree, template = _qualify_and_template(sql, tokens, schema, dialect)
+            self._templates.setdefault(key, template)
+            refs = sqlkit.references(tree)
+            return Query(shape, refs, sqlkit.has_order_by(tree), _tree=tree)
+        self.reused += 1
+        values = tuple(t.text for t in tokens if t.token_type in VALUE_TOKENS)
+        ordered = sqlkit.has_order_by(template.tree)
+        return Query(shape, _refs(template, values), ordered, template, values)
+
+    def qualified(
+        self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"
+    ) -> tuple[exp.Expr, tuple]:
+        """The qualified tree of the query and its shape (a hashable key)."""
+        query = self.query(sql, schema, dialect)
+        return query.tree, query.shape
 
 
 def _tokens(sql: str, dialect: str) -> list[Token]:
@@ -109,13 +139,33 @@ def _qualify_and_template(
     )
     if copied or set(slots) - {None} != set(range(len(starts))):
         return tree, None
-    return tree, Template(tree.copy(), slots)
+    value_slots = tuple(
+        (origin.get(id(node)), isinstance(node.parent, exp.Neg)) for node in value_nodes(tree)
+    )
+    return tree, Template(tree.copy(), slots, sqlkit.references(tree), value_slots)
 
 
-def _filled(template: Template, values: list[str]) -> exp.Expr:
+def _filled(template: Template, values: tuple[str, ...]) -> exp.Expr:
     """A copy of the template's tree holding ``values`` in its value slots."""
     tree = template.tree.copy()
     for node, slot in zip(list(tree.find_all(exp.Literal)), template.slots, strict=True):
         if slot is not None:
             node.set("this", values[slot])
     return tree
+
+
+def _refs(template: Template, values: tuple[str, ...]) -> Refs:
+    """The template's references with this query's values."""
+    literals = tuple(
+        literal if slot is None else replace(literal, value=_value(literal, values[slot], neg))
+        for literal, (slot, neg) in zip(template.refs.literals, template.value_slots, strict=True)
+    )
+    return Refs(template.refs.tables, template.refs.columns, literals)
+
+
+def _value(literal, text: str, negative: bool):
+    """A literal's value as :func:`sqlkit.references` gives it."""
+    if literal.is_string:
+        return text
+    number = int(text) if text.isdigit() else float(text)
+    return -number if negative else number

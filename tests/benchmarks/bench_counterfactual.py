@@ -30,7 +30,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import Config, EditEnv, VariantStore, run_counterfactual
+from answerable.builders.counterfactual import Config, edit_env, run_counterfactual
 from answerable.builders.counterfactual.grounding import find_value
 from answerable.builders.demo import generate_demo
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -202,8 +202,8 @@ def main(target: int = 10_000) -> None:
             f"setup: {len(items)} verified answerable items from {len(examples)} seeds "
             f"in {time.perf_counter() - started:.1f} s (not timed below)"
         )
-        env = EditEnv(databases, VariantStore(Path(folder) / "variants", limits), SEED, limits)
         config = Config(rate=1.0, control_rate=0.2)
+        env = edit_env(databases, Path(folder) / "variants", SEED, limits, config)
         started = time.perf_counter()
         output, stats = run_counterfactual(items, env, config)
         seconds = time.perf_counter() - started
