@@ -378,22 +378,23 @@ class AddNearSynonyms:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Replace one grounded column by the best group of near-synonyms."""
-        groups = {}
 
-        def has_group(qualified: str) -> bool:
+        def groups(qualified: str) -> list[tuple[str, ...]]:
+            key = ("near-synonyms", parent.db_id, qualified, env.synonyms)
             table, column = split(qualified)
-            groups[qualified] = near_synonym_groups(parent.schema, table, column, env.synonyms)
-            return bool(groups[qualified])
+            return env.once(
+                key, lambda: near_synonym_groups(parent.schema, table, column, env.synonyms)
+            )
 
-        chosen = _choose_target(parent, env.rng(self.name, parent.id), has_group)
+        chosen = _choose_target(parent, env.rng(self.name, parent.id), lambda c: bool(groups(c)))
         if isinstance(chosen, str):
             return chosen
         target, mention = chosen
         table, column = split(target)
-        names = list(groups[target][0])
+        names = list(groups(target)[0])
         ops = self.ops(parent, env, table, column, names)
-        trees = [_renamed(parent.tree, target, name) for name in names]
-        readings = [tree.sql("sqlite") for tree in trees]
+        reading_trees = [_renamed(parent.tree, target, name) for name in names]
+        readings = [tree.sql("sqlite") for tree in reading_trees]
         return Proposal(
             self.name,
             parent,
@@ -409,7 +410,7 @@ class AddNearSynonyms:
             },
             {"target": target, "candidates": names},
             readings=readings,
-            reading_trees=trees,
+            reading_trees=reading_trees,
             mention=mention,
         )
 
@@ -551,8 +552,9 @@ def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str
     for other in schema.tables:
         for here, target, there in other.foreign_keys:
             pair = {(other.name.lower(), here.lower()), (target.lower(), there.lower())}
-            if low in pair:
-                found += [(other.name, here), (schema.table(target).name, there)]
+            linked = schema.table(target)
+            if low in pair and linked is not None:
+                found += [(other.name, here), (linked.name, there)]
         if other.name.lower() != low[0]:
             found += [
                 (other.name, c.name) for c in other.columns if is_exact_synonym(c.name, column)
