@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -24,7 +26,7 @@ def run(*args):
 def test_help_lists_the_commands():
     result = run("--help")
     assert result.exit_code == 0
-    for command in ("build", "demo", "inspect", "validate"):
+    for command in ("bio", "build", "demo", "inspect", "validate"):
         assert command in result.output
 
 
@@ -43,15 +45,17 @@ def test_demo_build_prints_where_the_release_went(demo_build):
 def test_demo_candidates_are_valid_verified_items(demo_build):
     cwd, _ = demo_build
     items = read_parquet(cwd / ".answerable" / "answerable-demo" / "candidates.parquet")
-    assert len(items) >= 20
+    seeds = [i for i in items if i["provenance"]["generator"] == "seed_v1"]
+    assert len(seeds) >= 20
     for item in items:
         validate("item", item)
-    answerable = [i for i in items if i["label"] == "answerable"]
-    assert len(answerable) >= 20
-    for item in answerable:
+    executed = [i for i in items if i["provenance"]["generator"] in ("seed_v1", "template_v1")]
+    for item in executed:
+        assert item["label"] == "answerable"
         assert item["result"]["row_count"] > 0
+    for item in seeds:
         assert item["provenance"]["params"]["verified_by"] == "execution"
-    assert {i["db_id"] for i in answerable} == {"clinic", "league"}
+    assert {i["db_id"] for i in items} == {"clinic", "league"}
 
 
 def test_two_builds_give_identical_files(demo_build, tmp_path):
@@ -82,6 +86,53 @@ def test_inspect_counts_by_label_category_and_database(demo_build):
     assert result.exit_code == 0, result.output
     assert "by label:" in result.output and "answerable" in result.output
     assert "clinic" in result.output and "league" in result.output
+
+
+def test_demo_build_has_verified_counterfactual_items_and_inspect_counts_them(demo_build):
+    cwd, _ = demo_build
+    # Candidates, not the release: near-synonym and value-ambiguous items await review.
+    candidates = cwd / ".answerable" / "answerable-demo" / "candidates.parquet"
+    items = read_parquet(candidates)
+    by_generator = Counter(i["provenance"]["generator"] for i in items)
+    for generator in ("drop_column_v1", "add_near_synonyms_v1", "drop_unused_v1"):
+        assert by_generator[generator] > 0, by_generator
+    assert by_generator["value_unanswerable_v1"] + by_generator["value_ambiguous_v1"] > 0
+    edits = (
+        "drop_column_v1",
+        "add_near_synonyms_v1",
+        "value_unanswerable_v1",
+        "value_ambiguous_v1",
+        "drop_unused_v1",
+    )
+    edited = [i for i in items if i["provenance"]["generator"] in edits]
+    assert all(i["provenance"]["parent"] in {j["id"] for j in items} for i in edited)
+    assert all(
+        (
+            cwd / ".answerable" / "answerable-demo" / "variants" / f"{i['db_variant']}.sqlite"
+        ).is_file()
+        for i in edited
+        if i["db_variant"]
+    )
+    result = run("inspect", candidates)
+    assert result.exit_code == 0, result.output
+    counts = dict(re.findall(r"^\s+(\S+)\s+(\d+)$", result.output, re.M))
+    categories = Counter(i["category"] for i in items)
+    for name in ("missing-column", "column-ambiguous", "drop_column_v1", "drop_unused_v1"):
+        assert int(counts[name]) > 0, result.output
+    assert int(counts["missing-column"]) == categories["missing-column"]
+    assert int(counts["column-ambiguous"]) == categories["column-ambiguous"]
+
+
+def test_bio_tags_of_the_demo_candidates(demo_build, tmp_path):
+    cwd, _ = demo_build
+    out = tmp_path / "bio.jsonl"
+    candidates = cwd / ".answerable" / "answerable-demo" / "candidates.parquet"
+    result = run("bio", candidates, "--out", out)
+    assert result.exit_code == 0, result.output
+    lines = list(read_jsonl(out))
+    assert lines and all(len(line["tokens"]) == len(line["tags"]) for line in lines)
+    tags = {tag for line in lines for tag in line["tags"]}
+    assert {"B-UNK", "B-AMB", "B-COL", "O"} <= tags
 
 
 def test_validate_demo_recipe():

@@ -49,12 +49,17 @@ def references(qualified: exp.Expr) -> Refs:
     (('t.a', 't.b'), Literal(value='x', is_string=True, column='t.b', operator='in'))
     """
     tables, resolved = resolve_all(qualified)
-    literals = tuple(
-        _literal(node, resolved)
-        for node in qualified.find_all(exp.Literal, bfs=False)
-        if not isinstance(node.parent, (exp.Limit, exp.Offset, exp.Fetch, exp.Ordered, exp.Group))
-    )
+    literals = tuple(_literal(node, resolved) for node in value_nodes(qualified))
     return Refs(tuple(sorted(tables)), tuple(sorted(set(resolved.values()))), literals)
+
+
+def value_nodes(tree: exp.Expr) -> list[exp.Literal]:
+    """The literal nodes that are values, in the order :func:`references` lists them."""
+    return [
+        node
+        for node in tree.find_all(exp.Literal, bfs=False)
+        if not isinstance(node.parent, (exp.Limit, exp.Offset, exp.Fetch, exp.Ordered, exp.Group))
+    ]
 
 
 def resolve_all(tree: exp.Expr) -> tuple[set[str], dict[int, str]]:

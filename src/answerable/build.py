@@ -18,6 +18,7 @@ from answerable.annotation.review import (
     review_candidates,
     wants_review,
 )
+from answerable.builders import counterfactual
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
@@ -131,6 +132,28 @@ def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool
     return ctx.workspace.cached_step(SEED_STEP, signature, lambda: verify_examples(examples, ctx))
 
 
+def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
+    """Counterfactual edits of the verified answerable items so far, cached by signature;
+    variants go to ``<workdir>/<dataset>/variants/``."""
+    config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
+    parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
+    signature = ctx.signature(
+        counterfactual.STEP,
+        {"config": config.signature(), "limits": vars(ctx.limits)},
+        {"parents": parents, "files": ctx.inputs},
+    )
+
+    def compute() -> StepOutput:
+        variants = ctx.workspace.root / "variants"
+        env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
+        try:
+            return counterfactual.run_counterfactual(so_far, env, config)[0]
+        finally:
+            env.close()
+
+    return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
+
+
 Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
 
 
@@ -140,6 +163,8 @@ def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     chosen: list[tuple[str, Stage]] = [(SEED_STEP, seed_stage)]
     if "templates" in recipe.data:
         chosen.append((TEMPLATE_STEP, template_stage))
+    if "counterfactual" in recipe.data:
+        chosen.append((counterfactual.STEP, counterfactual_stage))
     if "drafting" in recipe.data:
         chosen += [(DRAFTING_STEP, drafting_stage), (CANDIDATES_STEP, candidates_stage)]
     return chosen

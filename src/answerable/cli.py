@@ -185,3 +185,21 @@ def review_progress(recipe: Path) -> None:
 
     for line in progress(load_recipe(recipe)):
         click.echo(line)
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("bio.jsonl"),
+    show_default=True,
+    help="JSON Lines file that receives one {id, tokens, tags} line per item.",
+)
+def bio(path: Path, out: Path) -> None:
+    """DTE's BIO token tags (COL, VAL, AMB, UNK, O) of a release or items file."""
+    from answerable.builders.counterfactual import write_bio
+    from answerable.release.inspect import load_items
+
+    items = load_items(path)
+    click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")

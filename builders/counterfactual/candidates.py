@@ -1,0 +1,102 @@
+"""Near-synonym candidates: columns associated with a target but not equivalent to it.
+
+Two sources, as in the DTE recipe: the lexicon's contrasting qualifiers for the target's
+role (``position`` -> ``primary_position``, ``secondary_position``), and the names of
+columns in other tables that share the target's head noun (``Track.Name`` ->
+``FirstName``, ``LastName`` from ``Customer``). A group is kept only when every name is
+new to the table, none is an exact synonym of the target or of another in the group,
+and each holds every word of the target (so the question's mention fits all of them).
+Groups are ranked by closeness to the target (token overlap) plus fit to the table
+(their qualifiers already qualify other columns there, as ``home``/``away`` do in
+``matches``); ties keep the lexicon's order of preference.
+
+>>> from answerable.builders.schema import Column, DatabaseSchema, Table
+>>> db = DatabaseSchema("league", [Table("players", [Column("name", "TEXT"),
+...                                                  Column("position", "TEXT")])])
+>>> near_synonym_groups(db, "players", "position", 2)[0]
+('primary_position', 'secondary_position')
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from answerable.builders.counterfactual.lexicon import (
+    canonical,
+    column_role,
+    is_exact_synonym,
+    name_tokens,
+    qualifier_groups,
+    singular,
+    spell_like,
+)
+from answerable.builders.schema import DatabaseSchema, Table
+
+MAX_OTHER_TABLE_NAMES = 6
+
+
+def near_synonym_groups(
+    schema: DatabaseSchema, table: str, column: str, size: int = 2
+) -> list[tuple[str, ...]]:
+    """Groups of ``size`` new column names for ``table.column``, best first."""
+    owner = schema.table(table)
+    target = owner.column(column)
+    role = column_role(target.name, target.type, target.name in owner.primary_key)
+    if role == "identifier" or not canonical(target.name, owner.name):
+        return []
+    lexicon = [
+        tuple(spell_like(target.name, q) for q in group)
+        for group in qualifier_groups(target.name, role, size, owner.name)
+    ]
+    groups = lexicon + _from_other_tables(schema, owner, target.name, size)
+    kept = [g for g in dict.fromkeys(groups) if _acceptable(g, owner, target.name)]
+    order = {g: i for i, g in enumerate(kept)}
+    return sorted(kept, key=lambda g: (-score(g, owner, target.name), order[g]))
+
+
+def _from_other_tables(
+    schema: DatabaseSchema, owner: Table, column: str, size: int
+) -> list[tuple[str, ...]]:
+    wanted = canonical(column, owner.name)
+    names = sorted(
+        {
+            c.name
+            for t in schema.tables
+            if t.name != owner.name
+            for c in t.columns
+            if wanted <= canonical(c.name, t.name) and column_role(c.name, c.type) != "identifier"
+        }
+    )[:MAX_OTHER_TABLE_NAMES]
+    return list(itertools.combinations(names, size))
+
+
+def _acceptable(group: tuple[str, ...], owner: Table, column: str) -> bool:
+    wanted = canonical(column, owner.name)
+    existing = {c.name.lower() for c in owner.columns}
+    if any(name.lower() in existing for name in group):
+        return False
+    if any(is_exact_synonym(name, column, owner.name) for name in group):
+        return False
+    if any(is_exact_synonym(a, b, owner.name) for a, b in itertools.combinations(group, 2)):
+        return False
+    return all(wanted <= canonical(name, owner.name) for name in group)
+
+
+def closeness(name: str, column: str) -> float:
+    """Token overlap (Jaccard) of two names after normalization."""
+    a, b = canonical(name), canonical(column)
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def fit(group: tuple[str, ...], owner: Table, column: str) -> float:
+    """The share of the group's new words that already qualify other columns of the table."""
+    own = {singular(t) for t in name_tokens(column)}
+    new = {singular(t) for name in group for t in name_tokens(name)} - own
+    used = {singular(t) for c in owner.columns if c.name != column for t in name_tokens(c.name)}
+    return len(new & used) / len(new) if new else 0.0
+
+
+def score(group: tuple[str, ...], owner: Table, column: str) -> float:
+    """Closeness to the target (mean over the group) plus fit to the table."""
+    near = sum(closeness(name, column) for name in group) / len(group)
+    return round(near + fit(group, owner, column), 6)

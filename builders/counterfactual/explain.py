@@ -1,0 +1,55 @@
+"""Explanations: what a careful system should say back, in the manner of DTE's responses.
+
+DTE answers a problematic question by naming the problem and the words that cause it
+("which score do you mean, ...?"). These sentences are this project's own wording of
+that idea, one per category, filled with the item's span and columns.
+
+>>> column_ambiguous("score", "matches", ["our_score", "opponent_score"])[:60]
+"'score' is ambiguous: the matches table has our score and op"
+"""
+
+from __future__ import annotations
+
+from answerable.builders.counterfactual.lexicon import name_tokens
+
+
+def words_of(column: str) -> str:
+    """A column's name as plain words: ``home_score`` -> ``home score``."""
+    return " ".join(name_tokens(column.rpartition(".")[2]))
+
+
+def _listed(names: list[str]) -> str:
+    plain = [words_of(n) for n in names]
+    return plain[0] if len(plain) == 1 else ", ".join(plain[:-1]) + " and " + plain[-1]
+
+
+def missing_column(span: str, table: str, column: str) -> str:
+    """A column the question needs is not in the database."""
+    return (
+        f"The database does not record {words_of(column)}: no column of the {table} table "
+        f"holds it, so '{span}' cannot be looked up and the question has no answer here."
+    )
+
+
+def column_ambiguous(span: str, table: str, candidates: list[str]) -> str:
+    """The question's words fit several columns that give different answers."""
+    return (
+        f"'{span}' is ambiguous: the {table} table has {_listed(candidates)}, and they give "
+        "different answers. Which one do you mean?"
+    )
+
+
+def missing_value(value: str, column: str) -> str:
+    """A value the question asks about is in no row of its column."""
+    return (
+        f"No {words_of(column)} in the database is '{value}', so there is nothing to answer "
+        "about it. Check the spelling, or ask about a value that is recorded."
+    )
+
+
+def value_ambiguous(value: str, columns: list[str]) -> str:
+    """A value occurs in two columns and the answer depends on which one is meant."""
+    return (
+        f"'{value}' occurs both as {' and as '.join(words_of(c) for c in columns)}, and the "
+        "answer depends on which one you mean. Which one is it?"
+    )

@@ -1,0 +1,255 @@
+"""Grounding: the question spans that mention the columns and values the gold SQL uses.
+
+A key column (``team_id``) is never grounded: the words that seem to name it name the
+table it links to. Any other column is mentioned by a run of question words that match
+its name tokens (split on ``_`` and case), compared by a light stem (``capacities`` ~
+``capacity``, ``admitted`` ~ ``admit``), synonyms merged (``born`` ~ ``birth``), and
+with compounds joined (``care unit`` ~ ``careunit``). The run must hold the column's
+head noun (``length`` of ``length_of_stay``) or a word specific to it; a word that only
+repeats the table's name or a unit (``cm``) grounds nothing. A value is mentioned where
+its text occurs as whole words (also as a plural, a ``LIKE`` pattern without its
+wildcards, a number with thousands separators or in words).
+
+>>> from answerable.builders import sqlkit
+>>> refs = sqlkit.references(sqlkit.parse(
+...     "SELECT name, capacity FROM stadiums WHERE city = 'Leeds'"))
+>>> g = ground("What are the names and capacities of stadiums in Leeds?", refs)
+>>> [(m.text, m.concept) for m in g.mentions()]
+[('names', 'stadiums.name'), ('capacities', 'stadiums.capacity'), ('Leeds', 'stadiums.city')]
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from answerable.builders.counterfactual.lexicon import (
+    GENERIC,
+    ID_TOKENS,
+    STOPWORDS,
+    UNITS,
+    column_role,
+    head_token,
+    mention_word,
+    name_tokens,
+    singular,
+)
+from answerable.builders.sqlkit import Literal, Refs
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
+_NUMBER_WORDS += ("nine", "ten", "eleven", "twelve")
+VALUE_OPERATORS = frozenset({"eq", "in", "like", "neq", "gt", "gte", "lt", "lte", "between"})
+
+
+@dataclass(frozen=True)
+class Word:
+    """One question word with its character offsets and its stem."""
+
+    text: str
+    start: int
+    end: int
+    stem: str
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A question span that names a column (``kind`` column) or one of its values."""
+
+    start: int
+    end: int
+    text: str
+    concept: str
+    kind: str = "column"
+    literal: Literal | None = None
+
+    def overlaps(self, other: Mention) -> bool:
+        """Whether the two spans share a character."""
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass
+class Grounding:
+    """The mentions of one item's question: by column, and of its values."""
+
+    question: str
+    columns: dict[str, Mention] = field(default_factory=dict)
+    values: list[Mention] = field(default_factory=list)
+
+    def mentions(self) -> list[Mention]:
+        """Every mention, in question order."""
+        return sorted([*self.columns.values(), *self.values], key=lambda m: (m.start, m.end))
+
+    def spans(self, tags: dict[int, str] | None = None) -> list[dict]:
+        """The item's ``spans``: COL and VAL, with ``tags`` overriding by span start."""
+        tags = tags or {}
+        return [
+            {
+                "start": m.start,
+                "end": m.end,
+                "tag": tags.get(m.start, "COL" if m.kind == "column" else "VAL"),
+                "text": m.text,
+                "concept": m.concept,
+            }
+            for m in self.mentions()
+        ]
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """A light stem: lower case, singular, ``-ed``/``-ing`` removed, synonyms merged."""
+    low = singular(word.lower())
+    for suffix in ("ing", "ed"):
+        if low.endswith(suffix) and len(low) - len(suffix) >= 3:
+            low = low[: -len(suffix)]
+            if low[-1] == low[-2] and low[-1] not in "aeiouls":
+                low = low[:-1]
+            break
+    return mention_word(low)
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Stems equal, or equal but for a final ``e`` (``scor`` ~ ``score``)."""
+    return a == b or a + "e" == b or b + "e" == a
+
+
+def words(question: str) -> list[Word]:
+    """The question's words with offsets."""
+    return [Word(m.group(), m.start(), m.end(), stem(m.group())) for m in _WORD.finditer(question)]
+
+
+def ground(question: str, refs: Refs) -> Grounding:
+    """Mentions of the columns and the compared values of a qualified query's ``refs``."""
+    found = words(question)
+    grounding = Grounding(question)
+    for literal in refs.literals:
+        mention = find_value(question, literal, grounding.values)
+        if mention is not None:
+            grounding.values.append(mention)
+    for column in refs.columns:
+        mention = find_column(found, column)
+        if mention is None or any(mention.overlaps(v) for v in grounding.values):
+            continue
+        clash = next((c for c in grounding.columns.values() if c.overlaps(mention)), None)
+        if clash is None:
+            grounding.columns[column] = mention
+        elif mention.end - mention.start > clash.end - clash.start:
+            del grounding.columns[clash.concept]
+            grounding.columns[column] = mention
+    return grounding
+
+
+@lru_cache(maxsize=1 << 12)
+def _column_stems(table: str, column: str) -> tuple[tuple[str, ...], frozenset[str], str, bool]:
+    """The stems of a column's name tokens, the ones that may ground it alone, the stem
+    of its head noun, and whether it is a key (never grounded)."""
+    tokens = [t for t in name_tokens(column) if t not in STOPWORDS]
+    stems = [stem(t) for t in tokens]
+    head = head_token(column)
+    table_stems = {stem(t) for t in name_tokens(table)}
+    weak = GENERIC | UNITS | ID_TOKENS
+    strong = {
+        s for t, s in zip(tokens, stems, strict=True) if t not in weak and s not in table_stems
+    }
+    if head is not None:
+        strong.add(stem(head))
+    key = column_role(column) == "identifier"
+    return tuple(stems), frozenset(strong), stem(head or ""), key
+
+
+def find_column(found: list[Word], qualified_name: str) -> Mention | None:
+    """The best run of question words that names column ``table.column``, or None."""
+    table, _, column = qualified_name.rpartition(".")
+    stems, strong, head, key = _column_stems(table, column)
+    if key:
+        return None  # a key names the entity it links to, which the question names as a table
+    best, best_key = None, None
+    for start in range(len(found)):
+        end, matched = _extend(found, start, stems)
+        if not matched or not any(same_stem(m, s) for m in matched for s in strong):
+            continue
+        rank = (len(matched), any(same_stem(m, head) for m in matched), -start)
+        if best_key is None or rank > best_key:
+            best, best_key = (start, end), rank
+    if best is None:
+        return None
+    first, last = found[best[0]], found[best[1] - 1]
+    text = _text_between(found, best)
+    return Mention(first.start, last.end, text, qualified_name)
+
+
+def _text_between(found: list[Word], run: tuple[int, int]) -> str:
+    return " ".join(w.text for w in found[run[0] : run[1]]) if run else ""
+
+
+def _extend(found: list[Word], start: int, stems: tuple[str, ...]) -> tuple[int, set[str]]:
+    """How far a run of matching words from ``start`` reaches, and the stems it matched.
+
+    A stopword may sit inside a run (``length of stay``) but not end it.
+    """
+    matched: set[str] = set()
+    index, end = start, start
+    while index < len(found):
+        step, stem_hit = _match_at(found, index, stems)
+        if step:
+            matched.add(stem_hit)
+            index += step
+            end = index
+        elif found[index].text.lower() in STOPWORDS and matched:
+            index += 1
+        else:
+            break
+    return end, matched
+
+
+def _match_at(found: list[Word], index: int, stems: tuple[str, ...]) -> tuple[int, str]:
+    """Words consumed at ``index`` and the column stem they match (0 when none)."""
+    here = found[index].stem
+    for s in stems:
+        if same_stem(here, s):
+            return 1, s
+    if index + 1 < len(found):
+        joined = stem(found[index].text + found[index + 1].text)
+        for s in stems:
+            if same_stem(joined, s):
+                return 2, s
+    for a, b in itertools.pairwise(stems):
+        if same_stem(here, stem(a + b)):
+            return 1, a
+    return 0, ""
+
+
+def value_texts(literal: Literal) -> list[str]:
+    """How a value may be written in a question, most literal first."""
+    if literal.is_string:
+        text = str(literal.value)
+        if literal.operator == "like":
+            text = text.strip("%_ ")
+        if not text:
+            return []
+        return [text, text + "s", text[:-1] + "ies" if text.endswith("y") else text + "es"]
+    number = literal.value
+    if isinstance(number, float) and not number.is_integer():
+        return [repr(number)]
+    whole = int(number)
+    texts = [str(whole), f"{whole:,}"]
+    if 0 <= whole < len(_NUMBER_WORDS):
+        texts.append(_NUMBER_WORDS[whole])
+    return texts
+
+
+def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention | None:
+    """The first span of ``question`` that writes ``literal``'s value, clear of ``taken``."""
+    if literal.column is None or literal.operator not in VALUE_OPERATORS:
+        return None
+    for text in value_texts(literal):
+        pattern = re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE)
+        for match in pattern.finditer(question):
+            mention = Mention(
+                match.start(), match.end(), match.group(), literal.column, "value", literal
+            )
+            if not any(mention.overlaps(t) for t in taken):
+                return mention
+    return None

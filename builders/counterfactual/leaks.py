@@ -1,0 +1,231 @@
+"""Leaks: does a column that remains still answer for the one an edit removes?
+
+A question is unanswerable only if nothing left in the database gives its answer. Four
+ways a remaining column can still give it, each checked here:
+
+- ``synonym``: its name means the same (:func:`lexicon.is_exact_synonym`), in the
+  same table (``date_of_birth`` when ``birth_date`` is dropped);
+- ``same-values``: a column of the same table holds the same value on every row;
+- ``same-values-via-key``: a column one foreign key away holds it on every joined row
+  (``goals.team_id`` is ``players.team_id`` through ``player_id``);
+- ``derivable``: the difference or sum of two columns of the table gives it
+  (``length_of_stay`` is ``out_time - in_time`` in days, to within rounding).
+
+The data checks run on the source database (read-only), where the column still exists;
+a schema-only source gets the name check alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from answerable.builders.counterfactual import trees
+from answerable.builders.counterfactual.lexicon import column_role, is_exact_synonym
+from answerable.builders.executor import ReadOnlyDatabase
+from answerable.builders.schema import DatabaseSchema, Table
+from answerable.errors import SQLError
+
+_NUMERIC = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
+_MIN_COVERAGE = 0.9
+
+
+@dataclass(frozen=True)
+class Leak:
+    """A remaining column (or pair of columns) that still answers for the dropped one."""
+
+    how: str
+    columns: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line for a reject's detail."""
+        return f"{' and '.join(self.columns)} ({self.how})"
+
+
+def name_leaks(schema: DatabaseSchema, table: str, column: str, keep=()) -> list[Leak]:
+    """Columns of ``table`` (other than ``column`` and ``keep``) named as its synonyms."""
+    owner = schema.table(table)
+    skip = {column.lower(), *(k.lower() for k in keep)}
+    return [
+        Leak("synonym", (f"{owner.name}.{c.name}",))
+        for c in owner.columns
+        if c.name.lower() not in skip and is_exact_synonym(c.name, column, owner.name)
+    ]
+
+
+def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column: str) -> list:
+    """Remaining columns whose values give ``table.column``'s values (see module doc)."""
+    owner = schema.table(table)
+    leaks = _same_table(db, owner, column)
+    for other, here, there, forward in _neighbours(schema, owner):
+        leaks += _via_key(db, owner, column, other, here, there, forward)
+    if _is_numeric(owner, column):
+        leaks += _derivable(db, owner, column)
+    return leaks
+
+
+def _differs(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """1 when ``a`` and ``b`` differ on a row, else 0 (NULL equals NULL)."""
+    return exp.Case(
+        ifs=[exp.If(this=exp.NullSafeNEQ(this=a, expression=b), true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
+
+
+def _run(db: ReadOnlyDatabase, query: exp.Select) -> list:
+    try:
+        return db.execute(query.sql("sqlite"), ordered=False, row_cap=1).rows[0]
+    except (SQLError, IndexError):
+        return []
+
+
+def _others(owner: Table, column: str) -> list[str]:
+    return [c.name for c in owner.columns if c.name.lower() != column.lower()]
+
+
+def _same_table(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
+    others = _others(owner, column)
+    if not others:
+        return []
+    target = trees.column(column, owner.name)
+    sums = [exp.func("SUM", _differs(target, trees.column(o, owner.name))) for o in others]
+    query = (
+        exp.select(exp.func("COUNT", exp.Star()), *sums)
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target.copy()))
+    )
+    row = _run(db, query)
+    if not row or not row[0]:
+        return []
+    return [
+        Leak("same-values", (f"{owner.name}.{o}",))
+        for o, differ in zip(others, row[1:], strict=True)
+        if differ == 0
+    ]
+
+
+def _neighbours(schema: DatabaseSchema, owner: Table):
+    """``(other table, key here, key there, forward)`` for every foreign key between
+    ``owner`` and another table, in either direction."""
+    for here, other, there in owner.foreign_keys:
+        table = schema.table(other)
+        if table is not None and table.name != owner.name:
+            yield table, here, there, True
+    for table in schema.tables:
+        if table.name == owner.name:
+            continue
+        for here, other, there in table.foreign_keys:
+            if other.lower() == owner.name.lower():
+                yield table, there, here, False
+
+
+def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str, forward: bool):
+    candidates = [c.name for c in other.columns if c.name.lower() != there.lower()]
+    if not candidates:
+        return []
+    target = trees.column(column, owner.name)
+    sums = [exp.func("SUM", _differs(target, trees.column(c, other.name))) for c in candidates]
+    joined = exp.func("COUNT", exp.Distinct(expressions=[trees.column("rowid", owner.name)]))
+    query = (
+        exp.select(joined, *sums)
+        .from_(trees.table(owner.name))
+        .join(
+            trees.table(other.name),
+            on=exp.EQ(
+                this=trees.column(here, owner.name), expression=trees.column(there, other.name)
+            ),
+        )
+        .where(trees.not_null(target.copy()))
+    )
+    row = _run(db, query)
+    total = _run(db, _count_present(owner, column))
+    if not row or not total or not row[0] or row[0] < _MIN_COVERAGE * total[0]:
+        return []
+    how = "same-values-via-key" if forward else "same-values-via-key (reverse)"
+    return [
+        Leak(how, (f"{other.name}.{c}",))
+        for c, differ in zip(candidates, row[1:], strict=True)
+        if differ == 0
+    ]
+
+
+def _count_present(owner: Table, column: str) -> exp.Select:
+    target = trees.column(column, owner.name)
+    return (
+        exp.select(exp.func("COUNT", exp.Star()))
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target))
+    )
+
+
+def _is_numeric(owner: Table, column: str) -> bool:
+    declared = (owner.column(column).type or "").upper()
+    return any(t in declared for t in _NUMERIC)
+
+
+def _operand(owner: Table, name: str) -> exp.Expr | None:
+    """A column as a number: numbers as they are, dates and times as Julian days."""
+    column = owner.column(name)
+    role = column_role(column.name, column.type)
+    if role == "identifier":
+        return None
+    if role in ("date", "time"):
+        return exp.func("julianday", trees.column(name, owner.name))
+    return trees.column(name, owner.name) if _is_numeric(owner, name) else None
+
+
+def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
+    operands = {n: o for n in _others(owner, column) if (o := _operand(owner, n)) is not None}
+    pairs = [
+        (kind, a, b)
+        for a, b in itertools.permutations(sorted(operands), 2)
+        for kind in ("difference", "sum")
+        if kind == "difference" or a < b
+    ]
+    if not pairs:
+        return []
+    target = trees.column(column, owner.name)
+    sums = [
+        exp.func("SUM", _far(target, _combine(kind, operands[a], operands[b])))
+        for kind, a, b in pairs
+    ]
+    query = (
+        exp.select(exp.func("COUNT", exp.Star()), *sums)
+        .from_(trees.table(owner.name))
+        .where(trees.not_null(target.copy()))
+    )
+    row = _run(db, query)
+    if not row or (row[0] or 0) < 5:
+        return []
+    return [
+        Leak("derivable", (f"{owner.name}.{a}", f"{owner.name}.{b}"))
+        for (_, a, b), far in zip(pairs, row[1:], strict=True)
+        if far == 0
+    ]
+
+
+def _combine(kind: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    node = exp.Sub if kind == "difference" else exp.Add
+    return exp.Paren(this=node(this=a.copy(), expression=b.copy()))
+
+
+def _far(target: exp.Expr, value: exp.Expr) -> exp.Expr:
+    """1 when ``value`` is missing or further from ``target`` than rounding explains:
+    one hundredth of the target's size (at least 0.01)."""
+    gap = exp.func("ABS", exp.Sub(this=target.copy(), expression=value))
+    tolerance = exp.Mul(
+        this=exp.Literal.number("0.01"),
+        expression=exp.func("MAX", exp.Literal.number(1), exp.func("ABS", target.copy())),
+    )
+    missing = exp.Is(this=value.copy(), expression=exp.Null())
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.or_(missing, exp.GT(this=gap, expression=tolerance)),
+                true=exp.Literal.number(1),
+            )
+        ],
+        default=exp.Literal.number(0),
+    )

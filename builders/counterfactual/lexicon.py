@@ -1,0 +1,311 @@
+"""Words about columns: name tokens, roles, contrasting qualifiers and synonym checks.
+
+A column's name is split into tokens (``home_score`` -> ``home``, ``score``;
+``FirstName`` -> ``first``, ``name``). Its *role* (measure, count, date, time, name,
+code, category, flag, identifier) picks the qualifier pairs that make near-synonyms:
+two qualifiers that contrast with each other without either being the default reading
+(``minimum``/``maximum``, not ``estimated``/``actual``) and without adding up to the
+original (``first_half``/``second_half`` of a score would sum back to it, so the lexicon
+leaves such pairs out).
+
+:func:`canonical` is the one normal form behind both synonym checks: two names that
+normalize to the same token set are *exact synonyms* (``length_of_stay`` and
+``stay_length``; ``players.player_name`` and ``players.name``; ``actual_price`` and
+``price``).
+
+>>> name_tokens("FirstName"), name_tokens("length_of_stay")
+(['first', 'name'], ['length', 'of', 'stay'])
+>>> is_exact_synonym("date_of_birth", "birth_date")
+True
+>>> is_exact_synonym("home_score", "away_score")
+False
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset({"of", "the", "a", "an", "in", "on", "at", "for", "to", "by", "and", "per"})
+UNITS = frozenset(
+    {"cm", "mm", "km", "kg", "g", "lb", "lbs", "m", "ml", "usd", "eur", "pct", "ms", "sec", "min"}
+)
+ID_TOKENS = frozenset({"id", "ids", "key", "pk", "fk", "uid", "uuid"})
+GENERIC = frozenset(
+    {"date", "time", "name", "type", "value", "number", "count", "code", "flag", "status"}
+    | {"year", "kind", "info", "data", "text", "desc", "num", "no", "is", "has"}
+)
+"""Tokens too general to ground a column on their own, unless they are its head."""
+NEUTRAL = frozenset(
+    {
+        "actual",
+        "real",
+        "true",
+        "total",
+        "overall",
+        "full",
+        "official",
+        "current",
+        "main",
+        "recorded",
+    }
+)
+"""Qualifiers that do not change what a column holds: ``actual_price`` is the price."""
+
+SYNONYMS = (
+    ("date", "dt"),
+    ("time", "datetime", "timestamp", "ts"),
+    ("count", "number", "num", "no", "qty", "quantity"),
+    ("city", "town"),
+    ("country", "nation"),
+    ("gender", "sex"),
+    ("birth", "born", "dob"),
+    ("death", "died", "dod"),
+    ("salary", "wage"),
+    ("description", "desc", "details"),
+    ("address", "addr"),
+    ("phone", "telephone", "tel"),
+    ("email", "mail"),
+)
+"""Words that name the same thing in a column name (``sex`` and ``gender``)."""
+
+MENTION_SYNONYMS = (
+    *SYNONYMS,
+    ("score", "goal", "point"),
+    ("price", "cost", "fee", "charge"),
+    ("age", "years"),
+    ("capacity", "seats"),
+)
+"""Looser groups for finding a column's mention in a question (``goals at home`` for
+``home_score``), never for deciding that two columns are the same."""
+
+_CANON = {word: group[0] for group in SYNONYMS for word in group}
+_MENTION = {word: group[0] for group in MENTION_SYNONYMS for word in group}
+
+ROLE_QUALIFIERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "measure": (
+        ("first", "second", "third"),
+        ("minimum", "maximum", "median"),
+    ),
+    "count": (
+        ("home", "away", "neutral"),
+        ("confirmed", "provisional", "disputed"),
+        ("first", "second", "third"),
+    ),
+    "date": (
+        ("registered", "reported", "verified"),
+        ("planned", "confirmed", "revised"),
+        ("first", "second", "third"),
+    ),
+    "time": (("local", "utc", "server"), ("planned", "confirmed", "revised")),
+    "name": (
+        ("first", "last", "middle"),
+        ("short", "long", "display"),
+        ("legal", "native", "english"),
+    ),
+    "code": (
+        ("old", "new", "legacy"),
+        ("internal", "external", "partner"),
+        ("primary", "secondary", "tertiary"),
+    ),
+    "category": (
+        ("primary", "secondary", "tertiary"),
+        ("previous", "next", "requested"),
+        ("initial", "final", "interim"),
+    ),
+    "flag": (("confirmed", "suspected", "reported"),),
+    "identifier": (),
+}
+"""Groups of contrasting qualifiers by role, best first. Within a group no qualifier is
+the default reading of the bare name, and the columns they make do not add up to it;
+the first two (or three) of a group name the added columns."""
+
+HEAD_QUALIFIERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "score": (("our", "opponent", "neutral"),),
+    "gender": (("registered", "declared", "legal"),),
+    "nationality": (("birth", "sporting", "second"),),
+    "price": (("list", "sale", "wholesale"),),
+    "unit": (("input", "output", "display"),),
+}
+PERSON_ONLY = frozenset({("first", "last", "middle")})
+"""Groups that suit people's names only (a team has no first name)."""
+
+PERSON_TABLES = frozenset(
+    {"player", "coach", "patient", "customer", "employee", "artist", "person", "people"}
+    | {"user", "student", "singer", "driver", "teacher", "author", "actor", "member", "staff"}
+    | {"doctor", "nurse", "physician", "manager", "owner", "pilot", "director", "writer"}
+)
+"""Tables whose rows are people (by their singular name)."""
+
+"""Groups that fit one bare head noun (a column named just ``score``) better than its
+role's groups; tried first."""
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_NUMERIC_TYPES = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
+_DATE_WORDS = frozenset({"date", "day", "dob", "birth", "year", "month", "born", "death"})
+_TIME_WORDS = frozenset({"time", "datetime", "timestamp", "ts", "hour"})
+_COUNT_WORDS = frozenset({"count", "number", "num", "cards", "goals", "points", "visits"})
+_NAME_WORDS = frozenset({"name", "title", "label", "surname", "firstname", "lastname"})
+_CODE_WORDS = frozenset({"code", "abbreviation", "abbr", "symbol", "iso", "postal", "zip"})
+_FLAG_PREFIXES = ("is", "has", "was", "can")
+
+
+def name_tokens(name: str) -> list[str]:
+    """Lower-case tokens of a column or table name, split on ``_``, spaces and case."""
+    tokens = []
+    for part in re.split(r"[\s_\-.]+", name):
+        tokens += [t.lower() for t in _CAMEL.findall(part)]
+    return tokens
+
+
+def singular(word: str) -> str:
+    """A simple singular: ``capacities`` -> ``capacity``, ``matches`` -> ``match``."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def canon_word(word: str) -> str:
+    """One word in its synonym group's spelling (``sex`` -> ``gender``)."""
+    return _CANON.get(word, word)
+
+
+def mention_word(word: str) -> str:
+    """One word in its looser mention group's spelling (``goal`` -> ``score``)."""
+    return _MENTION.get(word, word)
+
+
+def content_tokens(name: str) -> list[str]:
+    """Name tokens without stopwords, in order."""
+    return [t for t in name_tokens(name) if t not in STOPWORDS]
+
+
+def head_token(name: str) -> str | None:
+    """The noun a column is about: ``length`` of ``length_of_stay``, ``score`` of
+    ``home_score``, ``height`` of ``height_cm``; None for a bare identifier."""
+    tokens = name_tokens(name)
+    if "of" in tokens[1:]:
+        return tokens[tokens.index("of") - 1]
+    content = [t for t in tokens if t not in STOPWORDS | UNITS | ID_TOKENS]
+    return content[-1] if content else None
+
+
+def column_role(name: str, declared_type: str = "", primary_key: bool = False) -> str:
+    """The role of a column, from its name tokens and declared type."""
+    tokens = set(name_tokens(name))
+    kind = (declared_type or "").upper()
+    if primary_key or (tokens & ID_TOKENS and head_token(name) is None):
+        return "identifier"
+    if tokens & ID_TOKENS and name_tokens(name)[-1] in ID_TOKENS:
+        return "identifier"
+    if name_tokens(name)[0] in _FLAG_PREFIXES or "BOOL" in kind:
+        return "flag"
+    if tokens & _TIME_WORDS or "TIME" in kind:
+        return "time"
+    if tokens & _DATE_WORDS or "DATE" in kind:
+        return "date"
+    if tokens & _CODE_WORDS:
+        return "code"
+    if tokens & _NAME_WORDS:
+        return "name"
+    if any(t in kind for t in _NUMERIC_TYPES):
+        return "count" if tokens & _COUNT_WORDS else "measure"
+    return "category"
+
+
+def qualifier_groups(
+    name: str, role: str, size: int = 2, table: str | None = None
+) -> list[tuple[str, ...]]:
+    """Contrasting qualifiers for a column, ``size`` per group, best first.
+
+    Head-specific groups come first when the name is its bare head; a group that shares
+    a word with the name is left out (``home_score`` gets no ``home``/``away``), and
+    first/last names are for tables of people.
+
+    >>> qualifier_groups("position", "category")[0]
+    ('primary', 'secondary')
+    >>> qualifier_groups("name", "name", table="teams")[0]
+    ('short', 'long')
+    """
+    tokens = set(name_tokens(name))
+    head = head_token(name) or ""
+    bare = content_tokens(name) == [head]
+    people = table is not None and is_person_table(table)
+    groups = [*(HEAD_QUALIFIERS.get(singular(head), ()) if bare else ()), *ROLE_QUALIFIERS[role]]
+    kept = []
+    for group in groups:
+        if group in PERSON_ONLY and not (people and head == "name"):
+            continue
+        chosen = group[:size]
+        words = {w for q in chosen for w in q.split("_")}
+        if len(chosen) == size and not words & tokens and chosen not in kept:
+            kept.append(chosen)
+    return kept
+
+
+def is_person_table(table: str) -> bool:
+    """Whether a table's rows are people (``players``, ``Customer``)."""
+    return any(singular(t) in PERSON_TABLES for t in name_tokens(table))
+
+
+def spell_like(name: str, qualifier: str) -> str:
+    """``qualifier`` put before ``name`` in the name's own style (after a flag's ``is_``).
+
+    >>> spell_like("home_score", "minimum"), spell_like("UnitPrice", "list_sale")
+    ('minimum_home_score', 'ListSaleUnitPrice')
+    >>> spell_like("FOOD_TYPE", "primary"), spell_like("is_penalty", "confirmed")
+    ('PRIMARY_FOOD_TYPE', 'is_confirmed_penalty')
+    """
+    prefix, _, rest = name.partition("_")
+    if prefix.lower() in _FLAG_PREFIXES and rest:
+        return f"{prefix}_{spell_like(rest, qualifier)}"
+    if name.isupper() and len(name) > 1:
+        return f"{qualifier.upper()}_{name}"
+    if "_" not in name and any(c.isupper() for c in name):
+        return "".join(part.title() for part in qualifier.split("_")) + name
+    return f"{qualifier}_{name}"
+
+
+def canonical(name: str, table: str | None = None) -> frozenset[str]:
+    """The normal form of a column name: content tokens, singular, synonyms merged,
+    neutral qualifiers, units and the table's own name dropped."""
+    table_words = {canon_word(singular(t)) for t in name_tokens(table)} if table else set()
+    words = set()
+    for token in content_tokens(name):
+        word = singular(token)
+        if word in NEUTRAL or word in UNITS:
+            continue
+        words.add(canon_word(word))
+    without_table = words - table_words
+    return frozenset(without_table or words)
+
+
+def is_exact_synonym(a: str, b: str, table: str | None = None) -> bool:
+    """Whether two column names of one table mean the same thing: equal normal forms
+    (:func:`canonical`), or one is the other plus words of the table's name
+    (``player_name`` and ``name`` in ``players``, but not ``CampusFee`` and ``Campus``
+    in ``csu_fees``: the longer name's head noun must remain). Keys are synonyms only
+    when their words are the same (``customer_id`` and ``policy_id`` in a link table are
+    not), and a name with no content word is nobody's synonym.
+    """
+    full_a, full_b = canonical(a), canonical(b)
+    if not full_a - ID_TOKENS or not full_b - ID_TOKENS:
+        return False
+    if full_a == full_b:
+        return True
+    keys = name_tokens(a)[-1] in ID_TOKENS or name_tokens(b)[-1] in ID_TOKENS
+    if keys or table is None or not (full_a <= full_b or full_b <= full_a):
+        return False
+    longer = a if len(full_a) > len(full_b) else b
+    head = canon_word(singular(head_token(longer) or ""))
+    rest_a, rest_b = canonical(a, table), canonical(b, table)
+    return rest_a == rest_b and head in rest_a
+
+
+def shares_meaning(a: str, b: str, table: str | None = None) -> bool:
+    """Whether two names share a content word after normalization (``home_score`` and
+    ``away_score`` do): the dropped column is then *related* to one that remains."""
+    return bool(canonical(a, table) & canonical(b, table))

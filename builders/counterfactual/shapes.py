@@ -1,0 +1,171 @@
+"""Query shapes: qualification done once for queries that differ only in their values.
+
+Template-made benchmarks hold thousands of queries that share a structure and differ in
+their literals (``drug = 'Furosemide'`` / ``drug = 'Heparin'``). Qualifying a query
+against a schema costs milliseconds, and its result depends on the structure alone, so
+:class:`Shapes` qualifies the first query of each *shape* (its tokens with every string
+and number replaced by a placeholder) and, for the next ones, copies that qualified tree
+and writes their own values into it.
+
+It is exact or it stands aside: a shape is reused only when every value token became
+exactly one literal of the parsed query and qualification neither dropped one nor copied
+one (alias expansion can); otherwise each query of that shape is qualified in full.
+
+>>> from answerable.builders.schema import Column, DatabaseSchema, Table
+>>> db = DatabaseSchema("shop", [Table("Item", [Column("Name"), Column("Price")])])
+>>> shapes = Shapes()
+>>> _ = shapes.qualified("SELECT name FROM item WHERE price > 5", db)
+>>> query = shapes.query("SELECT name FROM item WHERE price > 7", db)
+>>> query.tree.sql(), query.refs.literals[0].value, shapes.reused
+('SELECT Item.Name AS name FROM Item AS Item WHERE Item.Price > 7', 7, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import Token, TokenType
+
+from answerable.builders import sqlkit
+from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sqlkit import Refs
+from answerable.builders.sqlkit.binding import qualify_in_place
+from answerable.builders.sqlkit.refs import value_nodes
+from answerable.errors import SQLError
+
+VALUE_TOKENS = (TokenType.STRING, TokenType.NUMBER)
+
+
+@dataclass(frozen=True)
+class Template:
+    """A qualified tree and, for each of its literals in walk order, the index of the
+    value token it holds (None for a literal that is part of the shape); its references,
+    and for each referenced literal the slot it takes its value from and its sign."""
+
+    tree: exp.Expr
+    slots: tuple[int | None, ...]
+    refs: Refs
+    value_slots: tuple[tuple[int | None, bool], ...]
+
+
+@dataclass
+class Query:
+    """One query qualified against a schema: its shape, its references, whether it
+    orders its rows, and its qualified tree (copied from the template on first use)."""
+
+    shape: tuple
+    refs: Refs
+    ordered: bool
+    _template: Template | None = None
+    _values: tuple[str, ...] = ()
+    _tree: exp.Expr | None = field(default=None, repr=False)
+
+    @property
+    def tree(self) -> exp.Expr:
+        """The qualified tree (the caller must not change it)."""
+        if self._tree is None:
+            self._tree = _filled(self._template, self._values)
+        return self._tree
+
+
+class Shapes:
+    """Qualified queries by shape, per schema (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._templates: dict[tuple, Template | None] = {}
+        self.reused = 0
+
+    def query(self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite") -> Query:
+        """The query qualified against ``schema``, as a :class:`Query`.
+
+        Raises :class:`SQLError` as :func:`sqlkit.qualify` does.
+        """
+        tokens = _tokens(sql, dialect)
+        shape = tuple(
+            (t.token_type,) if t.token_type in VALUE_TOKENS else (t.token_type, t.text)
+            for t in tokens
+        )
+        key = (id(schema), dialect, shape)
+        template = self._templates.get(key)
+        if template is None:
+            tree, template = _qualify_and_template(sql, tokens, schema, dialect)
+            self._templates.setdefault(key, template)
+            refs = sqlkit.references(tree)
+            return Query(shape, refs, sqlkit.has_order_by(tree), _tree=tree)
+        self.reused += 1
+        values = tuple(t.text for t in tokens if t.token_type in VALUE_TOKENS)
+        ordered = sqlkit.has_order_by(template.tree)
+        return Query(shape, _refs(template, values), ordered, template, values)
+
+    def qualified(
+        self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"
+    ) -> tuple[exp.Expr, tuple]:
+        """The qualified tree of the query and its shape (a hashable key)."""
+        query = self.query(sql, schema, dialect)
+        return query.tree, query.shape
+
+
+def _tokens(sql: str, dialect: str) -> list[Token]:
+    try:
+        return Dialect.get_or_raise(dialect).tokenize(sql)
+    except SqlglotError as error:
+        raise SQLError("parse-error", sqlkit.parsing.first_line(error)) from None
+
+
+def _qualify_and_template(
+    sql: str, tokens: list[Token], schema: DatabaseSchema, dialect: str
+) -> tuple[exp.Expr, Template | None]:
+    """Qualify in full; also return the shape's template when reuse would be exact."""
+    starts = {t.start: i for i, t in enumerate(t for t in tokens if t.token_type in VALUE_TOKENS)}
+    tree = sqlkit.parse(sql, dialect)
+    origin = {}
+    for node in tree.find_all(exp.Literal):
+        index = starts.get(node.meta.get("start"))
+        if index is None or index in origin.values():
+            return qualify_in_place(tree, schema, dialect), None
+        origin[id(node)] = index
+    tree = qualify_in_place(tree, schema, dialect)
+    literals = list(tree.find_all(exp.Literal))
+    slots = tuple(origin.get(id(node)) for node in literals)
+    values = {
+        (t.token_type == TokenType.STRING, t.text) for t in tokens if t.token_type in VALUE_TOKENS
+    }
+    copied = any(
+        slot is None and (node.is_string, node.this) in values
+        for node, slot in zip(literals, slots, strict=True)
+    )
+    if copied or set(slots) - {None} != set(range(len(starts))):
+        return tree, None
+    value_slots = tuple(
+        (origin.get(id(node)), isinstance(node.parent, exp.Neg)) for node in value_nodes(tree)
+    )
+    return tree, Template(tree.copy(), slots, sqlkit.references(tree), value_slots)
+
+
+def _filled(template: Template, values: tuple[str, ...]) -> exp.Expr:
+    """A copy of the template's tree holding ``values`` in its value slots."""
+    tree = template.tree.copy()
+    for node, slot in zip(list(tree.find_all(exp.Literal)), template.slots, strict=True):
+        if slot is not None:
+            node.set("this", values[slot])
+    return tree
+
+
+def _refs(template: Template, values: tuple[str, ...]) -> Refs:
+    """The template's references with this query's values."""
+    literals = tuple(
+        literal if slot is None else replace(literal, value=_value(literal, values[slot], neg))
+        for literal, (slot, neg) in zip(template.refs.literals, template.value_slots, strict=True)
+    )
+    return Refs(template.refs.tables, template.refs.columns, literals)
+
+
+def _value(literal, text: str, negative: bool):
+    """A literal's value as :func:`sqlkit.references` gives it."""
+    if literal.is_string:
+        return text
+    number = int(text) if text.isdigit() else float(text)
+    return -number if negative else number

@@ -1,0 +1,498 @@
+"""Counterfactual edits, piece by piece: words, grounding, scripts, copies, leaks, checks."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.counterfactual import lexicon
+from answerable.builders.counterfactual.bio import bio_tags
+from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.edits import _filters_every_row, looks_like
+from answerable.builders.counterfactual.fills import choose_fill, fill_values
+from answerable.builders.counterfactual.grounding import ground
+from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
+from answerable.builders.counterfactual.materialize import (
+    MaterializeError,
+    VariantStore,
+    materialize,
+)
+from answerable.builders.counterfactual.script import (
+    add_column,
+    apply_to_schema,
+    drop_column,
+    set_value,
+    variant_id,
+)
+from answerable.builders.counterfactual.shapes import Shapes
+from answerable.builders.counterfactual.stage import Config, is_parent
+from answerable.builders.counterfactual.values import blend, fresh_candidates
+from answerable.builders.counterfactual.verify import is_nothing
+from answerable.builders.executor import ReadOnlyDatabase, Result
+from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.ids import sha256_file
+from tests.conftest import REPO
+
+MODULES = (
+    "bio",
+    "candidates",
+    "explain",
+    "fills",
+    "grounding",
+    "lexicon",
+    "script",
+    "shapes",
+    "trees",
+    "values",
+)
+FIXTURES = REPO / "tests" / "fixtures" / "counterfactual"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    module = importlib.import_module(f"answerable.builders.counterfactual.{name}")
+    result = doctest.testmod(module, extraglobs={"random": random})
+    assert result.failed == 0
+
+
+# ---- words ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "tokens", "head"),
+    [
+        ("home_score", ["home", "score"], "score"),
+        ("length_of_stay", ["length", "of", "stay"], "length"),
+        ("FirstName", ["first", "name"], "name"),
+        ("height_cm", ["height", "cm"], "height"),
+        ("RESTAURANT_ID", ["restaurant", "id"], "restaurant"),
+        ("HTMLTitle", ["html", "title"], "title"),
+    ],
+)
+def test_name_tokens_and_head(name, tokens, head):
+    assert lexicon.name_tokens(name) == tokens
+    assert lexicon.head_token(name) == head
+
+
+@pytest.mark.parametrize(
+    ("name", "declared", "role"),
+    [
+        ("player_id", "INTEGER", "identifier"),
+        ("is_penalty", "INTEGER", "flag"),
+        ("admit_time", "TEXT", "time"),
+        ("birth_date", "TEXT", "date"),
+        ("icd_code", "TEXT", "code"),
+        ("long_title", "TEXT", "name"),
+        ("red_cards", "INTEGER", "count"),
+        ("height_cm", "INTEGER", "measure"),
+        ("position", "TEXT", "category"),
+    ],
+)
+def test_column_roles(name, declared, role):
+    assert lexicon.column_role(name, declared) == role
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "table", "same"),
+    [
+        ("length_of_stay", "stay_length", None, True),
+        ("date_of_birth", "birth_date", None, True),
+        ("player_name", "name", "players", True),
+        ("actual_price", "price", None, True),
+        ("sex", "gender", None, True),
+        ("home_score", "away_score", None, False),
+        ("first_name", "last_name", None, False),
+        ("primary_position", "position", None, False),
+    ],
+)
+def test_exact_synonyms(a, b, table, same):
+    assert lexicon.is_exact_synonym(a, b, table) is same
+
+
+def test_qualifier_groups_leave_out_words_the_name_has():
+    assert ("home", "away") not in lexicon.qualifier_groups("home_score", "count")
+    assert lexicon.qualifier_groups("name", "name", 2, "players")[0] == ("first", "last")
+    assert lexicon.qualifier_groups("name", "name", 2, "stadiums")[0] == ("short", "long")
+    assert len(lexicon.qualifier_groups("position", "category", 3)[0]) == 3
+
+
+def test_near_synonym_groups_are_new_and_not_synonyms(demo_dir):
+    schema = DatabaseSchema.from_sqlite(demo_dir / "league.sqlite")
+    for table in schema.tables:
+        existing = {c.name for c in table.columns}
+        for column in table.columns:
+            for group in near_synonym_groups(schema, table.name, column.name, 3):
+                assert not set(group) & existing
+                assert not any(lexicon.is_exact_synonym(g, column.name, table.name) for g in group)
+    assert near_synonym_groups(schema, "players", "position")[0] == (
+        "primary_position",
+        "secondary_position",
+    )
+    assert near_synonym_groups(schema, "players", "player_id") == []
+
+
+# ---- grounding -----------------------------------------------------------------------
+
+
+def demo_schemas(demo_dir: Path) -> dict[str, DatabaseSchema]:
+    return {
+        d: DatabaseSchema.from_sqlite(demo_dir / f"{d}.sqlite", d) for d in ("clinic", "league")
+    }
+
+
+def test_grounding_of_the_demo_seeds_matches_the_golden_file(demo_dir):
+    schemas, found = demo_schemas(demo_dir), []
+    for name in ("clinic", "league"):
+        for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines():
+            seed = json.loads(line)
+            refs = sqlkit.references(sqlkit.qualify(sqlkit.parse(seed["sql"]), schemas[name]))
+            spans = ground(seed["question"], refs).spans()
+            for span in spans:
+                assert seed["question"][span["start"] : span["end"]] == span["text"]
+            found.append({"question": seed["question"], "spans": spans})
+    assert found == golden(FIXTURES / "grounding.json", found)
+
+
+def test_grounding_prefers_the_longest_mention_and_skips_keys():
+    schema = DatabaseSchema(
+        "h",
+        [Table("icu_stays", [Column("stay_id"), Column("length_of_stay", "REAL")])],
+    )
+    refs = sqlkit.references(
+        sqlkit.qualify(sqlkit.parse("SELECT stay_id, length_of_stay FROM icu_stays"), schema)
+    )
+    grounding = ground("Which ICU stays had the longest length of stay?", refs)
+    assert [(m.text, m.concept) for m in grounding.mentions()] == [
+        ("length of stay", "icu_stays.length_of_stay")
+    ]
+
+
+def golden(path: Path, value):
+    """The expected value stored at ``path``; written from ``value`` when the file is
+    missing or ``UPDATE_GOLDEN=1`` is set (then review the diff before committing)."""
+    if os.environ.get("UPDATE_GOLDEN") == "1" or not path.is_file():
+        path.write_text(json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return json.loads(path.read_text())
+
+
+# ---- scripts and materialization ----------------------------------------------------
+
+
+def test_schema_edits_match_what_sqlite_reports(demo_dir, tmp_path):
+    schema = DatabaseSchema.from_sqlite(demo_dir / "league.sqlite", "league")
+    ops = [
+        add_column("matches", "first_home_score", "INTEGER", "home_score", "jitter", 1),
+        add_column("matches", "second_home_score", "INTEGER", "home_score", "jitter", 2),
+        drop_column("matches", "home_score"),
+        drop_column("teams", "name"),
+    ]
+    target = materialize(demo_dir / "league.sqlite", ops, tmp_path / "v.sqlite")
+    assert DatabaseSchema.from_sqlite(target, "league") == apply_to_schema(schema, ops)
+
+
+KEYED = """
+CREATE TABLE a (id INTEGER PRIMARY KEY, code TEXT UNIQUE, label TEXT, n REAL CHECK (n >= 0));
+CREATE INDEX a_label ON a(label);
+CREATE INDEX a_n ON a(n);
+CREATE TABLE b (id INTEGER PRIMARY KEY, a_code TEXT REFERENCES a(code), x INT);
+CREATE VIEW v_labels AS SELECT label FROM a;
+CREATE VIEW v_codes AS SELECT code FROM a;
+CREATE TRIGGER t_a AFTER INSERT ON a BEGIN UPDATE b SET x = 1; END;
+INSERT INTO a VALUES (1, 'c1', 'L1', 1.5), (2, 'c2', 'L2', 2), (5, 'c5', NULL, 0);
+INSERT INTO b VALUES (1, 'c1', 3);
+"""
+
+
+@pytest.fixture
+def keyed(tmp_path) -> Path:
+    path = tmp_path / "keyed.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(KEYED)
+    con.commit()
+    con.close()
+    return path
+
+
+def objects(path: Path) -> dict[str, str]:
+    con = sqlite3.connect(path)
+    try:
+        return dict(con.execute("SELECT name, type FROM sqlite_master WHERE sql IS NOT NULL"))
+    finally:
+        con.close()
+
+
+def rows(path: Path, sql: str) -> list:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "gone", "kept"),
+    [
+        ("code", {"v_codes"}, {"a_label", "a_n", "v_labels", "t_a"}),  # UNIQUE: rebuilt
+        ("id", set(), {"a_label", "a_n", "v_labels", "v_codes", "t_a"}),  # primary key
+        ("label", {"a_label", "v_labels"}, {"a_n", "v_codes", "t_a"}),  # index and view
+        ("n", {"a_n"}, {"a_label", "v_labels", "v_codes", "t_a"}),  # CHECK and index
+    ],
+)
+def test_drop_column_in_keys_indexes_and_views(keyed, tmp_path, column, gone, kept):
+    before = sha256_file(keyed)
+    target = materialize(keyed, [drop_column("a", column)], tmp_path / "v.sqlite")
+    assert sha256_file(keyed) == before
+    names = objects(target)
+    assert not gone & set(names) and kept <= set(names)
+    columns = [c.name for c in DatabaseSchema.from_sqlite(target).table("a").columns]
+    assert column not in columns and len(columns) == 3
+    assert [r[0] for r in rows(target, "SELECT rowid FROM a ORDER BY rowid")] == [1, 2, 5]
+
+
+def test_a_failing_edit_leaves_no_file(keyed, tmp_path):
+    with pytest.raises(MaterializeError):
+        materialize(keyed, [drop_column("nope", "x")], tmp_path / "v.sqlite")
+    assert list(tmp_path.glob("v*")) == [] and list(tmp_path.glob(".v*")) == []
+
+
+def test_variants_are_made_once_and_reused_until_the_source_changes(keyed, tmp_path):
+    ops = [set_value("a", "label", "L9", 2, seed=3)]
+    store = VariantStore(tmp_path / "variants")
+    first = store.ensure("k", keyed, ops)
+    assert store.ensure("k", keyed, ops) == first and store.made == 1
+    assert first.name == f"{variant_id('k', ops)}.sqlite"
+    again = VariantStore(tmp_path / "variants")
+    assert again.ensure("k", keyed, ops) == first and again.made == 0
+    con = sqlite3.connect(keyed)
+    con.execute("UPDATE a SET label = 'changed' WHERE id = 1")
+    con.commit()
+    con.close()
+    changed = VariantStore(tmp_path / "variants")
+    changed.ensure("k", keyed, ops)
+    assert changed.made == 1
+    assert rows(first, "SELECT COUNT(*) FROM a WHERE label = 'L9'") == [(2,)]
+
+
+def test_materialized_bytes_depend_on_the_edit_only(demo_dir, tmp_path):
+    ops = [
+        add_column("players", "primary_position", "TEXT", "position", "shuffle", 5),
+        drop_column("players", "position"),
+    ]
+    one = materialize(demo_dir / "league.sqlite", ops, tmp_path / "one.sqlite")
+    two = materialize(demo_dir / "league.sqlite", ops, tmp_path / "two.sqlite")
+    assert sha256_file(one) == sha256_file(two)
+
+
+# ---- fills and fresh values ----------------------------------------------------------
+
+
+def test_fills_keep_the_domain_and_nulls():
+    values = ["a", "b", "c", None, "a"]
+    assert sorted(fill_values("shuffle", values, 1), key=str) == sorted(values, key=str)
+    assert fill_values("jitter", [0, 5, None, 2.5], 2)[2] is None
+    assert all(v >= 0 for v in fill_values("jitter", [0, 0, 1], 3))
+    shifted = fill_values("shift_days", ["2021-10-27", "2021-10-27 22:00:00", "n/a"], 4)
+    assert shifted[0] != "2021-10-27" and shifted[1].endswith(" 22:00:00") and shifted[2] == "n/a"
+    assert fill_values("jitter", [1, 2, 3], 9) == fill_values("jitter", [1, 2, 3], 9)
+    assert (
+        choose_fill("measure", "REAL") == "jitter" and choose_fill("date", "TEXT") == "shift_days"
+    )
+
+
+def test_fresh_values_keep_case_and_shape():
+    rng = random.Random(1)
+    assert all(v.islower() for v in fresh_candidates("state", "state_name", "arizona", rng, 4))
+    codes = fresh_candidates("diagnoses", "icd_code", "78552", rng, 4)
+    assert all(len(c) == 5 and c.isdigit() for c in codes)
+    seasons = fresh_candidates("seasons", "name", "2022-23", rng, 3)
+    assert all(len(s) == 7 and s[4] == "-" for s in seasons)
+    assert blend(["Furosemide", "Vancomycin"], random.Random(1)) not in ("Furosemide", "Vancomycin")
+
+
+def test_looks_like_compares_shapes():
+    assert looks_like("Medicare", ["Medicaid", "Private", "Self Pay"])
+    assert not looks_like("Vancomycin", ["mg", "mL", "units"])
+
+
+# ---- leaks ----------------------------------------------------------------------------
+
+
+def test_leaks_found_on_the_demo_data(demo_dir):
+    clinic = DatabaseSchema.from_sqlite(demo_dir / "clinic.sqlite", "clinic")
+    league = DatabaseSchema.from_sqlite(demo_dir / "league.sqlite", "league")
+    with (
+        ReadOnlyDatabase(demo_dir / "clinic.sqlite") as c,
+        ReadOnlyDatabase(demo_dir / "league.sqlite") as le,
+    ):
+        stay = value_leaks(c, clinic, "icu_stays", "length_of_stay")
+        assert [(x.how, x.columns) for x in stay] == [
+            ("derivable", ("icu_stays.out_time", "icu_stays.in_time"))
+        ]
+        assert [x.how for x in value_leaks(c, clinic, "lab_events", "unit")] == [
+            "same-values-via-key"
+        ]
+        assert "stadiums.city" in {x.columns[0] for x in value_leaks(le, league, "teams", "city")}
+        assert value_leaks(le, league, "players", "position") == []
+
+
+def test_name_leaks():
+    schema = DatabaseSchema(
+        "p", [Table("people", [Column("birth_date"), Column("date_of_birth"), Column("name")])]
+    )
+    assert [x.columns for x in name_leaks(schema, "people", "birth_date")] == [
+        ("people.date_of_birth",)
+    ]
+    assert name_leaks(schema, "people", "name") == []
+
+
+# ---- query shapes --------------------------------------------------------------------
+
+
+SHAPE_DB = DatabaseSchema(
+    "shop",
+    [
+        Table("Item", [Column("Name", "TEXT"), Column("Price", "REAL"), Column("Kind", "TEXT")]),
+        Table("Sale", [Column("Item_Name", "TEXT"), Column("Qty", "INTEGER")]),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    "sqls",
+    [
+        ["SELECT name FROM item WHERE price > 5", "SELECT name FROM item WHERE price > 7.5"],
+        [
+            "SELECT name FROM item WHERE kind IN ('a', 'b') LIMIT 3",
+            "SELECT name FROM item WHERE kind IN ('c', 'd') LIMIT 9",
+        ],
+        [
+            "SELECT price + 1 AS p FROM item GROUP BY p",  # the alias is expanded: no reuse
+            "SELECT price + 2 AS p FROM item GROUP BY p",
+        ],
+        [
+            'SELECT name FROM item WHERE kind = "toy" ORDER BY 1',
+            'SELECT name FROM item WHERE kind = "food" ORDER BY 1',
+        ],
+    ],
+)
+def test_shapes_give_what_a_full_qualification_gives(sqls):
+    shapes = Shapes()
+    for sql in sqls:
+        query, full = shapes.query(sql, SHAPE_DB), sqlkit.qualify(sqlkit.parse(sql), SHAPE_DB)
+        assert query.tree.sql() == full.sql()
+        assert query.refs == sqlkit.references(full)
+
+
+DEMO_SEEDS = [
+    json.loads(line)
+    for name in ("clinic", "league")
+    for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines()
+]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.integers(min_value=0, max_value=len(DEMO_SEEDS) - 1),
+    texts=st.lists(st.text(min_size=1, max_size=12), min_size=8, max_size=8),
+    numbers=st.lists(st.integers(min_value=0, max_value=10**6), min_size=8, max_size=8),
+)
+def test_shapes_reuse_is_exact_on_any_values(demo_dir, index, texts, numbers):
+    seed = DEMO_SEEDS[index]
+    schema = demo_schemas_cached(demo_dir)[seed["db_id"]]
+    shapes = Shapes()
+    shapes.query(seed["sql"], schema)
+    tree = sqlkit.parse(seed["sql"])
+    for i, node in enumerate(list(tree.find_all(exp.Literal))):
+        new = texts[i % 8] if node.is_string else str(numbers[i % 8])
+        node.replace(exp.Literal.string(new) if node.is_string else exp.Literal.number(new))
+    sql = tree.sql("sqlite")
+    query, full = shapes.query(sql, schema), sqlkit.qualify(sqlkit.parse(sql), schema)
+    assert query.tree.sql() == full.sql()
+    assert query.refs == sqlkit.references(full)
+
+
+_SCHEMAS: dict = {}
+
+
+def demo_schemas_cached(demo_dir: Path) -> dict[str, DatabaseSchema]:
+    if demo_dir not in _SCHEMAS:
+        _SCHEMAS[demo_dir] = demo_schemas(demo_dir)
+    return _SCHEMAS[demo_dir]
+
+
+# ---- small checks --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "required"),
+    [
+        ("SELECT a FROM t WHERE b = 'x' AND c > 1", True),
+        ("SELECT a FROM t WHERE b = 'x' OR c > 1", False),
+        ("SELECT a FROM t WHERE b = 'x' UNION SELECT a FROM u", False),
+        ("SELECT a FROM t EXCEPT SELECT a FROM u WHERE b = 'x'", False),
+        ("SELECT a FROM t WHERE b = 'x' EXCEPT SELECT a FROM u", True),
+        ("SELECT a FROM t WHERE id IN (SELECT id FROM u WHERE b = 'x')", True),
+        ("SELECT a FROM t WHERE id NOT IN (SELECT id FROM u WHERE b = 'x')", False),
+        ("SELECT a FROM t WHERE (SELECT COUNT(*) FROM u WHERE b = 'x') > 1", False),
+        ("SELECT a FROM t WHERE b IN ('x', 'y')", False),
+        ("SELECT a FROM (SELECT a FROM t WHERE b = 'x') AS s", True),
+    ],
+)
+def test_values_that_filter_every_row(sql, required):
+    assert _filters_every_row(sqlkit.parse(sql), "x") is required
+
+
+def test_nothing_means_no_rows_or_only_zeros_and_nulls():
+    def result(rows, count=None):
+        return Result(["c"], rows, len(rows) if count is None else count, "0" * 64, False)
+
+    assert is_nothing(result([]))
+    assert is_nothing(result([[0]])) and is_nothing(result([[None, 0]]))
+    assert not is_nothing(result([[3]]))
+    assert not is_nothing(result([[0]], count=5))
+
+
+def test_bio_tags_mark_span_tokens():
+    item = {
+        "id": "x",
+        "question": "Which players are goalkeepers, by home score?",
+        "spans": [
+            {"start": 18, "end": 29, "tag": "VAL"},
+            {"start": 34, "end": 44, "tag": "AMB"},
+        ],
+    }
+    tagged = bio_tags(item)
+    assert list(zip(tagged["tokens"], tagged["tags"], strict=True)) == [
+        ("Which", "O"),
+        ("players", "O"),
+        ("are", "O"),
+        ("goalkeepers", "B-VAL"),
+        (",", "O"),
+        ("by", "O"),
+        ("home", "B-AMB"),
+        ("score", "I-AMB"),
+        ("?", "O"),
+    ]
+
+
+def test_config_and_parents():
+    config = Config.from_section({"rate": 0.5, "edits": ["drop_column_v1"], "synonyms": 3})
+    assert config.rate == 0.5 and config.edits == ("drop_column_v1",) and config.synonyms == 3
+    assert Config.from_section({}) == Config()
+    seed = {"label": "answerable", "sql": "SELECT 1", "provenance": {"generator": "seed_v1"}}
+    assert is_parent(seed)
+    assert not is_parent({**seed, "provenance": {"generator": "drop_unused_v1"}})
+    assert not is_parent({**seed, "label": "unanswerable", "sql": None})

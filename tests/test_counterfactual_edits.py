@@ -1,0 +1,244 @@
+"""The edit generators on the demo databases: golden items per edit, and properties.
+
+The golden file ``tests/fixtures/counterfactual/edits.json`` holds, for every registered
+generator, the first items it makes from the demo seed pairs (and every reject, with
+its reason). Regenerate with ``UPDATE_GOLDEN=1 python -m pytest tests/test_counterfactual_edits.py``
+and review the diff.
+
+The property tests draw parents, seeds and settings with hypothesis, run the step, and
+check every emitted item again from its record alone: the edit script is materialized
+afresh (it must rebuild the same file), the label is proved again on it, and the
+source database's bytes are unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.counterfactual import GENERATORS, Config, prepare, run_counterfactual
+from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
+from answerable.builders.counterfactual.lexicon import is_exact_synonym
+from answerable.builders.counterfactual.materialize import materialize
+from answerable.builders.counterfactual.stage import make_item, proposal_id
+from answerable.builders.counterfactual.survey import survey_env, verified_parents
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.schema import DatabaseSchema
+from answerable.errors import SQLError
+from answerable.ids import sha256_file
+from answerable.schemas import validate
+from tests.conftest import REPO
+
+GOLDEN = REPO / "tests" / "fixtures" / "counterfactual" / "edits.json"
+SEEDS = REPO / "raw" / "demo" / "seeds"
+PER_GENERATOR = 3
+LIMITS = Limits(2.0, 100)
+
+
+@pytest.fixture(scope="module")
+def demo_parents(demo_dir, tmp_path_factory):
+    """The verified demo seed items and their databases."""
+    workdir = tmp_path_factory.mktemp("parents")
+    items, databases = [], {}
+    for name in ("clinic", "league"):
+        spec = {"name": f"{name}-seeds", "format": "jsonl", "path": f"{name}.jsonl"}
+        made, found = verified_parents(
+            {**spec, "databases": "demo"}, SEEDS, workdir, demo_dir=demo_dir
+        )
+        items += made.items
+        databases.update(found)
+    return sorted(items, key=lambda i: i["id"]), databases
+
+
+def summary(item: dict, parent: dict) -> dict:
+    """What the golden file keeps of an item."""
+    kept = ("label", "category", "subtype", "question", "spans", "trigger", "explanation")
+    return {
+        "generator": item["provenance"]["generator"],
+        "parent_question": parent["question"],
+        **{k: item[k] for k in kept},
+        "sql": item["sql"],
+        "db_variant": item["db_variant"],
+        "edit": item["edit"],
+        "result_hash": (item["result"] or {}).get("hash"),
+    }
+
+
+def test_every_generator_matches_its_golden_items(demo_parents, tmp_path):
+    parents, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    made, rejects = {name: [] for name in GENERATORS}, []
+    try:
+        for item in parents:
+            parent = prepare(item, databases[item["db_id"]].schema, shapes=env.shapes)
+            for name, generator in GENERATORS.items():
+                proposal = generator.propose(parent, env)
+                if isinstance(proposal, str):
+                    continue
+                failure = generator.verify(proposal, env)
+                if failure is not None:
+                    rejects.append([name, proposal.question, failure.reason])
+                elif len(made[name]) < PER_GENERATOR:
+                    made[name].append(summary(make_item(proposal, env), item))
+                    assert proposal_id(proposal) == made_id(proposal, env)
+    finally:
+        env.close()
+    found = {"items": made, "rejects": sorted(rejects)}
+    if os.environ.get("UPDATE_GOLDEN") == "1" or not GOLDEN.is_file():
+        GOLDEN.write_text(json.dumps(found, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    expected = json.loads(GOLDEN.read_text())
+    for name in GENERATORS:
+        assert made[name], f"{name} made nothing from the demo seeds"
+        assert made[name] == expected["items"][name], name
+    assert found["rejects"] == expected["rejects"]
+
+
+def made_id(proposal, env) -> str:
+    return make_item(proposal, env)["id"]
+
+
+def test_the_step_is_deterministic_and_links_parents(demo_parents, tmp_path):
+    parents, databases = demo_parents
+    config = Config(rate=1.0, control_rate=1.0)
+    runs = []
+    for name in ("one", "two"):
+        env = survey_env(databases, tmp_path / name, 13, LIMITS, config)
+        try:
+            runs.append(run_counterfactual(parents, env, config)[0])
+        finally:
+            env.close()
+    assert runs[0].items == runs[1].items and runs[0].rejects == runs[1].rejects
+    ids = {p["id"] for p in parents}
+    assert len({i["id"] for i in runs[0].items}) == len(runs[0].items)
+    assert all(i["provenance"]["parent"] in ids for i in runs[0].items)
+    assert {i["provenance"]["generator"] for i in runs[0].items} == set(GENERATORS)
+
+
+# ---- properties ------------------------------------------------------------------------
+
+
+def recheck(item: dict, parent: dict, databases: dict, folder) -> None:
+    """Prove an emitted item's label again, from its record alone."""
+    validate("item", item)
+    for span in item["spans"]:
+        assert item["question"][span["start"] : span["end"]] == span["text"]
+    source = databases[item["db_id"]].path
+    schema = databases[item["db_id"]].schema
+    ops = item["edit"]["ops"]
+    copy = materialize(source, ops, folder / f"{item['id']}.sqlite") if ops else source
+    generator = item["provenance"]["generator"]
+    CHECKS[generator](item, parent, copy, source, schema)
+
+
+def gold_fails(parent: dict, copy) -> None:
+    with pytest.raises(SQLError):
+        sqlkit.qualify(sqlkit.parse(parent["sql"]), DatabaseSchema.from_sqlite(copy))
+    with ReadOnlyDatabase(copy) as db, pytest.raises(SQLError):
+        db.execute(parent["sql"])
+
+
+def nothing_left_answers(item: dict, copy, source, schema) -> None:
+    table, _, column = item["trigger"]["column"].rpartition(".")
+    added = [c.rpartition(".")[2] for c in item["trigger"].get("candidates", [])]
+    edited = DatabaseSchema.from_sqlite(copy)
+    assert name_leaks(edited, table, column, keep=added) == []
+    with ReadOnlyDatabase(source) as db:
+        assert value_leaks(db, schema, table, column) == []
+
+
+def readings_differ(readings: list[str], copy) -> None:
+    with ReadOnlyDatabase(copy) as db:
+        results = [db.execute(sql, row_cap=20) for sql in readings]
+    assert all(r.row_count > 0 for r in results)
+    assert len({r.hash for r in results}) == len(results)
+
+
+def check_drop(item, parent, copy, source, schema):
+    assert item["label"] == "unanswerable" and item["subtype"] in (
+        "surface",
+        "related",
+        "unrelated",
+    )
+    gold_fails(parent, copy)
+    nothing_left_answers(item, copy, source, schema)
+
+
+def check_synonyms(item, parent, copy, source, schema):
+    gold_fails(parent, copy)
+    nothing_left_answers(item, copy, source, schema)
+    table, _, column = item["trigger"]["column"].rpartition(".")
+    for candidate in item["trigger"]["candidates"]:
+        assert not is_exact_synonym(candidate.rpartition(".")[2], column, table)
+    readings_differ(item["trigger"]["readings"], copy)
+
+
+def check_missing_value(item, parent, copy, source, schema):
+    assert item["db_variant"] is None and item["trigger"]["value"] in item["question"]
+    table, _, column = item["trigger"]["column"].rpartition(".")
+    value = exp.func("lower", exp.column(column, quoted=True))
+    query = (
+        exp.select(exp.func("COUNT", exp.Star()))
+        .from_(exp.Table(this=exp.to_identifier(table, quoted=True)))
+        .where(exp.EQ(this=value, expression=exp.func("lower", exp.Placeholder())))
+    )
+    with ReadOnlyDatabase(source) as db:
+        assert db.execute(query.sql("sqlite"), (item["trigger"]["value"],)).rows == [[0]]
+        rows = db.execute(item["trigger"]["probe"], row_cap=20).rows
+    assert all(cell in (None, 0) for row in rows for cell in row)
+
+
+def check_value_ambiguous(item, parent, copy, source, schema):
+    readings_differ(item["trigger"]["readings"], copy)
+
+
+def check_control(item, parent, copy, source, schema):
+    assert item["sql"] == parent["sql"] and item["label"] == "answerable"
+    with ReadOnlyDatabase(copy) as db:
+        assert db.execute(parent["sql"]).hash == parent["result"]["hash"]
+
+
+CHECKS = {
+    "drop_column_v1": check_drop,
+    "add_near_synonyms_v1": check_synonyms,
+    "value_unanswerable_v1": check_missing_value,
+    "value_ambiguous_v1": check_value_ambiguous,
+    "drop_unused_v1": check_control,
+}
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    picks=st.lists(st.integers(min_value=0, max_value=36), min_size=1, max_size=5, unique=True),
+    seed=st.integers(min_value=0, max_value=10**6),
+    synonyms=st.sampled_from([2, 3]),
+)
+def test_every_emitted_item_passes_its_own_verification(
+    demo_parents, tmp_path_factory, picks, seed, synonyms
+):
+    parents, databases = demo_parents
+    chosen = [parents[i % len(parents)] for i in picks]
+    before = {d: sha256_file(ref.path) for d, ref in databases.items()}
+    folder = tmp_path_factory.mktemp("property")
+    config = Config(rate=1.0, control_rate=1.0, synonyms=synonyms, every_edit=True)
+    env = survey_env(databases, folder, seed, LIMITS, config)
+    try:
+        output, _ = run_counterfactual(chosen, env, config)
+    finally:
+        env.close()
+    by_id = {p["id"]: p for p in chosen}
+    for item in output.items:
+        recheck(item, by_id[item["provenance"]["parent"]], databases, folder)
+        if item["db_variant"]:
+            built = folder / "survey" / "variants" / f"{item['db_variant']}.sqlite"
+            assert sha256_file(built) == sha256_file(folder / f"{item['id']}.sqlite")
+    assert {d: sha256_file(ref.path) for d, ref in databases.items()} == before
