@@ -92,7 +92,8 @@ def test_a_killed_run_resumes_and_asks_no_answered_prompt_again(tmp_path, demo_d
         answers = server.answered()
         assert len(answers) == COUNT and set(answers.values()) == {1}, "a prompt was answered twice"
         asked_twice = {key for key, n in server.requested().items() if n > 1}
-        assert asked_twice == in_flight
+        # Only prompts in flight at the kill may be asked again (a crash loses those).
+        assert asked_twice <= in_flight
         summary = json.loads(stdout.decode().splitlines()[-1])
         assert summary["usage"]["test-model"]["cached_replies"] == answered
         assert summary["usage"]["test-model"]["replies"] == COUNT - answered
