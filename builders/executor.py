@@ -75,12 +75,17 @@ def normalize_value(value: Any) -> Any:
 
 
 def _cell_token(value: Any) -> str:
+    kind = type(value)  # SQLite gives str, int, float, bytes or None: test those first
+    if kind is str:
+        return "s" + value
+    if kind is int:
+        return f"n{value}"
     if value is None:
         return "\x00"
-    if isinstance(value, bool | int):
-        return f"n{int(value)}"
     if isinstance(value, float):
         return f"n{int(value)}" if value.is_integer() else f"n{value:.12g}"
+    if isinstance(value, bool | int):
+        return f"n{int(value)}"
     if isinstance(value, bytes):
         return "b" + value.hex()
     return "s" + str(value)
