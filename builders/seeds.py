@@ -8,10 +8,9 @@ ambiguous examples from a source carry no SQL and pass through with their label.
 
 from __future__ import annotations
 
-from answerable import __version__
 from answerable.builders import sqlkit
+from answerable.builders.items import plain_item
 from answerable.errors import SQLError
-from answerable.ids import item_id
 from answerable.pipeline import BuildContext, StepOutput, reject
 
 GENERATOR = "seed_v1"
@@ -54,28 +53,24 @@ def _execute(example: dict, ctx: BuildContext):
 
 
 def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
-    return {
-        "id": item_id(example["db_id"], example["question"], example["sql"]),
-        "db_id": example["db_id"],
-        "db_variant": None,
-        "question": example["question"],
-        "sql": example["sql"],
-        "dialect": example.get("dialect", "sqlite"),
-        "label": example["label"],
-        "category": example.get("category"),
-        "result": result,
-        "sql_meta": sql_meta,
-        "provenance": {
+    verified_by = "execution" if result else ("binding" if example["sql"] else "none")
+    return plain_item(
+        example["db_id"],
+        example["question"],
+        example["sql"],
+        result=result,
+        sql_meta=sql_meta,
+        label=example["label"],
+        category=example.get("category"),
+        dialect=example.get("dialect", "sqlite"),
+        provenance={
             "generator": GENERATOR,
-            "tool_version": __version__,
             "source": example["source"],
             "external_id": example.get("external_id"),
-            "params": {
-                "verified_by": "execution" if result else ("binding" if example["sql"] else "none")
-            },
+            "params": {"verified_by": verified_by},
             "parent": example["id"],
         },
-    }
+    )
 
 
 def _reject(example: dict, reason: str, detail: str) -> dict:

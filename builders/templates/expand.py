@@ -24,9 +24,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from answerable import __version__
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
+from answerable.builders.items import plain_item
 from answerable.builders.sqlkit.describe import _is_number_or_date  # what Threshold counts
 from answerable.builders.templates.model import GENERATOR, Template, template_reject
 from answerable.builders.templates.paraphrase import OFFLINE, Paraphraser
@@ -148,20 +148,14 @@ class Expander:
     def item(self, values, question: str, sql: str, result: Result, meta: dict) -> dict:
         """The verified item of one pair."""
         template = self.template
-        return {
-            "id": item_id(template.db_id, question, sql),
-            "db_id": template.db_id,
-            "db_variant": None,
-            "question": question,
-            "sql": sql,
-            "dialect": "sqlite",
-            "label": "answerable",
-            "category": None,
-            "result": result.to_record(),
-            "sql_meta": meta,
-            "provenance": {
+        return plain_item(
+            template.db_id,
+            question,
+            sql,
+            result=result.to_record(),
+            sql_meta=meta,
+            provenance={
                 "generator": GENERATOR,
-                "tool_version": __version__,
                 "source": template.source,
                 "external_id": template.id,
                 "params": {
@@ -173,7 +167,7 @@ class Expander:
                 "seed": self.settings.seed,
                 "parent": None,
             },
-        }
+        )
 
     def reject(self, values, question, sql, reason: str, detail: str) -> dict:
         """The rejects-report line of one expansion."""

@@ -36,6 +36,7 @@ from answerable.builders.counterfactual import Config, edit_env, run_counterfact
 from answerable.builders.counterfactual.grounding import find_value
 from answerable.builders.demo import generate_demo
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.items import plain_item
 from answerable.builders.sources import load_source
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.errors import SQLError
@@ -177,19 +178,14 @@ def add_item(items: dict, question: str, sql: str, example: dict, open_dbs) -> b
         return False
     if result.row_count == 0:
         return False
-    items[identity] = {
-        "id": identity,
-        "db_id": db_id,
-        "db_variant": None,
-        "question": question,
-        "sql": sql,
-        "dialect": "sqlite",
-        "label": "answerable",
-        "category": None,
-        "result": result.to_record(),
-        "sql_meta": None,
-        "provenance": {"generator": "bench_literals", "source": example["source"]},
-    }
+    items[identity] = plain_item(
+        db_id,
+        question,
+        sql,
+        result=result.to_record(),
+        sql_meta=None,
+        provenance={"generator": "bench_literals", "source": example["source"]},
+    )
     return True
 
 
