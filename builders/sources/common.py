@@ -18,6 +18,7 @@ from typing import Any
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import content_hash
+from answerable.names import name_problem
 from answerable.schemas import validate
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -114,6 +115,10 @@ class ExampleCollector:
         """``(reason, detail)`` when ``record`` cannot be kept, else None."""
         if not str(record.get("question") or "").strip():
             return "empty-question", "the question is empty"
+        rule = name_problem(record.get("db_id"))
+        if rule is not None:
+            detail = f"db_id {record.get('db_id')!r} {rule} (a db_id names a database file)"
+            return "unsafe-name", detail
         try:
             validate("source_example", record)
         except RecordError as error:
@@ -235,7 +240,12 @@ def check_folder(folder: Path) -> Path:
 
 
 def find_database(folder: Path | None, db_id: str) -> Path | None:
-    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None."""
+    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None.
+
+    A db_id that is not a plain name (see :func:`name_problem`) is never looked up.
+    """
+    if name_problem(db_id) is not None:
+        return None
     if folder is None:
         return None
     for candidate in (folder / f"{db_id}.sqlite", folder / db_id / f"{db_id}.sqlite"):
