@@ -56,11 +56,12 @@ def demo() -> None:
     help="Folder that receives the SQLite files.",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Generation seed.")
-def demo_init(target: Path, seed: int) -> None:
+@click.option("--force", is_flag=True, help="Replace demo files already in the folder.")
+def demo_init(target: Path, seed: int, force: bool) -> None:
     """Generate the demo SQLite databases (clinic, league) with Faker."""
     from answerable.builders.demo import generate_demo
 
-    for db_id, path in sorted(generate_demo(target, seed).items()):
+    for db_id, path in sorted(generate_demo(target, seed, replace=force).items()):
         click.echo(f"{db_id}: {path} ({path.stat().st_size // 1024} KiB)")
 
 
