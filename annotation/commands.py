@@ -15,6 +15,7 @@ from answerable.annotation.review import open_local_queue, policy_of, queue_stat
 from answerable.annotation.server import ReviewPage, make_server
 from answerable.annotation.transfer import export_rows, import_decisions, write_rows
 from answerable.errors import AnswerableError
+from answerable.inert import printable
 from answerable.recipe import Recipe
 
 
@@ -67,7 +68,7 @@ def import_file(recipe: Recipe, path: Path, annotator: str | None) -> list[str]:
         f"recorded, {done['undecided']} rows without a verdict"
     )
     if done["problems"]:
-        shown = done["problems"][:20]
+        shown = [printable(p) for p in done["problems"][:20]]
         more = len(done["problems"]) - len(shown)
         raise ReviewCommandError(
             f"{summary}; {len(done['problems'])} rows not recorded (fix them and import the "
@@ -95,7 +96,7 @@ def conflicts(recipe: Recipe) -> list[str]:
     if ids and policy_of(recipe).adjudicator is None:
         lines.append("settle them: name review.adjudicator in the recipe, then decide as them")
     lines += [f"note: {p}" for p in state.problems]
-    return lines
+    return [printable(line) for line in lines]  # comments and names are other people's text
 
 
 def progress(recipe: Recipe) -> list[str]:
@@ -116,7 +117,7 @@ def progress(recipe: Recipe) -> list[str]:
         if stats["items"]:
             lines.append(f"agreement, {group}: " + _agreement_line(stats))
     lines += [f"note: {p}" for p in state.problems]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def _agreement_line(stats: dict) -> str:

@@ -14,6 +14,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.inert import printable
 
 
 class Group(click.Group):
@@ -23,7 +24,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnswerableError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {printable(error, keep_newlines=True)}", err=True)
             sys.exit(error.exit_code)
 
 
