@@ -70,7 +70,7 @@ def load_sources(recipe: Recipe) -> SourceData:
     """Every source of the recipe, merged; a db_id given two different files is an error."""
     merged = SourceData(examples=[], databases={}, rejects=[])
     for index, spec in enumerate(recipe.data["sources"]):
-        data = load_source(spec, recipe.base, recipe.demo_dir)
+        data = load_source(spec, recipe.base, recipe.demo_dir, recipe.section("limits"))
         for db_id, ref in data.databases.items():
             known = merged.databases.get(db_id)
             if known is not None and known.path != ref.path:
@@ -94,7 +94,8 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
     """
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
-    read = [load_source(spec, recipe.base, recipe.demo_dir) for spec in specs]
+    limits = recipe.section("limits")
+    read = [load_source(spec, recipe.base, recipe.demo_dir, limits) for spec in specs]
     if "templates" in recipe.data:
         every = len(specs) == len(recipe.data["sources"])
         check_templates(recipe, {db for data in read for db in data.databases} if every else None)
