@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from answerable import __version__
-from answerable.errors import AnswerableError
+from answerable.errors import AnswerableError, os_error_line
 from answerable.inert import printable
 
 
@@ -26,6 +26,9 @@ class Group(click.Group):
         except AnswerableError as error:
             click.echo(f"error: {printable(error, keep_newlines=True)}", err=True)
             sys.exit(error.exit_code)
+        except OSError as error:  # permissions, a full disk, a read-only file system
+            click.echo(f"error: {printable(os_error_line(error))}", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

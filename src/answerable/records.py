@@ -9,8 +9,10 @@ run never leaves half a file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,9 +81,21 @@ def _load(text: str | None) -> Any:
 def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     """Write items to a Parquet file atomically; returns the path."""
     path = Path(path)
+    frame = to_frame(items)
     with _atomic(path) as tmp:
-        to_frame(items).write_parquet(tmp, compression="zstd", statistics=False)
+        try:
+            frame.write_parquet(tmp, compression="zstd", statistics=False)
+        except pl.exceptions.ComputeError as error:
+            raise _write_failed(path, error) from None
     return path
+
+
+def _write_failed(path: Path, error: Exception) -> OSError:
+    """The OS error behind a failed Parquet write: polars reports a full disk as a
+    "transport error", so the free space says whether that is what happened."""
+    if shutil.disk_usage(path.parent).free < 1 << 20:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    return OSError(errno.EIO, f"could not write Parquet ({error})", str(path))
 
 
 def read_parquet(path: str | Path) -> list[dict]:
@@ -118,9 +132,10 @@ class _atomic:
         return self.tmp
 
     def __exit__(self, exc_type, *_) -> None:
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
+        try:
+            if exc_type is None:
+                os.replace(self.tmp, self.path)  # fails when the path is a folder, say
+        finally:
             self.tmp.unlink(missing_ok=True)
 
 
