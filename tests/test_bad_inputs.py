@@ -10,7 +10,6 @@ and the hostile SQL rows run here against the SQL gate.
 from __future__ import annotations
 
 import ast
-import sqlite3
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -19,6 +18,7 @@ import pytest
 
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import SQLError
+from tests.test_sql_gate import make_small_db
 
 REPO = Path(__file__).resolve().parents[1]
 CODE = ("src", "builders", "annotation", "release")
@@ -233,20 +233,14 @@ def test_each_row_names_a_real_test_and_its_real_message(row):
 
 
 @pytest.fixture(scope="module")
-def small_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bad") / "t.sqlite"
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
-    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"n{i}") for i in range(50)])
-    con.commit()
-    con.close()
-    return path
+def gate_db(tmp_path_factory):
+    return make_small_db(tmp_path_factory.mktemp("bad") / "t.sqlite")
 
 
 @pytest.mark.parametrize("case", sorted(RUNNABLE))
-def test_hostile_sql_rows_end_on_their_reason(small_db, case):
+def test_hostile_sql_rows_end_on_their_reason(gate_db, case):
     sql, limits, reason = RUNNABLE[case]
-    with ReadOnlyDatabase(small_db, limits) as db, pytest.raises(SQLError) as caught:
+    with ReadOnlyDatabase(gate_db, limits) as db, pytest.raises(SQLError) as caught:
         db.execute(sql)
     assert caught.value.reason == reason, caught.value
 

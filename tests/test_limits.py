@@ -7,16 +7,21 @@ import json
 
 import pytest
 
+from answerable.ids import sha256_file
 from answerable.records import read_jsonl
 from tests.conftest import run_in
 from tests.test_cli import seed, tiny_project
 
 
 def build_rejects(tmp_path, seeds, extra: str = "") -> list[dict]:
+    """Build the tiny project whose first seed is its one good item; its rejects. The
+    source database must be unchanged."""
     recipe = tiny_project(tmp_path, seeds, extra=extra)
+    before = sha256_file(tmp_path / "dbs" / "shop.sqlite")
     result = run_in(tmp_path, "build", recipe)
     assert result.exit_code == 0, result.output
     assert "candidates: 1 items" in result.output
+    assert sha256_file(tmp_path / "dbs" / "shop.sqlite") == before
     return list(read_jsonl(tmp_path / ".answerable" / "tiny" / "reports" / "rejects.jsonl"))
 
 

@@ -20,9 +20,9 @@ from answerable.builders.executor import (
 )
 from answerable.errors import SQLError
 from answerable.ids import sha256_file
-from answerable.records import read_jsonl
-from tests.conftest import REPO, run_in
-from tests.test_cli import seed, tiny_project
+from tests.conftest import REPO
+from tests.test_cli import seed
+from tests.test_limits import build_rejects
 
 PROBE_TIMEOUT_S = 1.0
 PROBE_RSS_MB = 400  # python + sqlite + polars imports stay well under this
@@ -69,15 +69,19 @@ _PROBE_SCRIPT = textwrap.dedent("""\
 """)
 
 
-@pytest.fixture()
-def small_db(tmp_path):
-    path = tmp_path / "small.sqlite"
+def make_small_db(path):
+    """A table ``t`` of 50 rows (id, name) at ``path``."""
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
     con.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"n{i}") for i in range(50)])
     con.commit()
     con.close()
     return path
+
+
+@pytest.fixture()
+def small_db(tmp_path):
+    return make_small_db(tmp_path / "small.sqlite")
 
 
 @pytest.mark.parametrize("name", sorted(PROBES))
@@ -182,15 +186,9 @@ def test_hostile_seeds_are_named_rejects_and_the_build_goes_on(tmp_path):
     seeds = [seed("How many items are there?", "SELECT count(*) FROM item")]
     seeds += [seed(f"Probe {name}?", sql) for name, (sql, _) in sorted(PROBES.items())]
     seeds.append(seed("Lucky?", "SELECT name FROM item ORDER BY random() LIMIT 1"))
-    recipe = tiny_project(tmp_path, seeds, extra="execution:\n  timeout_s: 1.0\n")
-    before = sha256_file(tmp_path / "dbs" / "shop.sqlite")
-    result = run_in(tmp_path, "build", recipe)
-    assert result.exit_code == 0, result.output
-    rejects = list(read_jsonl(tmp_path / ".answerable" / "tiny" / "reports" / "rejects.jsonl"))
+    rejects = build_rejects(tmp_path, seeds, extra="execution:\n  timeout_s: 1.0\n")
     reasons = sorted(r["reason"] for r in rejects)
     assert len(rejects) == len(PROBES) + 1, reasons
     assert set(reasons) == {"too-big", "function-not-allowed", "timeout"}
-    assert "candidates: 1 items" in result.output
-    assert sha256_file(tmp_path / "dbs" / "shop.sqlite") == before
     items = tmp_path / ".answerable" / "tiny"
     assert max(p.stat().st_size for p in items.rglob("*.jsonl")) < 200_000
