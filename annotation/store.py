@@ -26,6 +26,7 @@ from answerable.annotation.queue import (
     queue_problem,
     queue_reject,
 )
+from answerable.errors import sqlite_os_errors
 from answerable.ids import canonical_json
 
 SCHEMA = """
@@ -66,10 +67,11 @@ class LocalQueue:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        with sqlite_os_errors(self.path):
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
         self._lock = threading.Lock()
 
     def close(self) -> None:

@@ -199,6 +199,7 @@ CASES = [
     Case("os", "a read-only work folder", OS + "test_a_read_only_folder_is_one_line", "fix:"),
     Case("os", "a read-only release folder", OS + "test_a_read_only_folder_is_one_line", "fix:"),
     Case("os", "an export path that is a folder", OS + "test_a_path_that_is_a_folder_is_one_line", "sheet.csv"),
+    Case("os", "a work folder gone read-only (review queue)", OS + "test_a_work_folder_gone_read_only_after_the_build_is_one_line", "queue.sqlite"),
     Case("os", "a file where a folder should be", OS + "test_a_file_where_a_folder_should_be_is_one_line", "taken"),
     # --- model server ---------------------------------------------------------------------
     Case("model", "401 refusal", "tests/test_drafting_client.py::test_a_refusal_stops_at_once_and_says_what_to_fix", "api_key_env"),

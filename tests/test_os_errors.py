@@ -99,3 +99,31 @@ def test_a_file_where_a_folder_should_be_is_one_line(tmp_path):
     result = run_in(tmp_path, "demo", "init", "--dir", "taken")
     assert_clean_error(result, "taken", "fix:")
     assert (tmp_path / "taken").read_text() == "mine"
+
+
+def test_a_work_folder_gone_read_only_after_the_build_is_one_line(tmp_path):
+    work = tmp_path / "work"
+    if os.geteuid() == 0:
+        mount_tmpfs(work, "4m")
+    else:
+        work.mkdir()
+    try:
+        review = f"workdir: {json.dumps(str(work))}\nreview:\n  backend: local\n"
+        recipe = big_project(tmp_path, review)
+        assert run_in(tmp_path, "build", recipe).exit_code == 0
+        if os.geteuid() == 0:
+            subprocess.run(["mount", "-o", "remount,ro", str(work)], check=True)
+        else:
+            for folder in [work, *work.rglob("*")]:
+                if folder.is_dir():
+                    folder.chmod(0o555)
+        for command in (["review", "export", recipe, tmp_path / "s.csv"], ["build", recipe]):
+            assert_clean_error(run_in(tmp_path, *command), "queue.sqlite", "fix:")
+        assert not (tmp_path / "s.csv").exists()
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(work)], check=False)
+        else:
+            for folder in [work, *work.rglob("*")]:
+                if folder.is_dir():
+                    folder.chmod(0o755)

@@ -7,6 +7,11 @@ exit code; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import errno
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 class AnswerableError(Exception):
@@ -73,3 +78,24 @@ def os_error_line(error: OSError) -> str:
     what = error.strerror or type(error).__name__
     fix = _OS_FIXES.get(error.errno, "check the path and the disk, then run again")
     return f"{where}: {what} (fix: {fix})"
+
+
+_SQLITE_OS_ERRORS = {
+    "unable to open database file": errno.EACCES,
+    "attempt to write a readonly database": errno.EROFS,
+    "database or disk is full": errno.ENOSPC,
+    "disk i/o error": errno.EIO,
+}
+
+
+@contextmanager
+def sqlite_os_errors(path: str | Path) -> Iterator[None]:
+    """Turn what SQLite says of a read-only folder or a full disk while opening a work
+    file (``path``) into the :class:`OSError` it is, so that it prints as one line."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        code = _SQLITE_OS_ERRORS.get(str(error).lower())
+        if code is None:
+            raise
+        raise OSError(code, f"{error} ({os.strerror(code).lower()}?)", str(path)) from None
