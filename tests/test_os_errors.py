@@ -34,7 +34,7 @@ def small_fs(tmp_path):
     target = tmp_path / "small"
     mount_tmpfs(target, "12k")
     yield target
-    subprocess.run(["umount", str(target)], check=False)
+    subprocess.run(["umount", "--lazy", str(target)], check=False)
 
 
 def read_only(folder: Path) -> None:
@@ -79,7 +79,7 @@ def test_a_read_only_folder_is_one_line(tmp_path, key):
         assert not (locked / "x").exists()
     finally:
         if os.geteuid() == 0:
-            subprocess.run(["umount", str(locked)], check=False)
+            subprocess.run(["umount", "--lazy", str(locked)], check=False)
         else:
             locked.chmod(0o755)
 
@@ -122,7 +122,7 @@ def test_a_work_folder_gone_read_only_after_the_build_is_one_line(tmp_path):
         assert not (tmp_path / "s.csv").exists()
     finally:
         if os.geteuid() == 0:
-            subprocess.run(["umount", str(work)], check=False)
+            subprocess.run(["umount", "--lazy", str(work)], check=False)
         else:
             for folder in [work, *work.rglob("*")]:
                 if folder.is_dir():
