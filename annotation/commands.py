@@ -13,10 +13,17 @@ from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
 from answerable.annotation.server import ReviewPage, make_server
-from answerable.annotation.transfer import export_rows, import_decisions, write_rows
+from answerable.annotation.transfer import (
+    EXPORT_START,
+    export_rows,
+    file_format,
+    import_decisions,
+    write_rows,
+)
 from answerable.errors import AnswerableError
 from answerable.inert import printable
 from answerable.recipe import Recipe
+from answerable.records import guard_replace
 
 
 class ReviewCommandError(AnswerableError):
@@ -44,8 +51,12 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
         queue.close()
 
 
-def export(recipe: Recipe, path: Path, annotator: str | None, everything: bool) -> str:
-    """Write the items to review (or all) to a CSV or JSONL file."""
+def export(
+    recipe: Recipe, path: Path, annotator: str | None, everything: bool, force: bool = False
+) -> str:
+    """Write the items to review (or all) to a CSV or JSONL file; a file already there is
+    replaced only when it is an earlier export, or with ``force``."""
+    guard_replace(path, force, ours=EXPORT_START[file_format(path)])
     with open_local_queue(recipe) as queue:
         skip: set[str] = set()
         if not everything:

@@ -51,6 +51,7 @@ DECISION_COLUMNS = (
 COLUMNS = ITEM_COLUMNS + DECISION_COLUMNS
 NEEDED = ("item_id", "verdict")
 FORMATS = (".csv", ".jsonl")
+EXPORT_START = {".csv": b"item_id,db_id,", ".jsonl": b'{"item_id": '}  # how exports begin
 
 
 class TransferError(AnswerableError):

@@ -129,6 +129,8 @@ CASES = [
     Case("files", "WAL source left -wal/-shm", "tests/test_source_files.py::test_validate_and_build_leave_a_wal_source_folder_as_it_was", "candidates: 1 items"),
     Case("files", "changes still in a -wal", "tests/test_source_files.py::test_changes_still_in_the_wal_are_read_from_a_private_copy", "immutable"),
     Case("files", "demo init over a user's file", "tests/test_overwrite.py::test_demo_init_refuses_to_replace_an_existing_file", "already exists"),
+    Case("files", "review export over a user's file", "tests/test_overwrite.py::test_review_export_replaces_an_earlier_export_but_not_a_users_file", "already exists"),
+    Case("files", "bio --out over a user's file", "tests/test_overwrite.py::test_bio_replaces_its_own_file_but_not_a_users_file", "--force"),
     Case("files", "a published version rebuilt", CLI + "test_published_version_is_never_rewritten", "already published"),
     # --- authoring errors (exit 1) --------------------------------------------------------
     Case("authoring", "question placeholder missing from the SQL", AUTHOR + "test_template_authoring_errors_exit_1", "questions[0] uses currency"),

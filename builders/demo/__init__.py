@@ -16,7 +16,7 @@ from pathlib import Path
 
 from answerable.builders.demo import clinic, league
 from answerable.builders.demo.writer import TableRows, write_database
-from answerable.errors import ConfigError
+from answerable.records import guard_replace
 
 DEMO_DATABASES = ("clinic", "league")
 
@@ -36,14 +36,7 @@ def generate_demo(target_dir: Path, seed: int = 7, replace: bool = True) -> dict
     """
     target_dir = Path(target_dir)
     for db_id in DEMO_DATABASES:
-        path = target_dir / f"{db_id}.sqlite"
-        if not replace and (path.exists() or path.is_symlink()):
-            raise ConfigError(
-                path,
-                None,
-                "already exists",
-                fix="pass --force to replace it, or pick another --dir",
-            )
+        guard_replace(target_dir / f"{db_id}.sqlite", force=replace)
     return {db_id: generate_one(db_id, target_dir, seed) for db_id in DEMO_DATABASES}
 
 

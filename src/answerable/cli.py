@@ -149,12 +149,15 @@ def review_serve(recipe: Path, port: int) -> None:
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--annotator", help="Leave out the items this annotator decided.")
 @click.option("--all", "everything", is_flag=True, help="Every queued item, settled or not.")
-def review_export(recipe: Path, file: Path, annotator: str | None, everything: bool) -> None:
+@click.option("--force", is_flag=True, help="Replace FILE even if it is not an earlier export.")
+def review_export(
+    recipe: Path, file: Path, annotator: str | None, everything: bool, force: bool
+) -> None:
     """Write the items awaiting review to FILE (.csv or .jsonl) for spreadsheet review."""
     from answerable.annotation.commands import export
     from answerable.recipe import load_recipe
 
-    click.echo(export(load_recipe(recipe), file, annotator, everything))
+    click.echo(export(load_recipe(recipe), file, annotator, everything, force))
 
 
 @review.command("import")
@@ -201,10 +204,11 @@ def review_progress(recipe: Path) -> None:
     show_default=True,
     help="JSON Lines file that receives one {id, tokens, tags} line per item.",
 )
-def bio(path: Path, out: Path) -> None:
+@click.option("--force", is_flag=True, help="Replace --out even if it is not a BIO file.")
+def bio(path: Path, out: Path, force: bool) -> None:
     """DTE's BIO token tags (COL, VAL, AMB, UNK, O) of a release or items file."""
     from answerable.builders.counterfactual import write_bio
     from answerable.release.inspect import load_items
 
     items = load_items(path)
-    click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+    click.echo(f"{len(items)} items tagged in {write_bio(items, out, force)}")

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from answerable.errors import ConfigError
 from answerable.ids import canonical_json
 
 PLAIN_FIELDS = (
@@ -137,6 +138,24 @@ class _atomic:
                 os.replace(self.tmp, self.path)  # fails when the path is a folder, say
         finally:
             self.tmp.unlink(missing_ok=True)
+
+
+def guard_replace(path: str | Path, force: bool = False, ours: bytes | None = None) -> None:
+    """Refuse to replace a file answerable did not write, unless ``force``.
+
+    ``ours`` is how the files this command writes begin (their first bytes); a file that
+    begins otherwise is someone else's and is left alone (a ConfigError with the fix).
+    """
+    path = Path(path)
+    if force or path.is_dir() or not (path.exists() or path.is_symlink()):
+        return  # a folder fails at the write, as one line
+    if ours is not None:
+        with open(path, "rb") as fh:
+            if fh.read(len(ours)) == ours:
+                return
+    raise ConfigError(
+        path, None, "already exists", fix="pass --force to replace it, or choose another path"
+    )
 
 
 def atomic_path(path: str | Path) -> _atomic:
