@@ -12,7 +12,7 @@ from answerable.annotation.agreement import agreement_report
 from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
-from answerable.annotation.server import ReviewPage, make_server
+from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
 from answerable.annotation.transfer import export_rows, import_decisions, write_rows
 from answerable.errors import AnswerableError
 from answerable.recipe import Recipe
@@ -31,9 +31,12 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}: the review queue is empty (fix: run `answerable build "
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
-    server = make_server(ReviewPage(queue, policy_of(recipe), recipe.dataset), port)
-    host, bound = server.server_address[:2]
-    say(f"review page: http://{host}:{bound}/  ({len(queue.summaries())} items; Ctrl-C stops)")
+    try:
+        server = make_server(ReviewPage(queue, policy_of(recipe), recipe.dataset), port)
+    except ReviewServerError:
+        queue.close()
+        raise
+    say(f"review page: {page_url(server)}  ({len(queue.summaries())} items; Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ import shutil
 import threading
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,23 +34,38 @@ CHROMIUM_ARGS = [
 ITEMS = by_category(review_items())
 
 
+TOKEN = "test-token"
+
+
+@contextmanager
+def running(page: ReviewPage, **options):
+    """``page`` served on a free port with the session token ``TOKEN``; yields the server."""
+    server = make_server(page, port=0, token=TOKEN, **options)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def served(tmp_path, demo_dir):
     """The review page of the fixture items on a free port; yields (url, queue)."""
     queue = filled_queue(tmp_path / "queue.sqlite", demo_dir)
-    server = make_server(ReviewPage(queue, Policy("majority", 2), "demo"), port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", queue
-    server.shutdown()
-    server.server_close()
+    with running(ReviewPage(queue, Policy("majority", 2), "demo")) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}", queue
     queue.close()
 
 
 def call(url: str, body=None, headers=None):
-    """(status, JSON) of one request."""
+    """(status, JSON) of one request, with the session token unless ``headers`` are given."""
     data = None if body is None else json.dumps(body).encode()
-    headers = headers or ({"Content-Type": "application/json"} if body is not None else {})
+    if headers is None:
+        headers = {"X-Review-Token": TOKEN}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request) as reply:
@@ -111,9 +127,10 @@ def test_api_reports_bad_decisions_and_refuses_foreign_requests(served):
     assert status == 400 and "unknown category 'vagueish'" in error["error"]
     status, error = call(f"{url}/api/decisions", {"item_id": vague, "verdict": "accept"})
     assert status == 400 and "no annotator name" in error["error"]
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    form = {"Content-Type": "application/x-www-form-urlencoded", "X-Review-Token": TOKEN}
     assert call(f"{url}/api/decisions", {"x": 1}, headers=form)[0] == 415
-    assert call(f"{url}/api/meta", headers={"Host": "evil.example:80"})[0] == 403
+    foreign = {"Host": "evil.example:80", "X-Review-Token": TOKEN}
+    assert call(f"{url}/api/meta", headers=foreign)[0] == 403
     assert call(f"{url}/api/nothing")[0] == 404
     assert queue.history() == []
 
@@ -144,10 +161,10 @@ def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(url + "/")
+    page.goto(f"{url}/?token={TOKEN}")
     assert "Type your name" in page.text_content("#empty")
     page.fill("#annotator", "ana")
-    page.press("#annotator", "Tab")
+    page.press("#annotator", "Enter")
     first = _shown(page)
 
     page.fill("#comment", "reads fine")
@@ -160,7 +177,7 @@ def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp
 
     page.select_option("#category", "vague-question")
     page.fill("#corrected", "Which patients were admitted in the last 30 days?")
-    page.locator("h2").first.click()  # leave the text box so the key is a shortcut
+    page.locator("#card h2").first.click()  # leave the text box so the key is a shortcut
     page.keyboard.press("l")  # 3: relabel by key
     _next(page, third)
     assert "Saved: relabel" in page.text_content("#message")
@@ -186,9 +203,9 @@ def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp
 def test_relabel_without_category_asks_for_one_and_records_nothing(served, browser):
     url, queue = served
     page = browser.new_page()
-    page.goto(url + "/")
+    page.goto(f"{url}/?token={TOKEN}")
     page.fill("#annotator", "ben")
-    page.press("#annotator", "Tab")
+    page.press("#annotator", "Enter")
     _shown(page)
     page.click("#relabel")
     assert "Choose the new category first" in page.text_content("#message")
@@ -198,9 +215,9 @@ def test_relabel_without_category_asks_for_one_and_records_nothing(served, brows
 def test_spans_marked_on_the_page_are_kept(served, browser):
     url, queue = served
     page = browser.new_page()
-    page.goto(url + "/")
+    page.goto(f"{url}/?token={TOKEN}")
     page.fill("#annotator", "cy")
-    page.press("#annotator", "Tab")
+    page.press("#annotator", "Enter")
     page.select_option("#filter-category", "vague-word")
     _shown(page)
     assert page.text_content("#question mark") == "recently"
