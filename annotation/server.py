@@ -37,8 +37,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from answerable.annotation.decisions import TAXONOMY, DecisionError, make_decision
-from answerable.annotation.readings import stored_readings
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
+from answerable.annotation.readings import stored_readings
 from answerable.annotation.store import LocalQueue
 from answerable.builders.drafting.categories import definitions
 from answerable.errors import AnswerableError

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from answerable.annotation.decisions import DecisionError, check_decision
 from answerable.annotation.queue import (
+    RETRACT,
     Progress,
     PushReport,
-    RETRACT,
     count_progress,
     latest_decisions,
     latest_entries,
