@@ -71,14 +71,14 @@ GUIDELINES = (
 )
 
 
-def record_for(item: dict, excerpt: list[dict] | None) -> dict:
+def record_for(item: dict, excerpt: list[dict] | None, context: dict | None = None) -> dict:
     """The Argilla record of one item, as plain data with the item id as record id."""
     fields = {"question": item["question"]}
     if excerpt:
         fields["schema"] = excerpt_markdown(excerpt)
     if item.get("sql"):
         fields["sql"] = f"```sql\n{item['sql']}\n```"
-    explanation = _explanation(item)
+    explanation = _explanation(item, context or {})
     if explanation:
         fields["explanation"] = explanation
     provenance = item.get("provenance") or {}
@@ -99,8 +99,15 @@ def record_for(item: dict, excerpt: list[dict] | None) -> dict:
     return {"id": item["id"], "fields": fields, "metadata": metadata, "suggestions": suggestions}
 
 
-def _explanation(item: dict) -> str:
+def _explanation(item: dict, context: dict) -> str:
     parts = []
+    parent = context.get("parent")
+    if parent:
+        parts.append(f"**Drafted from:** {parent['question']}")
+        if parent.get("sql"):
+            parts.append(f"```sql\n{parent['sql']}\n```")
+    if context.get("spot_check"):
+        parts.append("**Spot check** of a machine-verified item.")
     trigger = item.get("trigger") or {}
     if trigger:
         details = ", ".join(f"{k}: {v}" for k, v in sorted(trigger.items()) if k != "kind")

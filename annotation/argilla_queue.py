@@ -124,13 +124,23 @@ class ArgillaQueue:
 
     # ---- push ----------------------------------------------------------------------
 
-    def push(self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None) -> PushReport:
-        """Upsert items as records in batches of at most 500; bad records are reported."""
-        excerpts = excerpts or {}
+    def push(
+        self,
+        items: Iterable[dict],
+        excerpts: Mapping[str, list] | None = None,
+        contexts: Mapping[str, dict] | None = None,
+    ) -> PushReport:
+        """Upsert items as records in batches of at most 500; bad records are reported.
+        ``contexts`` (a draft's parent) go into the record's explanation field."""
+        excerpts, contexts = excerpts or {}, contexts or {}
         report, records = PushReport(), []
         for item in items:
             problem = queue_problem(item)
-            record = None if problem else record_for(item, excerpts.get(item["id"]))
+            record = (
+                None
+                if problem
+                else record_for(item, excerpts.get(item["id"]), contexts.get(item["id"]))
+            )
             problem = problem or record_problem(record)
             if problem:
                 report.rejects.append(queue_reject(item, problem))

@@ -32,6 +32,7 @@ class PushReport:
     updated: int = 0
     unchanged: int = 0
     rejects: list[dict] = field(default_factory=list)
+    retired: int = 0  # queued items no longer among the candidates (local store)
 
     @property
     def pushed(self) -> int:
@@ -58,7 +59,10 @@ class ReviewQueue(Protocol):
     """What both backends offer."""
 
     def push(
-        self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None
+        self,
+        items: Iterable[dict],
+        excerpts: Mapping[str, list] | None = None,
+        contexts: Mapping[str, dict] | None = None,
     ) -> PushReport: ...
 
     def pull(self) -> list[dict]: ...

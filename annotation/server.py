@@ -191,13 +191,17 @@ class _Index:
             if decision["item_id"] in self.decided:
                 self.decided[decision["item_id"]][decision["annotator"]] = decision
         self.generator = {s["id"]: s["generator"] for s in self.summaries}
+        self.spot_checks = {s["id"] for s in self.summaries if s["spot_check"]}
         self.status = {i: self._resolve(i) for i in self.ids}
         self.counts = Counter(self.status.values())
         self.mine = Counter(a for decided in self.decided.values() for a in decided)
 
     def _resolve(self, item_id: str) -> str:
+        """The item's status; a spot check nobody decided yet awaits a person here (the
+        build counts it as accepted meanwhile)."""
         item = {"id": item_id, "provenance": {"generator": self.generator[item_id]}}
-        return resolve(item, list(self.decided[item_id].values()), self.policy).status
+        resolution = resolve(item, list(self.decided[item_id].values()), self.policy)
+        return OPEN if resolution.auto and item_id in self.spot_checks else resolution.status
 
     def update(self, item_id: str, decisions: list[dict]) -> None:
         """Replace one item's current decisions and status."""

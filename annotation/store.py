@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS items (
     generator TEXT,
     body TEXT NOT NULL,
     excerpt TEXT,
-    context TEXT
+    context TEXT,
+    retired INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS decisions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -126,7 +127,7 @@ class LocalQueue:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
                 "db_id=excluded.db_id, label=excluded.label, category=excluded.category, "
                 "generator=excluded.generator, body=excluded.body, excerpt=excluded.excerpt, "
-                "context=excluded.context",
+                "context=excluded.context, retired=0",
                 rows,
             )
         return report
@@ -140,16 +141,30 @@ class LocalQueue:
             known.update({i: (b, e, c) for i, b, e, c in self._db.execute(query, chunk)})
         return known
 
+    def retire(self, keep: set[str]) -> int:
+        """Retire every queued item whose id is not in ``keep`` (no longer a candidate):
+        it leaves the page, progress and pulls, and its decisions stay in the trail; a
+        later push brings it back. Returns how many were retired now."""
+        with self._lock, self._transaction():
+            live = [i for (i,) in self._db.execute("SELECT id FROM items WHERE retired = 0")]
+            gone = [(i,) for i in live if i not in keep]
+            self._db.executemany("UPDATE items SET retired = 1 WHERE id = ?", gone)
+        return len(gone)
+
     def items(self) -> list[dict]:
-        """Every item in the queue, by id."""
+        """Every item in the queue (retired ones aside), by id."""
         with self._lock:
-            rows = self._db.execute("SELECT body FROM items ORDER BY id").fetchall()
+            rows = self._db.execute(
+                "SELECT body FROM items WHERE retired = 0 ORDER BY id"
+            ).fetchall()
         return [json.loads(body) for (body,) in rows]
 
     def item(self, item_id: str) -> dict | None:
-        """One item, or None when the queue does not hold it."""
+        """One item, or None when the queue does not hold it (or it was retired)."""
         with self._lock:
-            row = self._db.execute("SELECT body FROM items WHERE id = ?", (item_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT body FROM items WHERE id = ? AND retired = 0", (item_id,)
+            ).fetchone()
         return None if row is None else json.loads(row[0])
 
     def excerpt(self, item_id: str) -> list | None:
@@ -168,12 +183,15 @@ class LocalQueue:
         return None if row is None or row[0] is None else json.loads(row[0])
 
     def summaries(self) -> list[dict]:
-        """id, db_id, label, category and generator of every item, by id (no JSON parsing)."""
+        """id, db_id, label, category, generator and whether it is a spot check, of every
+        item (retired ones aside), by id (no JSON parsing)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, db_id, label, category, generator FROM items ORDER BY id"
+                "SELECT id, db_id, label, category, generator, "
+                "coalesce(json_extract(context, '$.spot_check'), 0) = 1 "
+                "FROM items WHERE retired = 0 ORDER BY id"
             ).fetchall()
-        keys = ("id", "db_id", "label", "category", "generator")
+        keys = ("id", "db_id", "label", "category", "generator", "spot_check")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # ---- decisions -----------------------------------------------------------------
@@ -273,8 +291,9 @@ class LocalQueue:
         return [json.loads(body) for (body,) in rows]
 
     def pull(self) -> list[dict]:
-        """The decisions that count: each annotator's latest on each item."""
-        return latest_decisions(self.history())
+        """The decisions that count: each annotator's latest on each item (not retired)."""
+        live = {s["id"] for s in self.summaries()}
+        return [d for d in latest_decisions(self.history()) if d["item_id"] in live]
 
     def progress(self) -> Progress:
         """Items, items with a decision, and decisions per annotator."""
@@ -308,9 +327,10 @@ def _json_or_none(value) -> str | None:
 def _add_missing_columns(db: sqlite3.Connection) -> None:
     """Bring a store made by an earlier version up to the current items table."""
     have = {row[1] for row in db.execute("PRAGMA table_info(items)")}
-    for column in ("context",):
+    added = {"context": "TEXT", "retired": "INTEGER NOT NULL DEFAULT 0"}
+    for column, kind in added.items():
         if column not in have:
-            db.execute(f"ALTER TABLE items ADD COLUMN {column} TEXT")
+            db.execute(f"ALTER TABLE items ADD COLUMN {column} {kind}")
 
 
 def _item_row(item: dict, excerpt: str | None) -> tuple:

@@ -50,7 +50,7 @@ def test_record_of_a_drafted_item(demo_dir):
     record = record_for(item, excerpt)
     assert record["id"] == item["id"]
     assert record["fields"]["question"] == item["question"]
-    assert "~~length_of_stay~~ *(edited)*" in record["fields"]["schema"]
+    assert "~~length_of_stay~~ *(dropped)*" in record["fields"]["schema"]
     assert "**length_days** *(added)*" in record["fields"]["schema"]
     assert "sql" not in record["fields"]  # no gold SQL: the optional field stays empty
     assert record["fields"]["explanation"].startswith("**Trigger:** added-columns")
