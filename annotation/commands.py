@@ -52,7 +52,9 @@ def export(recipe: Recipe, path: Path, annotator: str | None, everything: bool) 
         skip: set[str] = set()
         if not everything:
             state = queue_state(recipe)
-            settled = set(state.outcome.ids(ACCEPTED)) | set(state.outcome.ids(REJECTED))
+            spot = {s["id"] for s in queue.summaries() if s["spot_check"]}
+            auto = {i for i in spot if state.outcome.resolutions[i].auto}  # await a person
+            settled = set(state.outcome.ids(ACCEPTED)) - auto | set(state.outcome.ids(REJECTED))
             mine = {d["item_id"] for d in state.decisions if d["annotator"] == annotator}
             skip = settled | mine
         rows = export_rows(queue, skip)
