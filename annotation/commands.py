@@ -11,10 +11,12 @@ from pathlib import Path
 from answerable.annotation.agreement import agreement_report
 from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
+from answerable.annotation.readings import ReadingRunner
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
 from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
 from answerable.annotation.transfer import export_rows, import_decisions, write_rows
 from answerable.errors import AnswerableError
+from answerable.pipeline import Workspace
 from answerable.recipe import Recipe
 
 
@@ -32,7 +34,9 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
     try:
-        server = make_server(ReviewPage(queue, policy_of(recipe), recipe.dataset), port)
+        readings = ReadingRunner(Workspace(recipe.workdir, recipe.dataset).root / "variants")
+        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings)
+        server = make_server(page, port)
     except ReviewServerError:
         queue.close()
         raise

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import threading
 import urllib.error
 import urllib.request
@@ -16,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from answerable.annotation.decisions import TAXONOMY
 from answerable.annotation.policy import Policy
-from answerable.annotation.server import ReviewPage, make_server
+from answerable.annotation.readings import ReadingRunner
+from answerable.annotation.server import ReviewPage, guidelines, make_server
+from answerable.builders.drafting.categories import definitions
 from tests.review_helpers import by_category, filled_queue, review_items
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -254,3 +258,186 @@ def _next(page, previous: str) -> str:
         arg=previous,
     )
     return page.text_content("#item-id")
+
+
+# ---- readings, guidelines, hotkeys, undo, spans -----------------------------------
+
+
+def _start(browser, url: str, name: str):
+    """A page opened from the printed URL with ``name`` typed and started."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/?token={TOKEN}")
+    assert page.is_hidden("#decide")  # no decision panel before a name is set
+    assert "Type your name" in page.text_content("#empty")
+    page.fill("#annotator", name)
+    page.press("#annotator", "Enter")
+    page.wait_for_selector("#card:not([hidden])")
+    page.errors = errors
+    return page
+
+
+def _away_from_fields(page) -> None:
+    page.locator("#card h2").first.click()
+
+
+READINGS_SQL = [
+    "SELECT count(*) FROM icu_stays WHERE length_of_stay > 2",
+    "SELECT count(*) FROM icu_stays WHERE length_of_stay > 5",
+]
+
+
+@pytest.fixture
+def with_readings(tmp_path, demo_dir):
+    """The fixture queue whose column-ambiguous item lists two readings in its trigger,
+    served with a runner over a copy of the clinic database as its edited database."""
+    item = dict(ITEMS["column-ambiguous"])
+    item["trigger"] = dict(
+        item["trigger"], readings=READINGS_SQL, candidates=["icu.over_two", "icu.over_five"]
+    )
+    variants = tmp_path / "variants"
+    variants.mkdir()
+    shutil.copy(demo_dir / "clinic.sqlite", variants / f"{item['db_variant']}.sqlite")
+    queue = filled_queue(tmp_path / "queue.sqlite", demo_dir)
+    queue.push([item])
+    page = ReviewPage(queue, Policy("majority", 2), "demo", ReadingRunner(variants))
+    with running(page) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}", queue, item
+    queue.close()
+
+
+def test_readings_are_shown_side_by_side_with_their_results(with_readings, browser, demo_dir):
+    url, _, item = with_readings
+    expected = []
+    with sqlite3.connect(demo_dir / "clinic.sqlite") as db:
+        expected = [str(db.execute(sql).fetchone()[0]) for sql in READINGS_SQL]
+    assert expected[0] != expected[1]
+    page = _start(browser, url, "ana")
+    page.select_option("#filter-category", "column-ambiguous")
+    page.wait_for_selector(f"#item-id:text('{item['id']}')")
+    readings = page.locator("#readings .reading")
+    assert readings.count() == 2
+    for n, name in enumerate(["icu.over_two", "icu.over_five"]):
+        reading = readings.nth(n)
+        assert reading.locator("h3").text_content() == name
+        assert reading.locator("pre").text_content() == READINGS_SQL[n]
+        assert reading.locator("td").first.text_content() == expected[n]
+    assert "readings" not in page.text_content("#trigger")  # no run-on SQL in the trigger
+    assert page.is_visible("#readings-box") and page.errors == []
+
+
+def test_stored_readings_are_shown_as_stored(served):
+    _, queue = served
+    item = dict(ITEMS["vague-word"])
+    stored = {
+        "name": "patients.gender",
+        "sql": "SELECT 1",
+        "columns": ["x"],
+        "rows": [[n] for n in range(8)],
+        "row_count": 8,
+        "result_hash": "abc",
+    }
+    item["readings"] = [stored, dict(stored, name="other")]
+    queue.push([item])
+    view = ReviewPage(queue, Policy(), "demo").view(item["id"], "open", 0)
+    assert [r["name"] for r in view["readings"]] == ["patients.gender", "other"]
+    assert view["readings"][0]["rows"] == [[n] for n in range(5)]  # the first five
+    assert view["readings"][0]["row_count"] == 8
+
+
+def test_guidelines_panel_defines_every_category_with_an_example(served, browser):
+    url, _ = served
+    page = _start(browser, url, "ana")
+    assert page.is_hidden("#guidelines")
+    _away_from_fields(page)
+    page.keyboard.press("g")
+    assert page.is_visible("#guidelines")
+    shown = page.text_content("#guidelines")
+    for entry in definitions():
+        assert entry.name in shown and entry.definition in shown and entry.example in shown
+    taxonomy = {c for cats in TAXONOMY.values() for c in cats if c}
+    assert taxonomy <= {d.name for d in definitions()}
+
+
+def test_category_hotkeys_choose_the_category_and_l_relabels(served, browser):
+    url, queue = served
+    page = _start(browser, url, "ana")
+    page.select_option("#filter-category", "out-of-scope")
+    page.wait_for_selector(f"#item-id:text('{ITEMS['out-of-scope']['id']}')")
+    _away_from_fields(page)
+    fourth = guidelines()[3]
+    page.keyboard.press("4")
+    assert page.input_value("#category") == fourth["name"]
+    page.keyboard.press("l")
+    page.wait_for_selector("#message:text('Saved: relabel')")
+    [kept] = queue.pull()
+    assert (kept["verdict"], kept["category"]) == ("relabel", fourth["name"])
+    assert kept["label"] == fourth["label"]
+
+
+def test_undo_records_a_retraction_and_shows_the_item_again(served, browser):
+    url, queue = served
+    page = _start(browser, url, "ana")
+    first = _shown(page)
+    _away_from_fields(page)
+    page.keyboard.press("a")
+    _next(page, first)
+    page.click("#undo")
+    page.wait_for_selector(f"#item-id:text('{first}')")
+    assert "Undone: accept" in page.text_content("#message")
+    assert [d["verdict"] for d in queue.history(first)] == ["accept", "retract"]
+    assert queue.pull() == []  # the retracted decision no longer counts
+    page.keyboard.press("r")
+    _next(page, first)
+    assert [d["verdict"] for d in queue.history(first)] == ["accept", "retract", "reject"]
+    assert page.errors == []
+
+
+def test_ctrl_z_undoes_the_decision_and_never_touches_the_name(served, browser):
+    url, queue = served
+    page = _start(browser, url, "ana")
+    first = _shown(page)
+    page.fill("#comment", "typed, then left")
+    _away_from_fields(page)
+    page.keyboard.press("a")
+    _next(page, first)
+    page.keyboard.press("Control+z")  # focus on the page, not in a text box
+    page.wait_for_selector(f"#item-id:text('{first}')")
+    assert page.text_content("#who-name") == "ana"
+    assert page.evaluate("document.activeElement.tagName") not in ("INPUT", "TEXTAREA")
+    page.keyboard.press("a")  # a shortcut again, never a letter typed into a field
+    _next(page, first)
+    history = queue.history(first)
+    assert [(d["annotator"], d["verdict"]) for d in history] == [
+        ("ana", "accept"),
+        ("ana", "retract"),
+        ("ana", "accept"),
+    ]
+    assert page.text_content("#who-name") == "ana"
+
+
+def test_one_span_is_removed_and_the_others_kept(served, browser):
+    url, queue = served
+    page = _start(browser, url, "cy")
+    page.select_option("#filter-category", "vague-word")
+    page.wait_for_selector(f"#item-id:text('{ITEMS['vague-word']['id']}')")
+    page.evaluate(
+        """() => {
+            const text = document.getElementById('question').firstChild;
+            const range = document.createRange();
+            range.setStart(text, 6);
+            range.setEnd(text, 14);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+        }"""
+    )
+    page.click(".spans-edit [data-tag=VAL]")
+    assert page.locator("#span-list li").count() == 2
+    page.locator("#span-list li", has_text="recently").locator("button").click()
+    assert page.locator("#span-list li").count() == 1
+    assert page.text_content("#question mark") == "patients"
+    page.click("#accept")
+    page.wait_for_selector("#message:text('Saved: accept')")
+    [kept] = queue.pull()
+    assert kept["spans"] == [{"start": 6, "end": 14, "tag": "VAL"}]

@@ -227,8 +227,9 @@ function show(item) {
   say("");
 }
 
+// The trigger in one line; the readings' SQL is left out (shown side by side below).
 function describeTrigger(trigger) {
-  const { kind, ...rest } = trigger;
+  const { kind, readings, ...rest } = trigger;
   const shown = (v) => Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : v;
   const details = Object.entries(rest).map(([k, v]) => `${k} ${shown(v)}`).join(" · ");
   return (kind || "trigger") + (details ? ": " + details : "");
