@@ -261,7 +261,10 @@ def sdk_settings(spec: dict, client):
         for f in spec["fields"]
     ]
     questions = [_question(q, client) for q in spec["questions"]]
-    metadata = [rg.TermsMetadataProperty(name, client=client) for name in spec["metadata"]]
+    metadata = [rg.TermsMetadataProperty(n, client=client) for n in spec["metadata"]["terms"]]
+    metadata += [
+        rg.IntegerMetadataProperty(n, min=0, client=client) for n in spec["metadata"]["integers"]
+    ]
     return rg.Settings(
         fields=fields,
         questions=questions,
@@ -276,7 +279,14 @@ def _question(spec: dict, client):
 
     common = {"title": spec["title"], "required": spec["required"], "client": client}
     if spec["kind"] == "label":
-        return rg.LabelQuestion(spec["name"], labels=spec["labels"], **common)
+        described = {"description": spec["description"]} if spec.get("description") else {}
+        question = rg.LabelQuestion(spec["name"], labels=spec["labels"], **common, **described)
+        if spec.get("label_descriptions"):
+            # The server takes a description per option; the SDK's constructor has no
+            # parameter for it, so the options it rendered get theirs here.
+            for option in question._model.settings.options:
+                option["description"] = spec["label_descriptions"].get(option["value"])
+        return question
     if spec["kind"] == "text":
         return rg.TextQuestion(spec["name"], **common)
     return rg.SpanQuestion(
