@@ -169,8 +169,9 @@ class ReviewPage:
             index = self._rows()
             kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
             index.update(kept["item_id"], self.queue.current(kept["item_id"]))
-            self._version = self.queue.data_version()
             progress = index.progress(kept["annotator"])
+            if self.queue.data_version() != self._version:
+                self._index = None  # another process committed meanwhile: rebuild next time
         return {"decision": kept, "progress": progress}
 
     def progress(self, annotator: str | None = None) -> dict:

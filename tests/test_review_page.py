@@ -441,3 +441,12 @@ def test_one_span_is_removed_and_the_others_kept(served, browser):
     page.wait_for_selector("#message:text('Saved: accept')")
     [kept] = queue.pull()
     assert kept["spans"] == [{"start": 6, "end": 14, "tag": "VAL"}]
+
+
+def test_the_page_without_its_token_says_how_to_open_it(served, browser):
+    url, queue = served
+    page = browser.new_page()
+    page.goto(url + "/")
+    page.wait_for_selector("#empty:not([hidden])")
+    assert "open the URL `answerable review serve` printed" in page.text_content("#empty")
+    assert page.is_hidden("#decide") and queue.history() == []

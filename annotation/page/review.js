@@ -402,4 +402,9 @@ async function undo() {
   say(`Undone: ${last.verdict} on ${last.id}; decide it again.`, "ok");
 }
 
-start().catch((error) => say(String(error), "error"));
+// A page that cannot start (no or a wrong session token) says why where it can be seen.
+start().catch((error) => {
+  $("card").hidden = $("decide").hidden = true;
+  $("empty").hidden = false;
+  $("empty").textContent = error.message;
+});
