@@ -227,22 +227,28 @@ def test_spans_marked_on_the_page_are_kept(served, browser):
     assert page.text_content("#question mark") == "recently"
     assert page.text_content("#trigger") == "vague-word: word recently"
     page.click("#clear-spans")
-    page.evaluate(
-        """() => {
-            const text = document.getElementById('question').firstChild;
-            const range = document.createRange();
-            range.setStart(text, 6);
-            range.setEnd(text, 14);
-            getSelection().removeAllRanges();
-            getSelection().addRange(range);
-        }"""
-    )
-    page.click(".spans-edit [data-tag=VAL]")
+    _mark_val(page, 6, 14)
     assert page.text_content("#question mark") == "patients"
     page.click("#accept")
     page.wait_for_selector("#empty:not([hidden])")
     [kept] = queue.pull()
     assert kept["spans"] == [{"start": 6, "end": 14, "tag": "VAL"}]
+
+
+def _mark_val(page, start: int, end: int) -> None:
+    """Select characters ``start``-``end`` of the question's first text and mark them VAL."""
+    page.evaluate(
+        """([start, end]) => {
+            const text = document.getElementById('question').firstChild;
+            const range = document.createRange();
+            range.setStart(text, start);
+            range.setEnd(text, end);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+        }""",
+        [start, end],
+    )
+    page.click(".spans-edit [data-tag=VAL]")
 
 
 def _shown(page) -> str:
@@ -422,17 +428,7 @@ def test_one_span_is_removed_and_the_others_kept(served, browser):
     page = _start(browser, url, "cy")
     page.select_option("#filter-category", "vague-word")
     page.wait_for_selector(f"#item-id:text('{ITEMS['vague-word']['id']}')")
-    page.evaluate(
-        """() => {
-            const text = document.getElementById('question').firstChild;
-            const range = document.createRange();
-            range.setStart(text, 6);
-            range.setEnd(text, 14);
-            getSelection().removeAllRanges();
-            getSelection().addRange(range);
-        }"""
-    )
-    page.click(".spans-edit [data-tag=VAL]")
+    _mark_val(page, 6, 14)
     assert page.locator("#span-list li").count() == 2
     page.locator("#span-list li", has_text="recently").locator("button").click()
     assert page.locator("#span-list li").count() == 1
