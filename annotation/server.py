@@ -3,16 +3,18 @@
 Python's ``http.server`` serves one static page (``page/``: HTML, JavaScript, CSS, no
 build step) and a small JSON API over the local store:
 
-- ``GET /api/meta``: dataset, policy, databases, categories, statuses;
-- ``GET /api/next?annotator=&db=&category=&status=&after=``: the next item this
-  annotator has not decided, with its schema excerpt and a preview of its result;
-- ``POST /api/decisions``: record one decision (JSON body); errors come back as
-  ``{"error": ...}`` with status 400;
+- ``GET /api/meta``: dataset, policy, databases, categories, statuses, guidelines;
+- ``GET /api/next?annotator=&db=&category=&status=&after=&item=``: the next item this
+  annotator has not decided (or ``item``, when undecided), with its schema excerpt, a
+  preview of its result, its readings, its parent and its candidate SQL;
+- ``POST /api/decisions``: record one decision (JSON body; verdict ``retract`` is the
+  undo); errors come back as ``{"error": ...}`` with status 400;
 - ``GET /api/progress?annotator=``.
 
 :class:`ReviewPage` holds the logic and is tested without HTTP. The server trusts no
 other process on the machine: every API request carries the session token that
-``review serve`` prints in the page's URL (as notebook servers do); a browser's Origin,
+``review serve`` prints in the page's URL (as notebook servers do) in the
+``X-Review-Token`` header; a browser's Origin,
 when sent, must be the page's own; posts must be ``application/json`` exactly (a form
 on another site cannot send one without a preflight this server never grants); and only
 requests addressed to 127.0.0.1 or localhost are answered. A POST body is refused from
