@@ -166,6 +166,7 @@ def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{url}/?token={TOKEN}")
+    page.wait_for_selector("#empty:not([hidden])")  # the page asks once its data came
     assert "Type your name" in page.text_content("#empty")
     page.fill("#annotator", "ana")
     page.press("#annotator", "Enter")
@@ -276,6 +277,7 @@ def _start(browser, url: str, name: str):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{url}/?token={TOKEN}")
     assert page.is_hidden("#decide")  # no decision panel before a name is set
+    page.wait_for_selector("#empty:not([hidden])")  # the page asks once its data came
     assert "Type your name" in page.text_content("#empty")
     page.fill("#annotator", name)
     page.press("#annotator", "Enter")
