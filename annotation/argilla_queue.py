@@ -124,13 +124,23 @@ class ArgillaQueue:
 
     # ---- push ----------------------------------------------------------------------
 
-    def push(self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None) -> PushReport:
-        """Upsert items as records in batches of at most 500; bad records are reported."""
-        excerpts = excerpts or {}
+    def push(
+        self,
+        items: Iterable[dict],
+        excerpts: Mapping[str, list] | None = None,
+        contexts: Mapping[str, dict] | None = None,
+    ) -> PushReport:
+        """Upsert items as records in batches of at most 500; bad records are reported.
+        ``contexts`` (a draft's parent) go into the record's explanation field."""
+        excerpts, contexts = excerpts or {}, contexts or {}
         report, records = PushReport(), []
         for item in items:
             problem = queue_problem(item)
-            record = None if problem else record_for(item, excerpts.get(item["id"]))
+            record = (
+                None
+                if problem
+                else record_for(item, excerpts.get(item["id"]), contexts.get(item["id"]))
+            )
             problem = problem or record_problem(record)
             if problem:
                 report.rejects.append(queue_reject(item, problem))
@@ -251,7 +261,10 @@ def sdk_settings(spec: dict, client):
         for f in spec["fields"]
     ]
     questions = [_question(q, client) for q in spec["questions"]]
-    metadata = [rg.TermsMetadataProperty(name, client=client) for name in spec["metadata"]]
+    metadata = [rg.TermsMetadataProperty(n, client=client) for n in spec["metadata"]["terms"]]
+    metadata += [
+        rg.IntegerMetadataProperty(n, min=0, client=client) for n in spec["metadata"]["integers"]
+    ]
     return rg.Settings(
         fields=fields,
         questions=questions,
@@ -266,7 +279,14 @@ def _question(spec: dict, client):
 
     common = {"title": spec["title"], "required": spec["required"], "client": client}
     if spec["kind"] == "label":
-        return rg.LabelQuestion(spec["name"], labels=spec["labels"], **common)
+        described = {"description": spec["description"]} if spec.get("description") else {}
+        question = rg.LabelQuestion(spec["name"], labels=spec["labels"], **common, **described)
+        if spec.get("label_descriptions"):
+            # The server takes a description per option; the SDK's constructor has no
+            # parameter for it, so the options it rendered get theirs here.
+            for option in question._model.settings.options:
+                option["description"] = spec["label_descriptions"].get(option["value"])
+        return question
     if spec["kind"] == "text":
         return rg.TextQuestion(spec["name"], **common)
     return rg.SpanQuestion(

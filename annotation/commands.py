@@ -11,8 +11,9 @@ from pathlib import Path
 from answerable.annotation.agreement import agreement_report
 from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
+from answerable.annotation.readings import ReadingRunner
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
-from answerable.annotation.server import ReviewPage, make_server
+from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
 from answerable.annotation.transfer import (
     EXPORT_START,
     export_rows,
@@ -22,6 +23,7 @@ from answerable.annotation.transfer import (
 )
 from answerable.errors import AnswerableError
 from answerable.inert import printable
+from answerable.pipeline import Workspace
 from answerable.recipe import Recipe
 from answerable.records import guard_replace
 
@@ -39,9 +41,14 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}: the review queue is empty (fix: run `answerable build "
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
-    server = make_server(ReviewPage(queue, policy_of(recipe), recipe.dataset), port)
-    host, bound = server.server_address[:2]
-    say(f"review page: http://{host}:{bound}/  ({len(queue.summaries())} items; Ctrl-C stops)")
+    try:
+        readings = ReadingRunner(Workspace(recipe.workdir, recipe.dataset).root / "variants")
+        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings)
+        server = make_server(page, port)
+    except ReviewServerError:
+        queue.close()
+        raise
+    say(f"review page: {page_url(server)}  ({len(queue.summaries())} items; Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -61,7 +68,9 @@ def export(
         skip: set[str] = set()
         if not everything:
             state = queue_state(recipe)
-            settled = set(state.outcome.ids(ACCEPTED)) | set(state.outcome.ids(REJECTED))
+            spot = {s["id"] for s in queue.summaries() if s["spot_check"]}
+            auto = {i for i in spot if state.outcome.resolutions[i].auto}  # await a person
+            settled = set(state.outcome.ids(ACCEPTED)) - auto | set(state.outcome.ids(REJECTED))
             mine = {d["item_id"] for d in state.decisions if d["annotator"] == annotator}
             skip = settled | mine
         rows = export_rows(queue, skip)

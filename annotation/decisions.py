@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from answerable.annotation.queue import RETRACT
 from answerable.errors import AnswerableError, RecordError
 from answerable.schemas import validate
 
@@ -117,7 +118,7 @@ def _blank_to_none(value):
 
 
 def _check_schema(decision: dict, where: str) -> None:
-    if decision["verdict"] not in VERDICTS:
+    if decision["verdict"] not in (*VERDICTS, RETRACT):
         raise DecisionError(
             where, f"unknown verdict {decision['verdict']!r}", f"use one of: {', '.join(VERDICTS)}"
         )

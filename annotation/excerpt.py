@@ -1,21 +1,33 @@
 """What an annotator sees of the database: the part of the schema an item touches.
 
-The excerpt lists the tables the gold SQL reads, or that the item's trigger or schema edit
-names, with their columns; each column is marked ``used`` (the SQL reads it), ``edited``
-(the trigger or edit names it: a dropped or changed column) or ``added`` (the edit names a
-column the original database does not have). An item that names no table shows the whole
-schema. Pure functions: the build computes excerpts once, at push time, from the
-original database's schema.
+The excerpt lists the tables the item's SQL reads (its gold SQL, the SQL of its readings,
+its parent's SQL for a draft), joined ones included, and the tables its trigger or schema
+edit names, with their columns. Each column carries one mark:
+
+- ``used``: the SQL reads it, or the trigger names it (the column the question is about);
+- ``added``: the edit adds it (it is in the edited database, not the original);
+- ``dropped``: the edit removes it;
+- ``edited``: the edit changes its values (it stays, with other contents);
+- ``absent``: the question asks for it, but it is in neither database (a missing column).
+
+A table the SQL reads beside others, and which the trigger does not name, is marked
+``joined``. An item that names no known table shows the whole schema. Pure functions:
+the build computes excerpts once, at push time, from the original database's schema.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sqlkit import analyze
+from answerable.errors import SQLError
 
 QUALIFIED = re.compile(r"^([A-Za-z_][\w$]*)\.([A-Za-z_][\w$ ]*)$")
+EDIT_MARKS = {"drop_column": "dropped", "add_column": "added", "set_value": "edited"}
+OLD_EDIT_KEYS = {"drop": "dropped", "add": "added"}  # {"drop": [...], "add": [...]}
 
 
 def named_columns(value: Any) -> set[tuple[str, str]]:
@@ -38,32 +50,86 @@ def named_columns(value: Any) -> set[tuple[str, str]]:
     return found
 
 
-def schema_excerpt(item: dict, schema: DatabaseSchema | None) -> list[dict]:
+def edit_marks(edit: Any) -> dict[tuple[str, str], str]:
+    """(table, column) -> ``added``, ``dropped`` or ``edited`` for what a schema edit does.
+
+    >>> edit_marks({"ops": [{"op": "set_value", "table": "p", "column": "eth"}]})
+    {('p', 'eth'): 'edited'}
+    >>> edit_marks({"drop": ["p.insurance"]})
+    {('p', 'insurance'): 'dropped'}
+    """
+    marks: dict[tuple[str, str], str] = {}
+    if not isinstance(edit, dict):
+        return marks
+    for op in edit.get("ops") or []:
+        mark = EDIT_MARKS.get(op.get("op"))
+        if mark and op.get("table") and op.get("column"):
+            marks[(op["table"].lower(), op["column"].lower())] = mark
+    for key, mark in OLD_EDIT_KEYS.items():
+        for table, column in named_columns(edit.get(key)):
+            marks[(table.lower(), column.lower())] = mark
+    return marks
+
+
+def item_sql(item: dict, parent_sql: str | None = None) -> list[str]:
+    """The SQL texts an item shows: its gold SQL, its readings' SQL, its parent's SQL."""
+    trigger = item.get("trigger") or {}
+    texts = [item.get("sql"), *(trigger.get("readings") or []), parent_sql]
+    texts += [r.get("sql") for r in item.get("readings") or [] if isinstance(r, dict)]
+    return [t for t in texts if isinstance(t, str) and t.strip()]
+
+
+def read_by(texts: Iterable[str], dialect: str = "sqlite") -> tuple[set[str], set[tuple]]:
+    """(tables, (table, column) pairs) the SQL texts read, lower-cased; unparsable SQL
+    is skipped (the excerpt is a view, not a check)."""
+    tables: set[str] = set()
+    columns: set[tuple] = set()
+    for sql in texts:
+        try:
+            meta = analyze(sql, None, dialect)
+        except SQLError:
+            continue
+        tables |= {t.lower() for t in meta["tables"]}
+        columns |= {tuple(c.lower().split(".", 1)) for c in meta["columns"] if "." in c}
+    return tables, columns
+
+
+def schema_excerpt(
+    item: dict, schema: DatabaseSchema | None, parent_sql: str | None = None
+) -> list[dict]:
     """The tables an item touches with their columns marked (see the module docstring)."""
     if schema is None:
         return []
     meta = item.get("sql_meta") or {}
-    used = {tuple(c.lower().split(".", 1)) for c in meta.get("columns") or [] if "." in c}
-    named = named_columns(item.get("trigger")) | named_columns(item.get("edit"))
-    tables = {t.lower() for t in meta.get("tables") or []} | {t.lower() for t, _ in named}
+    sql_tables, used = read_by(
+        item_sql({**item, "sql": None}, parent_sql), item.get("dialect") or "sqlite"
+    )
+    sql_tables |= {t.lower() for t in meta.get("tables") or []}
+    used |= {tuple(c.lower().split(".", 1)) for c in meta.get("columns") or [] if "." in c}
+    edits = edit_marks(item.get("edit"))
+    named = {(t.lower(), c.lower()) for t, c in named_columns(item.get("trigger"))}
+    named_tables = {t for t, _ in named} | {t for t, _ in edits}
     known = {t.name.lower() for t in schema.tables}
-    if not tables & known:
-        tables = known
+    tables = (sql_tables | named_tables) & known or known
     excerpt = []
     for table in schema.tables:
-        if table.name.lower() not in tables:
+        low = table.name.lower()
+        if low not in tables:
             continue
         columns = []
         for column in table.columns:
-            key = (table.name.lower(), column.name.lower())
-            edited = any((t.lower(), c.lower()) == key for t, c in named)
-            mark = "edited" if edited else ("used" if key in used else None)
+            key = (low, column.name.lower())
+            mark = edits.get(key) or ("used" if key in used | named else None)
             columns.append({"name": column.name, "type": column.type, "mark": mark})
         have = {c["name"].lower() for c in columns}
-        for t, c in sorted(named):
-            if t.lower() == table.name.lower() and c.lower() not in have:
-                columns.append({"name": c, "type": "", "mark": "added"})
-        excerpt.append({"name": table.name, "columns": columns})
+        extra = {c for t, c in (*edits, *named) if t == low and c not in have}
+        for name in sorted(extra):
+            mark = edits.get((low, name)) or "absent"
+            columns.append({"name": name, "type": "", "mark": mark})
+        entry = {"name": table.name, "columns": columns}
+        if len(sql_tables & known) > 1 and low in sql_tables and low not in named_tables:
+            entry["joined"] = True
+        excerpt.append(entry)
     return excerpt
 
 
@@ -71,20 +137,23 @@ def excerpt_markdown(excerpt: list[dict]) -> str:
     """The excerpt as Markdown for Argilla: one line per table, marks after columns.
 
     >>> excerpt_markdown([{"name": "t", "columns": [{"name": "a", "type": "INT", "mark": "used"},
-    ...                                             {"name": "b", "type": "", "mark": "edited"}]}])
-    '- **t**: a INT *(used)*, ~~b~~ *(edited)*'
+    ...                                             {"name": "b", "type": "", "mark": "dropped"}]}])
+    '- **t**: a INT *(used)*, ~~b~~ *(dropped)*'
     """
     lines = []
     for table in excerpt:
         columns = [_column_markdown(c) for c in table["columns"]]
-        lines.append(f"- **{table['name']}**: " + ", ".join(columns))
+        joined = " *(joined)*" if table.get("joined") else ""
+        lines.append(f"- **{table['name']}**{joined}: " + ", ".join(columns))
     return "\n".join(lines)
 
 
 def _column_markdown(column: dict) -> str:
     text = f"{column['name']} {column['type']}".strip()
-    if column["mark"] == "edited":
+    if column["mark"] == "dropped":
         text = f"~~{column['name']}~~"
+    elif column["mark"] == "absent":
+        text = f"_{column['name']}?_"
     elif column["mark"] == "added":
         text = f"**{column['name']}**"
     return text + (f" *({column['mark']})*" if column["mark"] else "")

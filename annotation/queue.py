@@ -21,6 +21,7 @@ from answerable.pipeline import reject
 STEP = "review"
 ITEM_ID = re.compile(r"^[0-9a-f]{16}$")
 LABELS = ("answerable", "ambiguous", "unanswerable")
+RETRACT = "retract"  # the verdict that takes an annotator's decision back (undo)
 
 
 @dataclass
@@ -31,6 +32,7 @@ class PushReport:
     updated: int = 0
     unchanged: int = 0
     rejects: list[dict] = field(default_factory=list)
+    retired: int = 0  # queued items no longer among the candidates (local store)
 
     @property
     def pushed(self) -> int:
@@ -57,7 +59,10 @@ class ReviewQueue(Protocol):
     """What both backends offer."""
 
     def push(
-        self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None
+        self,
+        items: Iterable[dict],
+        excerpts: Mapping[str, list] | None = None,
+        contexts: Mapping[str, dict] | None = None,
     ) -> PushReport: ...
 
     def pull(self) -> list[dict]: ...
@@ -91,19 +96,28 @@ def queue_reject(item: object, problem: str) -> dict:
     return reject(item_id, STEP, "not-reviewable", problem)
 
 
+def latest_entries(history: Iterable[dict]) -> list[dict]:
+    """The latest entry of each annotator on each item, by decision time (ties: the one
+    recorded last), sorted by item id and annotator; retractions included."""
+    ordered = sorted(history, key=lambda d: decision_time(d["time"]))
+    latest = {(d["item_id"], d["annotator"]): d for d in ordered}
+    return [latest[key] for key in sorted(latest)]
+
+
 def latest_decisions(history: Iterable[dict]) -> list[dict]:
-    """The decisions that count: the latest of each annotator on each item, by decision
-    time (ties: the one recorded last), sorted by item id and annotator.
+    """The decisions that count: the latest of each annotator on each item (see
+    :func:`latest_entries`), except where that latest entry is a retraction (the
+    annotator took the decision back: the item is undecided for them).
 
     >>> old = {"item_id": "a", "annotator": "ana", "verdict": "accept",
     ...        "time": "2026-01-02T00:00:00Z"}
     >>> new = dict(old, verdict="reject", time="2026-01-02T00:00:00.5Z")
     >>> [d["verdict"] for d in latest_decisions([new, old])]
     ['reject']
+    >>> latest_decisions([new, dict(new, verdict="retract", time="2026-01-03T00:00:00Z")])
+    []
     """
-    ordered = sorted(history, key=lambda d: decision_time(d["time"]))
-    latest = {(d["item_id"], d["annotator"]): d for d in ordered}
-    return [latest[key] for key in sorted(latest)]
+    return [d for d in latest_entries(history) if d["verdict"] != RETRACT]
 
 
 def decision_time(text: str) -> datetime:

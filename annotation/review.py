@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from answerable.annotation import spot_check
 from answerable.annotation.agreement import agreement_report
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.policy import (
@@ -97,6 +98,7 @@ class ReviewResult:
     decisions: int
     problems: list[str] = field(default_factory=list)
     report: Path | None = None
+    spot_checks: dict = field(default_factory=dict)
 
     @property
     def awaiting(self) -> int:
@@ -118,19 +120,53 @@ def review_candidates(
     """Push what needs review, pull the decisions, apply the policy, write the report."""
     policy = policy_of(recipe)
     needing = [i for i in items if _generator(i) not in policy.auto_accept]
-    excerpts = {i["id"]: schema_excerpt(i, _schema(databases, i["db_id"])) for i in needing}
+    machine = [i for i in items if _generator(i) in policy.auto_accept]
+    checked = spot_check.choose(
+        machine, spot_check.shares(recipe.section("review"), policy.auto_accept), recipe.seed
+    )
+    queued = sorted(needing + checked, key=lambda i: i["id"])
+    contexts = review_contexts(queued, items, {i["id"] for i in checked})
+    excerpts = {
+        i["id"]: schema_excerpt(
+            i,
+            _schema(databases, i["db_id"]),
+            (contexts.get(i["id"], {}).get("parent") or {}).get("sql"),
+        )
+        for i in queued
+    }
     with open_queue(recipe) as queue:
-        pushed = queue.push(needing, excerpts)
+        pushed = queue.push(queued, excerpts, contexts)
+        if hasattr(queue, "retire"):
+            pushed.retired = queue.retire({i["id"] for i in queued})
         decisions = queue.pull()
         problems = list(getattr(queue, "problems", []))
     ids = {i["id"] for i in items}
     decisions = [d for d in decisions if d["item_id"] in ids]
     outcome = apply_policy(items, decisions, policy)
     result = ReviewResult(outcome, pushed, len(decisions), problems)
+    result.spot_checks = spot_check.report(checked, outcome)
     report = review_report(recipe, items, decisions, outcome, result)
     result.report = write_json(report, reports / "review.json")
     _log(result, policy, recipe, log)
     return result
+
+
+def review_contexts(queued: list[dict], items: list[dict], checked: set[str]) -> dict:
+    """What the page shows beside each queued item: a draft's parent (question and SQL,
+    from the candidates) and whether the item is a spot check; items with neither have
+    no entry."""
+    by_id = {i["id"]: i for i in items}
+    contexts = {}
+    for item in queued:
+        context = {}
+        parent = by_id.get((item.get("provenance") or {}).get("parent") or "")
+        if parent is not None:
+            context["parent"] = {k: parent.get(k) for k in ("id", "question", "sql")}
+        if item["id"] in checked:
+            context["spot_check"] = True
+        if context:
+            contexts[item["id"]] = context
+    return contexts
 
 
 def _generator(item: dict) -> str | None:
@@ -154,7 +190,9 @@ def review_report(recipe, items, decisions, outcome: ReviewOutcome, result) -> d
             "updated": result.pushed.updated,
             "unchanged": result.pushed.unchanged,
             "refused": len(result.pushed.rejects),
+            "retired": result.pushed.retired,
         },
+        "spot_checks": result.spot_checks,
         "decisions": len(decisions),
         "agreement": agreement_report(decisions, groups),
         "conflicts": outcome.ids(CONFLICT),
@@ -171,6 +209,13 @@ def _log(result: ReviewResult, policy: Policy, recipe: Recipe, log: Log) -> None
         f"{counts[OPEN]} open, {counts[CONFLICT]} in conflict; "
         f"{result.decisions} decisions"
     )
+    if result.pushed.retired:
+        log(
+            f"review: {result.pushed.retired} queued items are no longer candidates: retired "
+            "(their decisions stay in the audit trail)"
+        )
+    for line in spot_check.report_lines(result.spot_checks):
+        log(line)
     for problem in result.problems[:5]:
         log(f"review: {problem}")
 

@@ -3,30 +3,47 @@
 Python's ``http.server`` serves one static page (``page/``: HTML, JavaScript, CSS, no
 build step) and a small JSON API over the local store:
 
-- ``GET /api/meta``: dataset, policy, databases, categories, statuses;
-- ``GET /api/next?annotator=&db=&category=&status=&after=``: the next item this
-  annotator has not decided, with its schema excerpt and a preview of its result;
-- ``POST /api/decisions``: record one decision (JSON body); errors come back as
-  ``{"error": ...}`` with status 400;
+- ``GET /api/meta``: dataset, policy, databases, categories, statuses, guidelines;
+- ``GET /api/next?annotator=&db=&category=&status=&after=&item=``: the next item this
+  annotator has not decided (or ``item``, when undecided), with its schema excerpt, a
+  preview of its result, its readings, its parent and its candidate SQL;
+- ``POST /api/decisions``: record one decision (JSON body; verdict ``retract`` is the
+  undo); errors come back as ``{"error": ...}`` with status 400;
 - ``GET /api/progress?annotator=``.
 
-:class:`ReviewPage` holds the logic and is tested without HTTP. The server accepts JSON
-posts only (a form on another site cannot post one without a preflight this server
-never grants) and only requests addressed to 127.0.0.1 or localhost.
+:class:`ReviewPage` holds the logic and is tested without HTTP. The server trusts no
+other process on the machine: every API request carries the session token that
+``review serve`` prints in the page's URL (as notebook servers do) in the
+``X-Review-Token`` header; a browser's Origin,
+when sent, must be the page's own; posts must be ``application/json`` exactly (a form
+on another site cannot send one without a preflight this server never grants); and only
+requests addressed to 127.0.0.1 or localhost are answered. A POST body is refused from
+its headers alone when it is too long (413) or its length is missing, negative or not a
+number; invalid UTF-8 is a 400; a silent client is dropped after a read timeout.
 """
 
 from __future__ import annotations
 
+import errno
+import hmac
 import json
+import secrets
+import threading
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import asdict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from answerable.annotation.decisions import TAXONOMY, DecisionError, make_decision
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
+from answerable.annotation.readings import stored_readings
 from answerable.annotation.store import LocalQueue
+from answerable.builders.drafting.categories import definitions
+from answerable.errors import AnswerableError
 
 PAGE_DIR = Path(__file__).parent / "page"
 STATIC = {
@@ -34,20 +51,50 @@ STATIC = {
     "/review.js": ("review.js", "text/javascript; charset=utf-8"),
     "/review.css": ("review.css", "text/css; charset=utf-8"),
 }
+MAX_BODY = 1_000_000  # bytes of a POST body: a decision is a few hundred
+READ_TIMEOUT = 10.0  # seconds a client may stay silent before it is dropped
+TOKEN_HEADER = "X-Review-Token"
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
 AWAITING = "awaiting"  # open or in conflict: what still needs people
 PREVIEW_ROWS = 10
 ANSWERABLE = "answerable"
 
 
 class ReviewPage:
-    """What the review page asks of the store, without HTTP."""
+    """What the review page asks of the store, without HTTP.
 
-    def __init__(self, queue: LocalQueue, policy: Policy, dataset: str):
+    The page keeps an index of the queue (every item's summary, current decisions and
+    status) so that the next item and a decision cost a scan of small in-memory rows,
+    not a re-resolution of every item from the store. A decision made here updates the
+    index for its item; a commit by another process (an import, a build) is noticed
+    through the store's data version and rebuilds it.
+    """
+
+    def __init__(
+        self,
+        queue: LocalQueue,
+        policy: Policy,
+        dataset: str,
+        readings: Callable[[dict], tuple[list, str]] | None = None,
+    ):
         self.queue, self.policy, self.dataset = queue, policy, dataset
+        self.readings = readings or stored_readings
+        self._lock = threading.Lock()
+        self._index: _Index | None = None
+        self._version: int | None = None
+
+    def _rows(self) -> _Index:
+        """The index, rebuilt when the store changed under another connection."""
+        version = self.queue.data_version()
+        if self._index is None or version != self._version:
+            self._index = _Index(self.queue, self.policy)
+            self._version = version
+        return self._index
 
     def meta(self) -> dict:
         """What the page needs once: names, filters, categories and keys."""
-        summaries = self.queue.summaries()
+        with self._lock:
+            summaries = self._rows().summaries
         return {
             "dataset": self.dataset,
             "policy": self.policy.describe(),
@@ -55,34 +102,24 @@ class ReviewPage:
             "categories": sorted({s["category"] or ANSWERABLE for s in summaries}),
             "statuses": [AWAITING, *STATUSES, "any"],
             "taxonomy": {label: [c for c in cats if c] for label, cats in TAXONOMY.items()},
+            "guidelines": guidelines(),
         }
 
-    def _rows(self) -> list[tuple[dict, dict, str]]:
-        """(summary, decisions by annotator, status) of every item, by id."""
-        by_item: dict[str, dict] = {}
-        for decision in self.queue.pull():
-            by_item.setdefault(decision["item_id"], {})[decision["annotator"]] = decision
-        rows = []
-        for summary in self.queue.summaries():
-            decided = by_item.get(summary["id"], {})
-            item = {"id": summary["id"], "provenance": {"generator": summary["generator"]}}
-            status = resolve(item, list(decided.values()), self.policy).status
-            rows.append((summary, decided, status))
-        return rows
-
-    def next_item(self, annotator: str, db=None, category=None, status=None, after=None) -> dict:
-        """The first matching item (after ``after``, wrapping) the annotator has not decided."""
+    def next_item(
+        self, annotator: str, db=None, category=None, status=None, after=None, item=None
+    ) -> dict:
+        """The first matching item (after ``after``, wrapping) the annotator has not decided;
+        ``item`` asks for that one (the page's undo shows the item again)."""
         annotator = _annotator(annotator)
-        every = self._rows()
-        rows = [
-            (summary, decided, state)
-            for summary, decided, state in every
-            if annotator not in decided and _matches(summary, state, db, category, status)
-        ]
-        later = [row for row in rows if after and row[0]["id"] > after]
-        chosen = (later or rows or [None])[0]
-        view = None if chosen is None else self.view(chosen[0]["id"], chosen[2], len(chosen[1]))
-        return {"item": view, "remaining": len(rows), "progress": _progress(every, annotator)}
+        with self._lock:
+            index = self._rows()
+            chosen, remaining = index.next(annotator, after, db, category, status)
+            if item in index.decided and annotator not in index.decided[item]:
+                chosen = item
+            progress = index.progress(annotator)
+            state = None if chosen is None else (index.status[chosen], len(index.decided[chosen]))
+        view = None if chosen is None else self.view(chosen, *state)
+        return {"item": view, "remaining": remaining, "progress": progress}
 
     def view(self, item_id: str, status: str, decisions: int) -> dict:
         """One item as the page shows it (no other annotator's verdict, to avoid bias)."""
@@ -96,7 +133,14 @@ class ReviewPage:
             }
         keys = ("id", "db_id", "db_variant", "question", "sql", "label", "category", "subtype")
         shown = {k: item.get(k) for k in keys}
+        readings, source = self.readings(item)
+        context = self.queue.context(item_id) or {}
         shown.update(
+            readings=readings,
+            readings_source=source,
+            parent=context.get("parent"),
+            spot_check=bool(context.get("spot_check")),
+            candidates=[_candidate(c) for c in item.get("candidates") or []],
             spans=item.get("spans") or [],
             trigger=item.get("trigger"),
             explanation=item.get("explanation"),
@@ -109,7 +153,11 @@ class ReviewPage:
         return shown
 
     def decide(self, payload: dict) -> dict:
-        """Record one decision from the page; :class:`DecisionError` when it is wrong."""
+        """Record one decision from the page; :class:`DecisionError` when it is wrong.
+
+        The verdict ``retract`` takes the annotator's latest decision on the item back
+        (the page's undo); the trail keeps both.
+        """
         if not isinstance(payload, dict):
             raise DecisionError("request", "the body is not a JSON object")
         fields = {k: payload.get(k) for k in ("label", "category", "question", "spans", "comment")}
@@ -119,20 +167,87 @@ class ReviewPage:
             payload.get("verdict"),
             **fields,
         )
-        kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
-        return {"decision": kept, "progress": self.progress(kept["annotator"])}
+        with self._lock:
+            index = self._rows()
+            kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
+            index.update(kept["item_id"], self.queue.current(kept["item_id"]))
+            progress = index.progress(kept["annotator"])
+            if self.queue.data_version() != self._version:
+                self._index = None  # another process committed meanwhile: rebuild next time
+        return {"decision": kept, "progress": progress}
 
     def progress(self, annotator: str | None = None) -> dict:
         """Items per status, and how many this annotator decided."""
-        return _progress(self._rows(), annotator)
+        with self._lock:
+            return self._rows().progress(annotator)
 
 
-def _progress(rows: list[tuple[dict, dict, str]], annotator: str | None) -> dict:
-    counts = dict.fromkeys(STATUSES, 0)
-    for _, _, status in rows:
-        counts[status] += 1
-    mine = sum(annotator in decided for _, decided, _ in rows) if annotator else 0
-    return {"items": len(rows), "by_status": counts, "decided_by_you": mine}
+class _Index:
+    """Every queued item's summary, current decisions by annotator and status, by id."""
+
+    def __init__(self, queue: LocalQueue, policy: Policy):
+        self.policy = policy
+        self.summaries = queue.summaries()
+        self.ids = [s["id"] for s in self.summaries]
+        self.decided: dict[str, dict[str, dict]] = {i: {} for i in self.ids}
+        for decision in queue.pull():
+            if decision["item_id"] in self.decided:
+                self.decided[decision["item_id"]][decision["annotator"]] = decision
+        self.generator = {s["id"]: s["generator"] for s in self.summaries}
+        self.spot_checks = {s["id"] for s in self.summaries if s["spot_check"]}
+        self.status = {i: self._resolve(i) for i in self.ids}
+        self.counts = Counter(self.status.values())
+        self.mine = Counter(a for decided in self.decided.values() for a in decided)
+
+    def _resolve(self, item_id: str) -> str:
+        """The item's status; a spot check nobody decided yet awaits a person here (the
+        build counts it as accepted meanwhile)."""
+        item = {"id": item_id, "provenance": {"generator": self.generator[item_id]}}
+        resolution = resolve(item, list(self.decided[item_id].values()), self.policy)
+        return OPEN if resolution.auto and item_id in self.spot_checks else resolution.status
+
+    def update(self, item_id: str, decisions: list[dict]) -> None:
+        """Replace one item's current decisions and status."""
+        self.mine.subtract(list(self.decided[item_id]))
+        self.counts[self.status[item_id]] -= 1
+        self.decided[item_id] = {d["annotator"]: d for d in decisions}
+        self.status[item_id] = self._resolve(item_id)
+        self.mine.update(list(self.decided[item_id]))
+        self.counts[self.status[item_id]] += 1
+
+    def next(self, annotator: str, after, db, category, status) -> tuple[str | None, int]:
+        """The id of the first matching undecided item after ``after`` (wrapping), and
+        how many match."""
+        start = bisect_right(self.ids, after) if after else 0
+        first, remaining = None, 0
+        order = self.summaries[start:] + self.summaries[:start]
+        for summary in order:
+            item_id = summary["id"]
+            if annotator in self.decided[item_id]:
+                continue
+            if _matches(summary, self.status[item_id], db, category, status):
+                remaining += 1
+                first = first or item_id
+        return first, remaining
+
+    def progress(self, annotator: str | None) -> dict:
+        """Items per status, and how many this annotator decided."""
+        counts = {s: self.counts.get(s, 0) for s in STATUSES}
+        mine = self.mine.get(annotator, 0) if annotator else 0
+        return {"items": len(self.ids), "by_status": counts, "decided_by_you": mine}
+
+
+def guidelines() -> list[dict]:
+    """Every category's definition and example (the drafting prompts' text), in the
+    order of the page's relabel list; the first nine carry the keys 1-9."""
+    return [
+        {**asdict(d), "key": str(n) if n <= 9 else None}
+        for n, d in enumerate(definitions(), start=1)
+    ]
+
+
+def _candidate(found: dict) -> dict:
+    return {k: found.get(k) for k in ("sql", "generator", "stratum", "error")}
 
 
 def _annotator(name) -> str:
@@ -152,34 +267,117 @@ def _matches(summary: dict, status: str, db, category, wanted) -> bool:
     return wanted == "any" or status == wanted
 
 
-def make_server(page: ReviewPage, port: int = 8765, log: Callable[[str], None] | None = None):
-    """A threading HTTP server for ``page`` on 127.0.0.1 (port 0 picks a free one)."""
+def make_server(
+    page: ReviewPage,
+    port: int = 8765,
+    log: Callable[[str], None] | None = None,
+    token: str | None = None,
+    max_body: int = MAX_BODY,
+    timeout: float = READ_TIMEOUT,
+):
+    """A threading HTTP server for ``page`` on 127.0.0.1 (port 0 picks a free one).
+
+    The API answers only requests that carry ``token`` (a fresh random one when not
+    given; the server's ``token`` attribute) in the ``X-Review-Token`` header; the page
+    itself reads it from the URL that :func:`page_url` prints. A POST body may hold at
+    most ``max_body`` bytes; a client that sends nothing for ``timeout`` seconds is
+    dropped. Raises :class:`ReviewServerError` (one line) when the port is taken.
+    """
+    secret = token or secrets.token_urlsafe(24)
 
     class Handler(_Handler):
         review = page
         say = staticmethod(log or (lambda _msg: None))
+        expected = secret
+        limit = max_body
 
-    return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    Handler.timeout = timeout
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    except OSError as error:
+        raise ReviewServerError(port, error) from None
+    server.token = secret
+    return server
+
+
+def page_url(server) -> str:
+    """The address a person opens: the page with the session token."""
+    host, port = server.server_address[:2]
+    return f"http://{host}:{port}/?{urlencode({'token': server.token})}"
+
+
+class ReviewServerError(AnswerableError):
+    """The review server cannot start: the port is taken or not ours to use."""
+
+    def __init__(self, port: int, error: OSError):
+        if error.errno == errno.EADDRINUSE:
+            problem = f"port {port} on 127.0.0.1 is already in use"
+        else:
+            problem = f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}"
+        super().__init__(f"{problem} (fix: pass another --port, or stop what listens there)")
+
+
+class _Refused(Exception):
+    """A request refused before it reaches the page: an HTTP status and a reason."""
+
+    def __init__(self, status: HTTPStatus, reason: str):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
 
 
 class _Handler(BaseHTTPRequestHandler):
     review: ReviewPage
     say: Callable[[str], None]
+    expected: str
+    limit: int
     server_version = "answerable-review"
 
     def log_message(self, format: str, *args) -> None:
         self.say(format % args)
 
-    def _local(self) -> bool:
+    def _check_local(self) -> None:
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        if host in ("127.0.0.1", "localhost"):
-            return True
-        self._send_json({"error": "only 127.0.0.1 or localhost"}, HTTPStatus.FORBIDDEN)
-        return False
+        if host not in LOCAL_HOSTS:
+            raise _Refused(HTTPStatus.FORBIDDEN, "only 127.0.0.1 or localhost")
+
+    def _check_api(self) -> None:
+        """Token, and Origin (when a browser sends one) must be the page's own."""
+        given = self.headers.get(TOKEN_HEADER) or ""
+        if not hmac.compare_digest(given.encode(), self.expected.encode()):
+            raise _Refused(
+                HTTPStatus.FORBIDDEN,
+                "missing or wrong session token: open the URL `answerable review serve` printed",
+            )
+        origin = self.headers.get("Origin")
+        port = self.server.server_address[1]
+        if origin is not None and origin not in {f"http://{h}:{port}" for h in LOCAL_HOSTS}:
+            raise _Refused(HTTPStatus.FORBIDDEN, f"requests from {origin} are not accepted")
 
     def do_GET(self) -> None:
-        if not self._local():
-            return
+        self._guarded(self._get)
+
+    def do_POST(self) -> None:
+        self._guarded(self._post)
+
+    def _guarded(self, handle) -> None:
+        """Run ``handle``; a refusal or an unexpected error becomes a one-line JSON reply."""
+        try:
+            self._check_local()
+            handle()
+        except _Refused as refused:
+            self._send_json({"error": refused.reason}, refused.status)
+        except DecisionError as error:
+            self._send_json({"error": str(error)}, HTTPStatus.BAD_REQUEST)
+        except TimeoutError:
+            self.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as error:  # one line for the person, never a traceback
+            self.say(f"error answering {self.command} {self.path}: {error!r}")
+            self.close_connection = True
+            self._send_json({"error": f"internal error: {error}"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def _get(self) -> None:
         url = urlsplit(self.path)
         if url.path == "/favicon.ico":
             self._send(b"", "image/x-icon", HTTPStatus.NO_CONTENT)
@@ -188,42 +386,41 @@ class _Handler(BaseHTTPRequestHandler):
             name, kind = STATIC[url.path]
             self._send((PAGE_DIR / name).read_bytes(), kind)
             return
+        self._check_api()
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         routes = {
             "/api/meta": lambda: self.review.meta(),
             "/api/next": lambda: self.review.next_item(
                 query.get("annotator", ""),
-                *(query.get(k) for k in ("db", "category", "status", "after")),
+                *(query.get(k) for k in ("db", "category", "status", "after", "item")),
             ),
             "/api/progress": lambda: self.review.progress(query.get("annotator")),
         }
         if url.path not in routes:
-            self._send_json({"error": f"no such page: {url.path}"}, HTTPStatus.NOT_FOUND)
-            return
-        self._answer(routes[url.path])
+            raise _Refused(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
+        self._send_json(routes[url.path]())
 
-    def do_POST(self) -> None:
-        if not self._local():
-            return
+    def _post(self) -> None:
+        # Everything is decided from the headers before a byte of the body is read; a
+        # refused body is never read, so the connection is closed after the reply.
+        self.close_connection = True
+        self._check_api()
         if urlsplit(self.path).path != "/api/decisions":
-            self._send_json({"error": "no such page"}, HTTPStatus.NOT_FOUND)
-            return
-        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
-            self._send_json({"error": "send JSON"}, HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
-            return
-        length = int(self.headers.get("Content-Length") or 0)
+            raise _Refused(HTTPStatus.NOT_FOUND, "no such page")
+        if not _is_json(self.headers.get("Content-Type")):
+            raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send application/json")
+        length = _content_length(self.headers, self.limit)
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise _Refused(HTTPStatus.BAD_REQUEST, "the body is shorter than Content-Length")
+        self.close_connection = False
         try:
-            payload = json.loads(self.rfile.read(length) or b"null")
+            payload = json.loads(body.decode("utf-8") or "null")
+        except UnicodeDecodeError:
+            raise _Refused(HTTPStatus.BAD_REQUEST, "the body is not valid UTF-8") from None
         except json.JSONDecodeError as error:
-            self._send_json({"error": f"not JSON: {error}"}, HTTPStatus.BAD_REQUEST)
-            return
-        self._answer(lambda: self.review.decide(payload), HTTPStatus.CREATED)
-
-    def _answer(self, compute, status=HTTPStatus.OK) -> None:
-        try:
-            self._send_json(compute(), status)
-        except DecisionError as error:
-            self._send_json({"error": str(error)}, HTTPStatus.BAD_REQUEST)
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {error}") from None
+        self._send_json(self.review.decide(payload), HTTPStatus.CREATED)
 
     def _send_json(self, value, status=HTTPStatus.OK) -> None:
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -235,5 +432,38 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
+
+
+def _is_json(content_type: str | None) -> bool:
+    """True for ``application/json``, optionally with ``charset=utf-8``, and nothing else.
+
+    >>> [_is_json(t) for t in ("application/json", "application/json; charset=UTF-8",
+    ...                        "application/jsonp", "text/plain", None)]
+    [True, True, False, False, False]
+    """
+    kind, *params = [part.strip().lower() for part in (content_type or "").split(";")]
+    return kind == "application/json" and all(p == "charset=utf-8" for p in params)
+
+
+def _content_length(headers, limit: int) -> int:
+    """The declared body length, or a refusal: missing, chunked, not a number, negative,
+    or beyond ``limit`` bytes."""
+    if headers.get("Transfer-Encoding"):
+        raise _Refused(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length")
+    text = headers.get("Content-Length")
+    if text is None:
+        raise _Refused(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length")
+    if not text.strip().isdigit():
+        raise _Refused(HTTPStatus.BAD_REQUEST, f"Content-Length {text!r} is not a byte count")
+    length = int(text)
+    if length > limit:
+        raise _Refused(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"the body has {length} bytes; at most {limit} are accepted",
+        )
+    return length

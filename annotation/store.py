@@ -19,10 +19,12 @@ from pathlib import Path
 
 from answerable.annotation.decisions import DecisionError, check_decision
 from answerable.annotation.queue import (
+    RETRACT,
     Progress,
     PushReport,
     count_progress,
     latest_decisions,
+    latest_entries,
     queue_problem,
     queue_reject,
 )
@@ -37,7 +39,9 @@ CREATE TABLE IF NOT EXISTS items (
     category TEXT,
     generator TEXT,
     body TEXT NOT NULL,
-    excerpt TEXT
+    excerpt TEXT,
+    context TEXT,
+    retired INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS decisions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -47,6 +51,9 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 CREATE INDEX IF NOT EXISTS decisions_by_item ON decisions (item_id, annotator);
 """
+
+
+FEW = 50  # up to this many decisions, the trail is looked up by key rather than read whole
 
 
 def store_path(workdir: Path, dataset: str) -> Path:
@@ -72,6 +79,7 @@ class LocalQueue:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            _add_missing_columns(self._db)
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -86,31 +94,42 @@ class LocalQueue:
 
     # ---- items ---------------------------------------------------------------------
 
-    def push(self, items: Iterable[dict], excerpts: Mapping[str, list] | None = None) -> PushReport:
-        """Add or update items by id; decisions already recorded are kept."""
-        excerpts = excerpts or {}
+    def push(
+        self,
+        items: Iterable[dict],
+        excerpts: Mapping[str, list] | None = None,
+        contexts: Mapping[str, dict] | None = None,
+    ) -> PushReport:
+        """Add or update items by id; decisions already recorded are kept.
+
+        ``contexts`` holds what the page shows beside an item but is not part of it (a
+        draft's parent question and SQL, whether it is a spot check).
+        """
+        excerpts, contexts = excerpts or {}, contexts or {}
         report, rows = PushReport(), []
         for item in items:
             problem = queue_problem(item)
             if problem:
                 report.rejects.append(queue_reject(item, problem))
                 continue
-            excerpt = excerpts.get(item["id"])
-            rows.append(_item_row(item, None if excerpt is None else canonical_json(excerpt)))
+            excerpt, context = excerpts.get(item["id"]), contexts.get(item["id"])
+            rows.append((*_item_row(item, _json_or_none(excerpt)), _json_or_none(context)))
         with self._lock, self._transaction():
             known = self._known_bodies([row[0] for row in rows])
             for row in rows:
                 before = known.get(row[0])
                 if before is None:
                     report.added += 1
-                elif before == (row[5], row[6]):
+                elif before == (row[5], row[6], row[7]):
                     report.unchanged += 1
                 else:
                     report.updated += 1
             self._db.executemany(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "INSERT INTO items (id, db_id, label, category, generator, body, excerpt, context) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
                 "db_id=excluded.db_id, label=excluded.label, category=excluded.category, "
-                "generator=excluded.generator, body=excluded.body, excerpt=excluded.excerpt",
+                "generator=excluded.generator, body=excluded.body, excerpt=excluded.excerpt, "
+                "context=excluded.context, retired=0",
                 rows,
             )
         return report
@@ -120,45 +139,100 @@ class LocalQueue:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT id, body, excerpt FROM items WHERE id IN ({marks})"
-            known.update({i: (b, e) for i, b, e in self._db.execute(query, chunk)})
+            query = f"SELECT id, body, excerpt, context FROM items WHERE id IN ({marks})"
+            known.update({i: (b, e, c) for i, b, e, c in self._db.execute(query, chunk)})
         return known
 
+    def retire(self, keep: set[str]) -> int:
+        """Retire every queued item whose id is not in ``keep`` (no longer a candidate):
+        it leaves the page, progress and pulls, and its decisions stay in the trail; a
+        later push brings it back. Returns how many were retired now."""
+        with self._lock, self._transaction():
+            live = [i for (i,) in self._db.execute("SELECT id FROM items WHERE retired = 0")]
+            gone = [(i,) for i in live if i not in keep]
+            self._db.executemany("UPDATE items SET retired = 1 WHERE id = ?", gone)
+        return len(gone)
+
     def items(self) -> list[dict]:
-        """Every item in the queue, by id."""
+        """Every item in the queue (retired ones aside), by id."""
         with self._lock:
-            rows = self._db.execute("SELECT body FROM items ORDER BY id").fetchall()
+            rows = self._db.execute(
+                "SELECT body FROM items WHERE retired = 0 ORDER BY id"
+            ).fetchall()
         return [json.loads(body) for (body,) in rows]
 
     def item(self, item_id: str) -> dict | None:
-        """One item, or None when the queue does not hold it."""
+        """One item, or None when the queue does not hold it (or it was retired)."""
         with self._lock:
-            row = self._db.execute("SELECT body FROM items WHERE id = ?", (item_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT body FROM items WHERE id = ? AND retired = 0", (item_id,)
+            ).fetchone()
         return None if row is None else json.loads(row[0])
 
     def excerpt(self, item_id: str) -> list | None:
         """The schema excerpt stored with an item, or None."""
+        return self._stored("excerpt", item_id)
+
+    def context(self, item_id: str) -> dict | None:
+        """The context stored with an item (parent, spot check), or None."""
+        return self._stored("context", item_id)
+
+    def _stored(self, column: str, item_id: str):
         with self._lock:
-            row = self._db.execute("SELECT excerpt FROM items WHERE id = ?", (item_id,)).fetchone()
+            row = self._db.execute(
+                f"SELECT {column} FROM items WHERE id = ?", (item_id,)
+            ).fetchone()
         return None if row is None or row[0] is None else json.loads(row[0])
 
     def summaries(self) -> list[dict]:
-        """id, db_id, label, category and generator of every item, by id (no JSON parsing)."""
+        """id, db_id, label, category, generator and whether it is a spot check, of every
+        item (retired ones aside), by id (no JSON parsing)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, db_id, label, category, generator FROM items ORDER BY id"
+                "SELECT id, db_id, label, category, generator, "
+                "coalesce(json_extract(context, '$.spot_check'), 0) = 1 "
+                "FROM items WHERE retired = 0 ORDER BY id"
             ).fetchall()
-        keys = ("id", "db_id", "label", "category", "generator")
+        keys = ("id", "db_id", "label", "category", "generator", "spot_check")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # ---- decisions -----------------------------------------------------------------
 
     def record(self, decision: dict, where: str = "decision") -> dict:
-        """Check one decision and add it to the audit trail; returns it as kept."""
+        """Check one decision and add it to the audit trail; returns it as kept.
+
+        A retraction (verdict ``retract``) needs a decision of the same annotator to take
+        back; it is appended like any decision, so the trail keeps what was retracted.
+        """
         checked = check_decision(decision, self.item(str(decision.get("item_id"))), where)
         with self._lock, self._transaction():
+            if checked["verdict"] == RETRACT and not self._has_decision(checked):
+                raise DecisionError(
+                    where,
+                    f"{checked['annotator']} has no decision on item {checked['item_id']} "
+                    "to take back",
+                    "undo only a decision that was recorded",
+                )
             self._insert([checked])
         return checked
+
+    def _has_decision(self, decision: dict) -> bool:
+        key = (decision["item_id"], decision["annotator"])
+        return bool(latest_decisions(self._entries([key]).values()))
+
+    def current(self, item_id: str) -> list[dict]:
+        """The decisions that count on one item (each annotator's latest), by annotator."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT body FROM decisions WHERE item_id = ? ORDER BY seq", (item_id,)
+            ).fetchall()
+        return latest_decisions(json.loads(body) for (body,) in rows)
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (an import, a build) commits to
+        the store: the review page rebuilds its index then."""
+        with self._lock:
+            return self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def record_many(self, decisions: Iterable[tuple[str, dict]]) -> tuple[int, list[str]]:
         """Record ``(where, decision)`` pairs: the valid ones are kept, each invalid one is
@@ -178,7 +252,8 @@ class LocalQueue:
     def _insert(self, decisions: list[dict]) -> int:
         """Append decisions to the trail, except those that restate the annotator's
         current decision on the item (time aside); returns how many were added."""
-        current = {(d["item_id"], d["annotator"]): _content(d) for d in self._latest()}
+        keys = {(d["item_id"], d["annotator"]) for d in decisions}
+        current = {key: _content(d) for key, d in self._entries(keys).items()}
         fresh = []
         for decision in decisions:
             key = (decision["item_id"], decision["annotator"])
@@ -192,9 +267,21 @@ class LocalQueue:
         )
         return self._db.total_changes - before
 
-    def _latest(self) -> list[dict]:
-        rows = self._db.execute("SELECT body FROM decisions ORDER BY seq").fetchall()
-        return latest_decisions(json.loads(body) for (body,) in rows)
+    def _entries(self, keys) -> dict[tuple[str, str], dict]:
+        """The latest trail entry (retractions included) of each (item, annotator) key:
+        looked up by key for a few (one decision from the page), read whole for many."""
+        keys = set(keys)
+        if len(keys) <= FEW:
+            rows = []
+            for item_id, annotator in keys:
+                rows += self._db.execute(
+                    "SELECT body FROM decisions WHERE item_id = ? AND annotator = ? ORDER BY seq",
+                    (item_id, annotator),
+                ).fetchall()
+        else:
+            rows = self._db.execute("SELECT body FROM decisions ORDER BY seq").fetchall()
+        latest = latest_entries(json.loads(body) for (body,) in rows)
+        return {(d["item_id"], d["annotator"]): d for d in latest}
 
     def history(self, item_id: str | None = None) -> list[dict]:
         """The audit trail, oldest first: every decision recorded (of one item, if given)."""
@@ -206,8 +293,9 @@ class LocalQueue:
         return [json.loads(body) for (body,) in rows]
 
     def pull(self) -> list[dict]:
-        """The decisions that count: each annotator's latest on each item."""
-        return latest_decisions(self.history())
+        """The decisions that count: each annotator's latest on each item (not retired)."""
+        live = {s["id"] for s in self.summaries()}
+        return [d for d in latest_decisions(self.history()) if d["item_id"] in live]
 
     def progress(self) -> Progress:
         """Items, items with a decision, and decisions per annotator."""
@@ -232,6 +320,19 @@ class _Transaction:
 
 def _content(decision: dict) -> str:
     return canonical_json({k: v for k, v in decision.items() if k != "time"})
+
+
+def _json_or_none(value) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """Bring a store made by an earlier version up to the current items table."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(items)")}
+    added = {"context": "TEXT", "retired": "INTEGER NOT NULL DEFAULT 0"}
+    for column, kind in added.items():
+        if column not in have:
+            db.execute(f"ALTER TABLE items ADD COLUMN {column} {kind}")
 
 
 def _item_row(item: dict, excerpt: str | None) -> tuple:

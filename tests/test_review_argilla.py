@@ -76,7 +76,14 @@ def test_push_creates_the_dataset_with_its_settings(server, queue):
     assert (report.added, report.updated, report.rejects) == (6, 0, [])
     dataset = queue.dataset()
     settings = dataset.settings
-    assert [f.name for f in settings.fields] == ["question", "schema", "sql", "explanation"]
+    assert [f.name for f in settings.fields] == [
+        "question",
+        "schema",
+        "sql",
+        "result",
+        "readings",
+        "explanation",
+    ]
     questions = {q.name: q for q in settings.questions}
     assert questions["verdict"].required and questions["verdict"].labels == [
         "accept",
@@ -84,18 +91,34 @@ def test_push_creates_the_dataset_with_its_settings(server, queue):
         "relabel",
     ]
     assert "vague-word" in questions["category"].labels
+    reply = httpx.get(
+        f"{server.url}/api/v1/datasets/{dataset.id}/questions",
+        headers={"X-Argilla-Api-Key": server.api_key},
+    )
+    stored = {q["name"]: q for q in reply.json()["items"]}  # as the server keeps them
+    options = {o["value"]: o for o in stored["category"]["settings"]["options"]}
+    assert options["vague-word"]["description"].startswith("ambiguous: The answerable question")
+    assert questions["comment"].required is False
+    assert "## Categories" in settings.guidelines
     assert questions["spans"].field == "question"
-    assert sorted(m.name for m in settings.metadata) == [
-        "database",
-        "generator",
-        "item_category",
-        "item_label",
+    assert sorted((m.name, type(m).__name__) for m in settings.metadata) == [
+        ("database", "TermsMetadataProperty"),
+        ("generator", "TermsMetadataProperty"),
+        ("hardness", "IntegerMetadataProperty"),
+        ("item_category", "TermsMetadataProperty"),
+        ("item_label", "TermsMetadataProperty"),
+        ("row_count", "IntegerMetadataProperty"),
+        ("tables", "IntegerMetadataProperty"),
     ]
     assert settings.distribution.min_submitted == 1
     records = {r["external_id"]: r for r in listing(server, queue)}
     assert set(records) == {i["id"] for i in review_items()}
     vague = records[ITEMS["vague-word"]["id"]]
     assert vague["metadata"]["generator"] == "draft_v1"
+    league = ITEMS["answerable-league"]
+    counted = records[league["id"]]["metadata"]
+    assert counted["row_count"] == league["result"]["row_count"] and counted["tables"] >= 1
+    assert records[league["id"]]["fields"]["result"].startswith("| ")
     suggested = sorted(str(s["value"]) for s in vague["suggestions"])
     assert suggested == ["[{'label': 'AMB', 'start': 29, 'end': 37}]", "vague-word"]
 
@@ -181,6 +204,21 @@ def test_responses_become_decisions(server, queue):
         validate("review_decision", decision)
     progress = queue.progress()
     assert (progress.items, progress.decided, progress.by_annotator) == (6, 2, {"ana": 2, "ben": 1})
+
+
+def test_an_accept_under_another_category_comes_back_as_a_relabel_with_its_comment(server, queue):
+    queue.push(review_items())
+    eve = harness.add_annotator(server, "eve", "contract")
+    ids = server_ids(server, queue)
+    vague, oos = ITEMS["vague-word"]["id"], ITEMS["out-of-scope"]["id"]
+    moved = {"verdict": {"value": "accept"}, "category": {"value": "vague-question"}}
+    harness.respond(server, eve, ids[vague], moved)
+    reason = {"verdict": {"value": "reject"}, "comment": {"value": "reads as a real task"}}
+    harness.respond(server, eve, ids[oos], reason)
+    pulled = {d["item_id"]: d for d in queue.pull()}
+    assert (pulled[vague]["verdict"], pulled[vague]["category"]) == ("relabel", "vague-question")
+    assert (pulled[oos]["verdict"], pulled[oos]["comment"]) == ("reject", "reads as a real task")
+    assert queue.problems == []
 
 
 def test_null_values_drafts_and_discarded_responses(server, queue):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from answerable.annotation.argilla_mapping import (
     CATEGORY_OPTIONS,
+    HARDNESS,
     decisions_from_record,
     item_from_record,
     record_for,
@@ -17,6 +18,7 @@ from answerable.annotation.argilla_mapping import (
 )
 from answerable.annotation.decisions import CATEGORY_LABEL
 from answerable.annotation.excerpt import schema_excerpt
+from answerable.builders.drafting.categories import definitions
 from answerable.schemas import validate
 from tests.review_helpers import by_category, demo_schemas, review_items
 
@@ -29,18 +31,27 @@ USERS = {
 
 def test_settings_spec_has_the_fields_questions_and_distribution():
     spec = settings_spec(min_submitted=3)
-    assert [f["name"] for f in spec["fields"]] == ["question", "schema", "sql", "explanation"]
-    assert [f["required"] for f in spec["fields"]] == [True, False, False, False]
+    names = ["question", "schema", "sql", "result", "readings", "explanation"]
+    assert [f["name"] for f in spec["fields"]] == names
+    assert [f["required"] for f in spec["fields"]] == [True, False, False, False, False, False]
     questions = {q["name"]: q for q in spec["questions"]}
     assert questions["verdict"]["labels"] == ["accept", "reject", "relabel"]
     assert questions["verdict"]["required"] is True
     assert questions["category"]["labels"] == ["answerable", *CATEGORY_LABEL]
     assert questions["corrected_question"]["kind"] == "text"
+    assert (questions["comment"]["kind"], questions["comment"]["required"]) == ("text", False)
+    for entry in definitions():  # label descriptions and guidelines: the taxonomy text
+        described = questions["category"]["label_descriptions"][entry.name]
+        assert described == f"{entry.label}: {entry.definition}"
+        assert entry.definition in spec["guidelines"] and entry.example in spec["guidelines"]
     assert (questions["spans"]["field"], questions["spans"]["labels"]) == (
         "question",
         ["AMB", "UNK", "COL", "VAL"],
     )
-    assert spec["metadata"] == ["database", "generator", "item_label", "item_category"]
+    assert spec["metadata"] == {
+        "terms": ["database", "generator", "item_label", "item_category"],
+        "integers": ["hardness", "row_count", "tables"],
+    }
     assert spec["min_submitted"] == 3
 
 
@@ -50,7 +61,7 @@ def test_record_of_a_drafted_item(demo_dir):
     record = record_for(item, excerpt)
     assert record["id"] == item["id"]
     assert record["fields"]["question"] == item["question"]
-    assert "~~length_of_stay~~ *(edited)*" in record["fields"]["schema"]
+    assert "~~length_of_stay~~ *(dropped)*" in record["fields"]["schema"]
     assert "**length_days** *(added)*" in record["fields"]["schema"]
     assert "sql" not in record["fields"]  # no gold SQL: the optional field stays empty
     assert record["fields"]["explanation"].startswith("**Trigger:** added-columns")
@@ -76,6 +87,12 @@ def test_record_of_an_answerable_item_and_back():
     record = record_for(item, None)
     assert record["fields"]["sql"].startswith("```sql\nSELECT COUNT(*)")
     assert record["metadata"]["item_category"] == "answerable"
+    meta, result = item["sql_meta"], item["result"]
+    assert record["metadata"]["row_count"] == result["row_count"]
+    assert record["metadata"]["tables"] == len(meta["tables"])
+    assert record["metadata"]["hardness"] == HARDNESS[meta["hardness"]]
+    assert record["fields"]["result"].startswith(f"| {result['columns'][0]} |")
+    assert f"| {result['rows'][0][0]} |" in record["fields"]["result"]
     back = item_from_record({"external_id": item["id"], **record})
     assert (back["id"], back["label"], back["category"], back["db_id"]) == (
         item["id"],
@@ -110,6 +127,7 @@ def record_of(key: str, *responses: dict) -> dict:
     return {
         "external_id": item["id"],
         "fields": {"question": item["question"]},
+        "metadata": record_for(item, None)["metadata"],
         "responses": list(responses),
     }
 
@@ -182,3 +200,48 @@ def test_relabel_to_answerable_and_relabel_without_category():
     record["responses"][0]["values"]["category"] = {"value": None}
     [decision], _ = decisions_from_record(record, USERS)
     assert decision["label"] is None  # refused later by check_decision: "relabel without label"
+
+
+def test_an_accept_under_another_category_is_a_relabel_and_comments_are_kept():
+    ana, ben = list(USERS)
+    moved = {"verdict": {"value": "accept"}, "category": {"value": "vague-question"}}
+    moved["comment"] = {"value": " no cut-off for recent "}
+    same = {"verdict": {"value": "accept"}, "category": {"value": "vague-word"}}
+    record = record_of(
+        "vague-word", response(ana, "submitted", moved), response(ben, "submitted", same)
+    )
+    (first, second), problems = decisions_from_record(record, USERS)
+    assert problems == []
+    assert (first["verdict"], first["label"], first["category"]) == (
+        "relabel",
+        "ambiguous",
+        "vague-question",
+    )
+    assert first["comment"] == "no cut-off for recent"
+    assert (second["verdict"], second["category"]) == ("accept", None)  # the suggestion kept
+
+
+def test_readings_as_markdown_stored_or_from_the_trigger():
+    item = dict(ITEMS["column-ambiguous"])
+    item["trigger"] = dict(
+        item["trigger"], readings=["SELECT 1", "SELECT 2"], candidates=["t.a", "t.b"]
+    )
+    shown = record_for(item, None)["fields"]["readings"]
+    assert "**t.a**\n\n```sql\nSELECT 1\n```" in shown and "**t.b**" in shown
+    assert "readings" not in record_for(item, None)["fields"]["explanation"]
+    item["readings"] = [
+        {
+            "name": "t.a",
+            "sql": "SELECT a FROM t",
+            "columns": ["a"],
+            "rows": [[1], [None]],
+            "row_count": 2,
+            "result_hash": "h",
+        }
+    ]
+    shown = record_for(item, None)["fields"]["readings"]
+    assert (
+        shown == "**t.a**\n\n```sql\nSELECT a FROM t\n```\n\n| a |\n| --- |\n| 1 |\n| NULL |"
+        "\n\n*2 row(s)*"
+    )
+    assert "readings" not in record_for(ITEMS["vague-word"], None)["fields"]

@@ -195,3 +195,92 @@ def test_argilla_backend_without_credentials_is_a_config_error(tmp_path, monkeyp
 def test_unknown_review_key_names_the_fix(tmp_path):
     recipe = tiny_project(tmp_path, SEEDS, extra="review:\n  policy: loudest\n")
     assert_clean_error(run_in(tmp_path, "build", recipe), "review.policy", "unanimous")
+
+
+SPOT = textwrap.dedent("""\
+    review:
+      backend: local
+      policy: single
+      auto_accept: [seed_v1]
+      spot_check: 0.5
+    drafting:
+      categories: [vague-question, vague-word, missing-column, out-of-scope, out-of-domain]
+      per_item: 1
+    """)
+
+
+def queued_by_build(cwd) -> int:
+    pushed = json.loads((cwd / ".answerable" / "tiny" / "reports" / "review.json").read_text())
+    return pushed["pushed"]["added"] + pushed["pushed"]["updated"] + pushed["pushed"]["unchanged"]
+
+
+def progress_count(cwd, recipe) -> int:
+    shown = run_in(cwd, "review", "progress", recipe)
+    assert shown.exit_code == 0, shown.output
+    return int(re.match(r"(\d+) items in the queue", shown.output).group(1))
+
+
+def test_a_rebuild_with_another_seed_retires_what_is_no_longer_a_candidate(tmp_path):
+    from answerable.annotation.store import LocalQueue, store_path
+
+    recipe = tiny_project(tmp_path, SEEDS, extra=SPOT)
+    assert run_in(tmp_path, "build", recipe, "--no-release").exit_code == 0
+    first = {i["id"] for i in read_parquet(tmp_path / ".answerable/tiny/candidates.parquet")}
+    assert progress_count(tmp_path, recipe) == queued_by_build(tmp_path)
+    sheet = tmp_path / "all.csv"
+    run_in(tmp_path, "review", "export", recipe, sheet)
+    decided = {row["item_id"] for row in read_csv_rows(sheet)}
+    fill_sheet(sheet, {i: {"verdict": "accept"} for i in decided})
+    assert run_in(tmp_path, "review", "import", recipe, sheet, "--annotator", "ana").exit_code == 0
+
+    text = recipe.read_text().replace("seed: 1", "seed: 2").replace("0.1.0", "0.2.0")
+    recipe.write_text(text)
+    rebuilt = run_in(tmp_path, "build", recipe, "--no-release")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    second = {i["id"] for i in read_parquet(tmp_path / ".answerable/tiny/candidates.parquet")}
+    gone = first - second
+    assert gone, "another seed drafts other questions"
+    assert f"review: {len(gone)} queued items are no longer candidates: retired" in rebuilt.output
+    assert progress_count(tmp_path, recipe) == queued_by_build(tmp_path)
+    run_in(tmp_path, "review", "export", recipe, sheet, "--all")
+    exported = {row["item_id"] for row in read_csv_rows(sheet)}
+    assert exported and not exported & gone
+    with LocalQueue(store_path(tmp_path / ".answerable", "tiny")) as queue:
+        assert gone & decided  # decisions were made on items that are now retired
+        assert gone & decided <= {d["item_id"] for d in queue.history()}  # the trail keeps them
+        assert not {d["item_id"] for d in queue.pull()} & gone
+
+
+def test_a_rejected_spot_check_is_reported_with_its_generator(tmp_path):
+    recipe = tiny_project(tmp_path, SEEDS, extra=SPOT)
+    built = run_in(tmp_path, "build", recipe, "--no-release")
+    report = json.loads((tmp_path / ".answerable/tiny/reports/review.json").read_text())
+    assert report["spot_checks"]["seed_v1"]["sampled"] == 2  # ceil(0.5 * 3 seeds)
+    assert "3 accepted (3 auto)" in built.output  # a spot check does not hold an item back
+    items = read_parquet(tmp_path / ".answerable/tiny/candidates.parquet")
+    seeds = {i["id"] for i in items if i["provenance"]["generator"] == "seed_v1"}
+    sheet = tmp_path / "all.csv"
+    run_in(tmp_path, "review", "export", recipe, sheet)
+    checked = [row["item_id"] for row in read_csv_rows(sheet) if row["item_id"] in seeds]
+    assert len(checked) == 2
+    fill_sheet(sheet, {checked[0]: {"verdict": "reject"}, checked[1]: {"verdict": "accept"}})
+    assert run_in(tmp_path, "review", "import", recipe, sheet, "--annotator", "ana").exit_code == 0
+    rebuilt = run_in(tmp_path, "build", recipe, "--no-release")
+    assert (
+        f"review: spot check: 1 of 2 checked items of seed_v1 rejected ({checked[0]})"
+        in rebuilt.output
+    )
+    report = json.loads((tmp_path / ".answerable/tiny/reports/review.json").read_text())
+    assert report["spot_checks"]["seed_v1"] == {
+        "sampled": 2,
+        "decided": 2,
+        "rejected": 1,
+        "rejected_ids": [checked[0]],
+    }
+
+
+def read_csv_rows(path) -> list[dict]:
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))

@@ -197,3 +197,80 @@ CATEGORIES = {
     )
 }
 """Every drafted category by name, in the taxonomy's order."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """What a category means, with one example: for people (the review page's guidelines,
+    Argilla's label descriptions) as much as for prompts."""
+
+    name: str
+    label: str
+    definition: str
+    example: str
+
+
+OTHER_DEFINITIONS = (
+    Definition(
+        "answerable",
+        "answerable",
+        "The question has exactly one reasonable reading and the database holds what it asks "
+        "for; the SQL shown answers it.",
+        "How many books did Ursula Le Guin write?",
+    ),
+    Definition(
+        "column-ambiguous",
+        "ambiguous",
+        "The question's attribute matches two or more columns equally well (near-synonyms), "
+        "so each column gives a different, reasonable answer.",
+        "'How long was the stay?' when the table has both length_days and length_hours.",
+    ),
+    Definition(
+        "value-ambiguous",
+        "ambiguous",
+        "A value in the question occurs in two or more columns, so it can filter on either "
+        "one and the answers differ.",
+        "'Books by Austen' when 'Austen' is both an author name and a series title.",
+    ),
+    Definition(
+        "missing-value",
+        "unanswerable",
+        "The question filters on a value that no row holds in the column it refers to, so "
+        "the database cannot say anything about it.",
+        "'How many books did Tolkien sell in 1850?' when sales start in 1990.",
+    ),
+    Definition(
+        "calculation",
+        "unanswerable",
+        "The answer needs a calculation or a formula that the data does not support "
+        "(a quantity no column or combination of columns yields).",
+        "'What is each book's profit margin?' with prices but no costs.",
+    ),
+    Definition(
+        "external-knowledge",
+        "unanswerable",
+        "The answer needs knowledge from outside the database (facts, rankings, current "
+        "events) that no column holds.",
+        "'Which of these authors won a Nobel prize?' with no prize data.",
+    ),
+)
+
+
+def definitions() -> list[Definition]:
+    """Every category of the taxonomy with its definition and one example, answerable
+    first, then the ambiguous and the unanswerable ones (drafted ones from their
+    :class:`Category`, the same text their prompts use)."""
+    drafted = [
+        Definition(c.name, c.label, c.definition, _example_text(c.examples[0]))
+        for c in CATEGORIES.values()
+    ]
+    every = [*OTHER_DEFINITIONS[:1], *drafted, *OTHER_DEFINITIONS[1:]]
+    order = {"answerable": 0, "ambiguous": 1, "unanswerable": 2}
+    return sorted(every, key=lambda d: order[d.label])
+
+
+def _example_text(example: dict) -> str:
+    question = f"'{example['question']}'"
+    if example.get("parent"):
+        question += f" (from '{example['parent']}')"
+    return f"{question}: {example['rationale']}"

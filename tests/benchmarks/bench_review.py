@@ -1,24 +1,37 @@
-"""Benchmark: push 10,000 items to the local review store and pull their decisions.
+"""Benchmark: push 10,000 items to the local review store and pull their decisions; then
+the review page served by the real server over HTTP.
 
-    python tests/benchmarks/bench_review.py [--items N]
+    python tests/benchmarks/bench_review.py [--items N] [--requests R]
 
 The items are copies of the review fixture items with distinct ids and questions, each
 with a small schema excerpt; one decision per item is recorded (untimed) before the
 pull. Timed: ``push`` of all items into a fresh store (one transaction), and ``pull`` of
 the decisions that count. Targets (issue 6): push <= 3 s, pull <= 2 s.
 
-Last line, exactly: ``items=<n> push_seconds=<s> pull_seconds=<s2>``
+Then a fresh store of the same items is served by ``review serve``'s server on a free
+port, and an annotator asks for the next item and decides it, ``R`` times (200), over
+HTTP with the session token. The server time of each request is measured around the
+page's handler (``next_ms``, ``decide_ms``: medians); the round trip is printed too.
+Targets (issue 15): next_ms_p50 <= 20, decide_ms_p50 <= 20.
+
+Line before the last: the page's request counts and round-trip medians. Last line,
+exactly: ``items=<n> push_seconds=<s> pull_seconds=<s2> next_ms_p50=<a> decide_ms_p50=<b>``
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
+import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from answerable.annotation.decisions import make_decision
+from answerable.annotation.policy import Policy
+from answerable.annotation.server import ReviewPage, make_server
 from answerable.annotation.store import LocalQueue
 from answerable.ids import item_id
 
@@ -60,9 +73,72 @@ def decisions_for(items: list[dict]) -> list[tuple[str, dict]]:
     return made
 
 
+class TimedPage(ReviewPage):
+    """The review page, recording the server time of each next-item and decision."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.times: dict[str, list[float]] = {"next": [], "decide": []}
+
+    def next_item(self, *args, **kwargs):
+        return self._timed("next", super().next_item, *args, **kwargs)
+
+    def decide(self, *args, **kwargs):
+        return self._timed("decide", super().decide, *args, **kwargs)
+
+    def _timed(self, name, call, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self.times[name].append(1000 * (time.perf_counter() - start))
+
+
+def serve_and_review(items: list[dict], excerpts: dict, folder: Path, requests: int) -> dict:
+    """Serve a fresh store of ``items``; ``requests`` next-item + decision pairs over HTTP."""
+    token = "bench"
+    with LocalQueue(folder / "page.sqlite") as queue:
+        queue.push(items, excerpts)
+        page = TimedPage(queue, Policy("majority", 2), "bench")
+        server = make_server(page, port=0, token=token)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1])
+        headers = {"X-Review-Token": token}
+        trips = {"next": [], "decide": []}
+        after = ""
+        try:
+            for n in range(requests):
+                start = time.perf_counter()
+                connection.request("GET", f"/api/next?annotator=ana&after={after}", headers=headers)
+                item = json.loads(connection.getresponse().read())["item"]
+                trips["next"].append(1000 * (time.perf_counter() - start))
+                body = json.dumps(
+                    {"item_id": item["id"], "annotator": "ana", "verdict": VERDICTS[n % 3]}
+                ).encode()
+                start = time.perf_counter()
+                connection.request(
+                    "POST",
+                    "/api/decisions",
+                    body,
+                    dict(headers, **{"Content-Type": "application/json"}),
+                )
+                reply = connection.getresponse()
+                reply.read()
+                assert reply.status == 201, reply.status
+                trips["decide"].append(1000 * (time.perf_counter() - start))
+                after = item["id"]
+            assert len(queue.pull()) == requests
+        finally:
+            connection.close()
+            server.shutdown()
+            server.server_close()
+    return {"server": page.times, "trip": trips}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=200)
     args = parser.parse_args()
     items = make_items(args.items)
     excerpts = {item["id"]: EXCERPT for item in items}
@@ -79,8 +155,19 @@ def main() -> None:
         assert len(pulled) == len(items)
         again = queue.push(items, excerpts)
         assert again.unchanged == len(items)
+        timed = serve_and_review(items, excerpts, Path(folder), args.requests)
     print(f"recorded {recorded} decisions; a second push left {again.unchanged} items unchanged")
-    print(f"items={len(items)} push_seconds={push_seconds:.3f} pull_seconds={pull_seconds:.3f}")
+    median = {k: statistics.median(v) for k, v in timed["server"].items()}
+    trip = {k: statistics.median(v) for k, v in timed["trip"].items()}
+    print(
+        f"page over HTTP, {len(items)} items: {len(timed['server']['next'])} next-item and "
+        f"{len(timed['server']['decide'])} decision requests; round trip p50 "
+        f"next={trip['next']:.2f} ms decide={trip['decide']:.2f} ms"
+    )
+    print(
+        f"items={len(items)} push_seconds={push_seconds:.3f} pull_seconds={pull_seconds:.3f} "
+        f"next_ms_p50={median['next']:.2f} decide_ms_p50={median['decide']:.2f}"
+    )
 
 
 if __name__ == "__main__":
