@@ -14,10 +14,18 @@ from answerable.annotation.queue import count_progress
 from answerable.annotation.readings import ReadingRunner
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
 from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
-from answerable.annotation.transfer import export_rows, import_decisions, write_rows
+from answerable.annotation.transfer import (
+    EXPORT_START,
+    export_rows,
+    file_format,
+    import_decisions,
+    write_rows,
+)
 from answerable.errors import AnswerableError
+from answerable.inert import printable
 from answerable.pipeline import Workspace
 from answerable.recipe import Recipe
+from answerable.records import guard_replace
 
 
 class ReviewCommandError(AnswerableError):
@@ -50,8 +58,12 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
         queue.close()
 
 
-def export(recipe: Recipe, path: Path, annotator: str | None, everything: bool) -> str:
-    """Write the items to review (or all) to a CSV or JSONL file."""
+def export(
+    recipe: Recipe, path: Path, annotator: str | None, everything: bool, force: bool = False
+) -> str:
+    """Write the items to review (or all) to a CSV or JSONL file; a file already there is
+    replaced only when it is an earlier export, or with ``force``."""
+    guard_replace(path, force, ours=EXPORT_START[file_format(path)])
     with open_local_queue(recipe) as queue:
         skip: set[str] = set()
         if not everything:
@@ -76,7 +88,7 @@ def import_file(recipe: Recipe, path: Path, annotator: str | None) -> list[str]:
         f"recorded, {done['undecided']} rows without a verdict"
     )
     if done["problems"]:
-        shown = done["problems"][:20]
+        shown = [printable(p) for p in done["problems"][:20]]
         more = len(done["problems"]) - len(shown)
         raise ReviewCommandError(
             f"{summary}; {len(done['problems'])} rows not recorded (fix them and import the "
@@ -104,7 +116,7 @@ def conflicts(recipe: Recipe) -> list[str]:
     if ids and policy_of(recipe).adjudicator is None:
         lines.append("settle them: name review.adjudicator in the recipe, then decide as them")
     lines += [f"note: {p}" for p in state.problems]
-    return lines
+    return [printable(line) for line in lines]  # comments and names are other people's text
 
 
 def progress(recipe: Recipe) -> list[str]:
@@ -125,7 +137,7 @@ def progress(recipe: Recipe) -> list[str]:
         if stats["items"]:
             lines.append(f"agreement, {group}: " + _agreement_line(stats))
     lines += [f"note: {p}" for p in state.problems]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def _agreement_line(stats: dict) -> str:

@@ -28,6 +28,7 @@ from answerable.annotation.queue import (
     queue_problem,
     queue_reject,
 )
+from answerable.errors import sqlite_os_errors
 from answerable.ids import canonical_json
 
 SCHEMA = """
@@ -73,11 +74,12 @@ class LocalQueue:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        _add_missing_columns(self._db)
+        with sqlite_os_errors(self.path):
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+            _add_missing_columns(self._db)
         self._lock = threading.Lock()
 
     def close(self) -> None:

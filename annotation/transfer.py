@@ -26,6 +26,7 @@ from answerable.annotation.decisions import make_decision
 from answerable.annotation.store import LocalQueue
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
+from answerable.inert import csv_cell, csv_value
 from answerable.records import atomic_path
 
 ITEM_COLUMNS = (
@@ -50,6 +51,7 @@ DECISION_COLUMNS = (
 COLUMNS = ITEM_COLUMNS + DECISION_COLUMNS
 NEEDED = ("item_id", "verdict")
 FORMATS = (".csv", ".jsonl")
+EXPORT_START = {".csv": b"item_id,db_id,", ".jsonl": b'{"item_id": '}  # how exports begin
 
 
 class TransferError(AnswerableError):
@@ -96,7 +98,8 @@ def write_rows(rows: list[dict], path: Path) -> Path:
         if fmt == ".csv":
             writer = csv.DictWriter(fh, fieldnames=COLUMNS)
             writer.writeheader()
-            writer.writerows(rows)
+            # A question may start with "=HYPERLINK(...": a spreadsheet must show it as text.
+            writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
         else:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -111,7 +114,7 @@ def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
     if not Path(path).is_file():
         raise TransferError(f"{path}: file not found (fix: give the file you filled in)")
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = Path(path).read_bytes().decode("utf-8-sig")  # a CR inside a cell stays a CR
     except UnicodeDecodeError:
         raise TransferError(f"{path}: not UTF-8 text (fix: save it as UTF-8 CSV)") from None
     if fmt == ".csv":
@@ -121,18 +124,24 @@ def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
 
 
 def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, dict]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
     if missing:
         raise TransferError(
             f"{path}: row 1 (header) lacks the column(s) {', '.join(missing)} "
             "(fix: keep the header of the exported file)"
         )
-    for number, row in enumerate(reader, start=2):
-        if None in row:  # more cells than header columns
-            yield f"row {number}", None
-        else:
-            yield f"row {number}", row
+    try:
+        for number, row in enumerate(reader, start=2):
+            if None in row:  # more cells than header columns
+                yield f"row {number}", None
+            else:
+                yield f"row {number}", {k: csv_value(v) for k, v in row.items()}
+    except csv.Error as error:
+        raise TransferError(
+            f"{path}: not readable as CSV near line {reader.line_num}: {error} (fix: close the "
+            "quote or save the sheet again as CSV); nothing was recorded"
+        ) from None
 
 
 def _jsonl_rows(text: str) -> Iterator[tuple[str, dict]]:
@@ -166,7 +175,7 @@ def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None
 
     ``{"recorded": n, "already": n, "undecided": n, "problems": ["row 3: ...", ...]}``.
     """
-    pairs, problems, undecided = [], [], 0
+    pairs, problems, undecided, seen = [], [], 0, {}
     for where, row in read_rows(path):
         if row is None:
             problems.append(
@@ -181,6 +190,13 @@ def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None
         if not decision["annotator"]:
             problems.append(
                 f"{where}: no annotator (fix: fill the annotator column or pass --annotator)"
+            )
+            continue
+        first = seen.setdefault((decision["item_id"], decision["annotator"]), where)
+        if first != where:
+            problems.append(
+                f"{where}: {decision['annotator']} already decided {decision['item_id']} in "
+                f"{first} of this file (fix: keep one of the two rows)"
             )
             continue
         pairs.append((where, decision))

@@ -1,15 +1,21 @@
 """Read-only, time-limited, row-capped execution of one SQL statement on SQLite.
 
-Untrusted SQL (seeds, templates, LLM drafts) runs here. Four locks keep source files
-safe: the file is opened with ``mode=ro``; ``PRAGMA query_only`` is on; an authorizer
-allows reads and functions only; and ``sqlite3`` itself refuses a second statement.
-A progress handler enforces the time limit, and only the first ``row_cap`` rows are
-kept while the true row count and the result hash cover every row.
+Untrusted SQL (seeds, templates, LLM drafts, a scorer's predictions) runs here, and
+every path goes through one gate, :func:`install_gate`: ``PRAGMA query_only``; an
+authorizer that allows reads and an allow-list of pure SQL functions only (no
+``fts3_tokenizer``, ``load_extension``, ``random`` ...); connection limits
+(``setlimit``) so that strings, SQL text and compound selects that grow without bound
+fail at once; and ``sqlite3`` itself refuses a second statement. The file is opened
+so that nothing is written beside it (see :mod:`answerable.builders.opening`). A progress handler
+enforces the time limit, only the first ``row_cap`` rows are kept (each cell and the
+kept rows as a whole under a byte cap) while the true row count and the result hash
+cover every row.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders import sqlkit
+from answerable.builders.opening import check_sqlite_file, source_uri
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -25,18 +32,60 @@ _PROGRESS_EVERY = 2000  # SQLite VM steps between clock checks
 _ALLOWED_ACTIONS = {
     sqlite3.SQLITE_SELECT,
     sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
     getattr(sqlite3, "SQLITE_RECURSIVE", 33),
 }
+# Functions known to be pure: their result depends on their arguments only. Anything
+# else (fts3_tokenizer leaks and plants pointers, load_extension runs code, random and
+# the connection counters make results differ between runs, sqlite_* tell the build
+# machine's set-up) is refused by name.
+_PURE_NAMES = """
+    abs acos acosh asin asinh atan atan2 atanh ceil ceiling char coalesce cos cosh
+    degrees exp floor format glob hex ifnull iif instr length like likelihood likely ln
+    log log10 log2 lower ltrim max min mod nullif pi pow power printf quote radians
+    replace round rtrim sign sin sinh soundex sqrt substr substring tan tanh trim trunc
+    typeof unicode unlikely upper zeroblob
+    date time datetime julianday strftime unixepoch
+    avg count group_concat sum total
+    row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value
+    last_value nth_value
+    json json_array json_array_length json_extract json_insert json_object json_patch
+    json_quote json_remove json_replace json_set json_type json_valid json_group_array
+    json_group_object -> ->>
+"""
+PURE_FUNCTIONS = frozenset(_PURE_NAMES.split())
 _MODULUS = 1 << 256
+
+
+DEFAULT_VALUE_BYTES = 1_000_000  # longest string or blob a query may make or read
+DEFAULT_SQL_BYTES = 100_000
+DEFAULT_CELL_BYTES = 100_000  # longest cell kept in an item's result
+DEFAULT_RESULT_BYTES = 1_000_000  # all kept cells of one result together
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How long one query may run and how many rows of its result are kept."""
+    """How long one query may run, how many rows are kept and how big things may grow."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     row_cap: int = DEFAULT_ROW_CAP
+    value_bytes: int = DEFAULT_VALUE_BYTES
+    sql_bytes: int = DEFAULT_SQL_BYTES
+    cell_bytes: int = DEFAULT_CELL_BYTES
+    result_bytes: int = DEFAULT_RESULT_BYTES
+
+    def connection_limits(self) -> dict[int, int]:
+        """The ``sqlite3`` limits (``Connection.setlimit``) a gated connection gets."""
+        return {
+            sqlite3.SQLITE_LIMIT_LENGTH: self.value_bytes,
+            sqlite3.SQLITE_LIMIT_SQL_LENGTH: self.sql_bytes,
+            sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 64,
+            sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 200,
+            sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 100,
+            sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 10_000,
+            sqlite3.SQLITE_LIMIT_VDBE_OP: 1_000_000,
+            sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 0,
+            sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+        }
 
 
 @dataclass
@@ -137,13 +186,75 @@ def result_hash(rows: list[tuple], ordered: bool, columns: int | None = None) ->
     return hasher.hexdigest(width)
 
 
-def _authorize(action: int, *_args) -> int:
-    return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
+def _authorize(action: int, _arg1, arg2, *_rest) -> int:
+    if action == sqlite3.SQLITE_FUNCTION:
+        allowed = (arg2 or "").lower() in PURE_FUNCTIONS
+    else:
+        allowed = action in _ALLOWED_ACTIONS
+    return sqlite3.SQLITE_OK if allowed else sqlite3.SQLITE_DENY
+
+
+def install_gate(con: sqlite3.Connection, limits: Limits | None = None) -> sqlite3.Connection:
+    """Make ``con`` safe for untrusted SQL and return it.
+
+    Sets ``query_only``, the connection limits of ``limits`` and the authorizer (reads
+    and :data:`PURE_FUNCTIONS` only; ATTACH, PRAGMA and writes are denied). Whatever a
+    connection needs from our own code (an ATTACHed base, say) is done before this.
+    """
+    limits = limits or Limits()
+    con.execute("PRAGMA query_only = ON")
+    for category, value in limits.connection_limits().items():
+        con.setlimit(category, value)
+    checked = _checked_printf(limits.value_bytes)
+    for name in ("printf", "format"):
+        con.create_function(name, -1, checked, deterministic=True)
+    con.set_authorizer(_authorize)
+    return con
+
+
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?(%|[a-zA-Z])")
+
+
+def _checked_printf(most: int):
+    """SQLite's own ``printf`` behind a check of every width and precision.
+
+    A width of two billion makes SQLite's printf loop for seconds inside one step, where
+    neither the progress handler nor the length limit can stop it; so a width or
+    precision past the value limit is refused before SQLite sees it.
+    """
+    helper = sqlite3.connect(":memory:", check_same_thread=False)
+    helper.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, most)
+
+    def printf(pattern, *args):
+        if not isinstance(pattern, str):
+            return helper.execute("SELECT printf(?)", (pattern,)).fetchone()[0]
+        used = 0
+        for match in _PRINTF_SPEC.finditer(pattern):
+            for size in match.group(1, 2):
+                if size == "*":
+                    size, used = (args[used] if used < len(args) else 0), used + 1
+                if _too_wide(size, most):
+                    raise ValueError("printf width or precision over the value limit")
+            used += match.group(3) != "%"
+        marks = ", ".join("?" * (len(args) + 1))
+        return helper.execute(f"SELECT printf({marks})", (pattern, *args)).fetchone()[0]
+
+    return printf
+
+
+def _too_wide(size: Any, most: int) -> bool:
+    try:
+        return size is not None and abs(float(size)) > most
+    except (TypeError, ValueError):
+        return False
 
 
 def _first_keyword(sql: str) -> str:
     text = sql.lstrip().lstrip("(").lstrip()
     return text.split(None, 1)[0].upper() if text else ""
+
+
+_TOO_BIG = ("too big", "too large", "too many", "too complex", "too deep", "out of memory")
 
 
 def _classify(error: sqlite3.Error, timed_out: bool) -> SQLError:
@@ -153,8 +264,14 @@ def _classify(error: sqlite3.Error, timed_out: bool) -> SQLError:
         return SQLError("timeout", "query ran past its time limit")
     if "one statement at a time" in low:
         return SQLError("multiple-statements", "only one SQL statement may run")
+    if "not authorized to use function" in low:
+        return SQLError("function-not-allowed", f"{message} (only pure SQL functions may run)")
     if "not authorized" in low or "readonly" in low or "read-only" in low:
         return SQLError("not-read-only", message)
+    if "user-defined function raised exception" in low:  # only our checked printf
+        return SQLError("too-big", "a printf width or precision is over the value limit")
+    if any(word in low for word in _TOO_BIG):
+        return SQLError("too-big", f"{message} (a limit of the SQL gate)")
     if "no such column" in low or "ambiguous column" in low:
         return SQLError("unknown-column", message)
     if "no such table" in low:
@@ -164,21 +281,15 @@ def _classify(error: sqlite3.Error, timed_out: bool) -> SQLError:
     return SQLError("sql-error", message)
 
 
-def open_read_only(path: str | Path) -> sqlite3.Connection:
-    """A connection to ``path`` that cannot write: read-only URI and ``query_only``.
+def open_read_only(path: str | Path, limits: Limits | None = None) -> sqlite3.Connection:
+    """A gated connection to ``path`` (see :func:`install_gate`) that writes nothing.
 
     Raises :class:`SQLError` (``not-a-database``) when the file is missing or not SQLite.
     """
     path = Path(path)
-    if not path.is_file():
-        raise SQLError("not-a-database", f"{path}: no such file")
-    with open(path, "rb") as fh:
-        if fh.read(16) != b"SQLite format 3\x00":
-            raise SQLError("not-a-database", f"{path}: not a SQLite database")
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    con.execute("PRAGMA query_only = ON")
-    con.set_authorizer(_authorize)
-    return con
+    check_sqlite_file(path)
+    con = sqlite3.connect(source_uri(path), uri=True, check_same_thread=False)
+    return install_gate(con, limits)
 
 
 class ReadOnlyDatabase:
@@ -192,8 +303,9 @@ class ReadOnlyDatabase:
     def __init__(self, path: str | Path, limits: Limits | None = None):
         self.path = Path(path)
         self.limits = limits or Limits()
-        self._con = open_read_only(self.path)
+        self._con = open_read_only(self.path, self.limits)
         self._deadline = float("inf")
+        self._byte_cap = self.limits.result_bytes
         self._con.set_progress_handler(self._past_deadline, _PROGRESS_EVERY)
 
     def _past_deadline(self) -> int:
@@ -205,19 +317,23 @@ class ReadOnlyDatabase:
         params: tuple | dict = (),
         ordered: bool | None = None,
         row_cap: int | None = None,
+        byte_cap: int | None = None,
     ) -> Result:
         """Run one SELECT/WITH statement and return its :class:`Result`.
 
         ``ordered`` says whether row order is part of the result (a top-level ORDER BY);
-        when None it is found by parsing the SQL. Raises :class:`SQLError` with a reason
-        code: ``not-read-only``, ``multiple-statements``, ``timeout``, ``unknown-column``,
-        ``unknown-table``, ``parse-error`` or ``sql-error``.
+        when None it is found by parsing the SQL. ``byte_cap`` replaces the limits'
+        ``result_bytes`` for the kept rows (value lists keep every row). Raises
+        :class:`SQLError` with a reason code: ``not-read-only``, ``multiple-statements``,
+        ``timeout``, ``unknown-column``, ``unknown-table``, ``parse-error``,
+        ``function-not-allowed``, ``too-big``, ``result-too-large`` or ``sql-error``.
         """
         if _first_keyword(sql) not in ("SELECT", "WITH", "VALUES"):
             raise SQLError("not-read-only", "only SELECT or WITH statements may run")
         if ordered is None:
             ordered = _has_order_by(sql)
         cap = self.limits.row_cap if row_cap is None else row_cap
+        self._byte_cap = self.limits.result_bytes if byte_cap is None else byte_cap
         started = time.monotonic()
         self._deadline = started + self.limits.timeout_s
         try:
@@ -230,12 +346,13 @@ class ReadOnlyDatabase:
     def _run(self, sql, params, ordered, cap, started) -> Result:
         cursor = self._con.execute(sql, params)
         columns = [d[0] for d in cursor.description or ()]
-        hasher, kept = ResultHasher(ordered), []
-        while batch := cursor.fetchmany(512):
-            for row in batch:
-                hasher.add(row)
-                if len(kept) < cap:
-                    kept.append([normalize_value(v) for v in row])
+        hasher, kept, kept_bytes = ResultHasher(ordered), [], 0
+        # Row by row: a batch of rows near the value limit each would take gigabytes.
+        for row in cursor:
+            hasher.add(row)
+            if len(kept) < cap:
+                kept.append([normalize_value(v) for v in row])
+                kept_bytes += self._kept_bytes(row, kept_bytes)
         return Result(
             columns,
             kept,
@@ -245,6 +362,23 @@ class ReadOnlyDatabase:
             truncated=hasher.count > cap,
             seconds=time.monotonic() - started,
         )
+
+    def _kept_bytes(self, row: tuple, so_far: int) -> int:
+        """The bytes of one kept row; raises ``result-too-large`` past a cap."""
+        size = 0
+        for value in row:
+            cell = _cell_size(value)
+            if cell > self.limits.cell_bytes:
+                raise SQLError(
+                    "result-too-large",
+                    f"a cell of {cell} bytes is over the cap of {self.limits.cell_bytes}",
+                )
+            size += cell
+        if so_far + size > self._byte_cap:
+            raise SQLError(
+                "result-too-large", f"the kept rows pass the cap of {self._byte_cap} bytes"
+            )
+        return size
 
     def close(self) -> None:
         """Close the connection."""
@@ -262,3 +396,9 @@ def _has_order_by(sql: str) -> bool:
         return sqlkit.has_order_by(sqlkit.parse(sql))
     except SQLError:
         return False
+
+
+def _cell_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    return len(value) if isinstance(value, bytes) else 8

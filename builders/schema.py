@@ -11,6 +11,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from answerable.builders.opening import source_uri
+
 
 @dataclass(frozen=True)
 class Column:
@@ -58,7 +60,7 @@ class DatabaseSchema:
     def from_sqlite(cls, path: str | Path, db_id: str | None = None) -> DatabaseSchema:
         """Read the schema of a SQLite file without writing to it."""
         path = Path(path)
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        con = sqlite3.connect(source_uri(path), uri=True)
         try:
             names = [
                 r[0]

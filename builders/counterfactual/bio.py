@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from answerable.records import write_jsonl
+from answerable.records import guard_replace, write_jsonl
 
 TAGS = ("COL", "VAL", "AMB", "UNK")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -39,6 +39,8 @@ def _tag(start: int, end: int, spans: list[dict]) -> str:
     return "O"
 
 
-def write_bio(items: Iterable[dict], path: Path) -> Path:
-    """Write one ``{id, tokens, tags}`` line per item, sorted by id."""
+def write_bio(items: Iterable[dict], path: Path, force: bool = False) -> Path:
+    """Write one ``{id, tokens, tags}`` line per item, sorted by id; a file already at
+    ``path`` is replaced only when it is a BIO file too, or with ``force``."""
+    guard_replace(path, force, ours=b'{"id":')
     return write_jsonl(sorted((bio_tags(i) for i in items), key=lambda r: r["id"]), path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from answerable.builders.demo import clinic, league
 from answerable.builders.demo.writer import TableRows, write_database
+from answerable.records import guard_replace
 
 DEMO_DATABASES = ("clinic", "league")
 
@@ -25,13 +26,17 @@ _BUILDERS: dict[str, tuple[str, Callable[[int], list[TableRows]]]] = {
 }
 
 
-def generate_demo(target_dir: Path, seed: int = 7) -> dict[str, Path]:
+def generate_demo(target_dir: Path, seed: int = 7, replace: bool = True) -> dict[str, Path]:
     """Write ``<target_dir>/<db_id>.sqlite`` for every demo database; return ``{db_id: path}``.
 
     Each file is written to a temporary name in ``target_dir`` and renamed into place, so
-    an existing file is replaced atomically and a killed run leaves no half file.
+    an existing file is replaced atomically and a killed run leaves no half file. With
+    ``replace=False`` (a folder the user chose) an existing file is a ConfigError and
+    nothing is written.
     """
     target_dir = Path(target_dir)
+    for db_id in DEMO_DATABASES:
+        guard_replace(target_dir / f"{db_id}.sqlite", force=replace)
     return {db_id: generate_one(db_id, target_dir, seed) for db_id in DEMO_DATABASES}
 
 

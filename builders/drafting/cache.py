@@ -22,6 +22,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from answerable.errors import sqlite_os_errors
 from answerable.ids import canonical_json, content_hash
 
 
@@ -38,12 +39,13 @@ class ReplyCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(self.path, isolation_level=None)
-        self._con.execute("PRAGMA journal_mode = WAL")
-        self._con.execute("PRAGMA synchronous = NORMAL")
-        self._con.execute(
-            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT)"
-        )
+        with sqlite_os_errors(self.path):
+            self._con = sqlite3.connect(self.path, isolation_level=None)
+            self._con.execute("PRAGMA journal_mode = WAL")
+            self._con.execute("PRAGMA synchronous = NORMAL")
+            self._con.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT)"
+            )
 
     def get(self, key: str) -> dict | None:
         """The stored reply for ``key``, or None."""

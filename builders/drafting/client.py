@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletion
 from answerable.builders.drafting.cache import ReplyCache, cache_key
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.errors import AnswerableError
+from answerable.inert import redact_body, redact_url
 
 RETRY_STATUS = frozenset({408, 409, 429})
 
@@ -128,8 +129,8 @@ class ChatClient:
                 if attempt == self.settings.max_retries:
                     counters.failed += 1
                     raise LLMError(
-                        f"{self.settings.base_url}: gave up after {attempt + 1} attempts: "
-                        f"{describe(error)}"
+                        f"{redact_url(self.settings.base_url)}: gave up after "
+                        f"{attempt + 1} attempts: {describe(error)}"
                     ) from None
                 counters.retries += 1
                 await self._sleep(self._delay(attempt, error))
@@ -212,12 +213,13 @@ def retry_after(error: Exception) -> float | None:
 
 
 def describe(error: Exception) -> str:
-    """A short line for an error of the SDK."""
+    """A short line for an error of the SDK: what the server sent back is redacted (keys,
+    Authorization) and cut, since an echoing server may send our own headers back."""
     if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}: {error.message}"
+        return f"HTTP {error.status_code}: {redact_body(error.message)}"
     if isinstance(error, openai.APITimeoutError):
         return "the request timed out"
-    return str(error) or type(error).__name__
+    return redact_body(str(error)) or type(error).__name__
 
 
 def refused(settings: LLMSettings, error: Exception) -> LLMError:
@@ -229,5 +231,5 @@ def refused(settings: LLMSettings, error: Exception) -> LLMError:
         404: "check drafting.llm.base_url (it usually ends in /v1) and drafting.llm.model",
     }.get(status, "check drafting.llm in the recipe")
     return LLMError(
-        f"{settings.base_url}: the model server refused: {describe(error)} (fix: {fix})"
+        f"{redact_url(settings.base_url)}: the model server refused: {describe(error)} (fix: {fix})"
     )

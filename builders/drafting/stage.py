@@ -33,6 +33,7 @@ from answerable.builders.drafting.prompts import schema_text, sql_messages
 from answerable.builders.drafting.replies import SQL_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.errors import ConfigError
+from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
 
 STEP = "drafting"
@@ -61,7 +62,8 @@ class DraftingConfig:
             raise ConfigError(
                 recipe.file,
                 "drafting.llm.model",
-                f"a model endpoint is configured ({llm.base_url}) but no model is named",
+                f"a model endpoint is configured ({redact_url(llm.base_url)}) "
+                "but no model is named",
                 fix="add drafting.llm.model: the name the server serves the model under",
             )
         return cls(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.builders.sources.common import DatabaseRef, SourceData
+from answerable.builders.sources.common import LIMITS, DatabaseRef, SourceData, within_limits
 from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
 from answerable.builders.sources.spider import load_spider
@@ -35,10 +35,14 @@ REQUIRED = {
 }
 
 
-def load_source(spec: dict, base: Path, demo_dir: Path | None) -> SourceData:
+def load_source(
+    spec: dict, base: Path, demo_dir: Path | None, limits: dict | None = None
+) -> SourceData:
     """Load one recipe source entry; relative paths resolve against ``base``.
 
-    ``databases: demo`` stands for ``demo_dir``, the generated demo databases.
+    ``databases: demo`` stands for ``demo_dir``, the generated demo databases. ``limits``
+    is the recipe's ``limits`` section: an example past one of them is a ``too-long``
+    reject naming the limit.
     """
     where = f"recipe source {spec.get('name', '<unnamed>')!r}"
     kind = spec.get("format")
@@ -55,7 +59,8 @@ def load_source(spec: dict, base: Path, demo_dir: Path | None) -> SourceData:
         key: resolve(spec, key, base, demo_dir)
         for key in ("path", "tables", "labels", "databases", "database")
     }
-    return dispatch(kind, spec, paths)
+    limits = {**LIMITS, **(limits or {})}
+    return within_limits(dispatch(kind, spec, paths, limits["max_line_bytes"]), limits)
 
 
 def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:
@@ -75,11 +80,13 @@ def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | N
     return Path(base) / Path(value).expanduser()
 
 
-def dispatch(kind: str, spec: dict, paths: dict[str, Path | None]) -> SourceData:
+def dispatch(
+    kind: str, spec: dict, paths: dict[str, Path | None], max_line_bytes: int | None = None
+) -> SourceData:
     """Call the loader of ``kind`` with the resolved paths."""
     name, limit = spec["name"], spec.get("limit")
     if kind == "jsonl":
-        return load_jsonl(paths["path"], name, paths["databases"], limit)
+        return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes)
     if kind == "spider":
         return load_spider(paths["tables"], paths["path"], name, paths["databases"], limit)
     if kind == "text2sql":

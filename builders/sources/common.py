@@ -18,6 +18,7 @@ from typing import Any
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import content_hash
+from answerable.names import name_problem
 from answerable.schemas import validate
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -39,6 +40,45 @@ class SourceData:
     examples: list[dict] = field(default_factory=list)
     databases: dict[str, DatabaseRef] = field(default_factory=dict)
     rejects: list[dict] = field(default_factory=list)
+
+
+# The recipe's ``limits`` section and its defaults: past them an example is rejected.
+LIMITS = {"max_question_chars": 2000, "max_sql_chars": 20_000, "max_line_bytes": 1_000_000}
+
+
+def within_limits(data: SourceData, limits: dict) -> SourceData:
+    """``data`` with every example whose question or SQL is past its limit rejected."""
+    kept = []
+    for record in data.examples:
+        problem = _past_limit(record, limits)
+        if problem is None:
+            kept.append(record)
+            continue
+        data.rejects.append(
+            load_reject(record["source"], record.get("external_id"), "too-long", problem)
+        )
+    data.examples = kept
+    return data
+
+
+def _past_limit(record: dict, limits: dict) -> str | None:
+    for field_name, key in (("question", "max_question_chars"), ("sql", "max_sql_chars")):
+        size = len(record.get(field_name) or "")
+        if size > limits[key]:
+            return f"{field_name} of {size} characters is over limits.{key} ({limits[key]})"
+    return None
+
+
+def load_reject(source: str, external_id: str | None, reason: str, detail: str) -> dict:
+    """The rejects-report line of a source entry that could not become an example."""
+    return {
+        "id": None,
+        "step": "load",
+        "source": source,
+        "external_id": external_id,
+        "reason": reason,
+        "detail": detail,
+    }
 
 
 def example_id(source: str, db_id: str, question: str, sql: str | None) -> str:
@@ -90,16 +130,7 @@ class ExampleCollector:
 
     def reject(self, external_id: str | None, reason: str, detail: str) -> None:
         """Record one entry that could not become an example."""
-        self.rejects.append(
-            {
-                "id": None,
-                "step": "load",
-                "source": self.source,
-                "external_id": external_id,
-                "reason": reason,
-                "detail": detail,
-            }
-        )
+        self.rejects.append(load_reject(self.source, external_id, reason, detail))
 
     def add(self, record: dict) -> None:
         """Keep ``record`` if it is valid and new, else reject it with the reason."""
@@ -114,6 +145,10 @@ class ExampleCollector:
         """``(reason, detail)`` when ``record`` cannot be kept, else None."""
         if not str(record.get("question") or "").strip():
             return "empty-question", "the question is empty"
+        rule = name_problem(record.get("db_id"))
+        if rule is not None:
+            detail = f"db_id {record.get('db_id')!r} {rule} (a db_id names a database file)"
+            return "unsafe-name", detail
         try:
             validate("source_example", record)
         except RecordError as error:
@@ -135,7 +170,7 @@ def read_text(path: Path) -> str:
     if not path.is_file():
         raise ConfigError(path, None, "file not found", fix="check the path in the recipe")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not text
     except UnicodeDecodeError as error:
         raise ConfigError(path, None, f"not UTF-8 text (byte {error.start})") from None
 
@@ -150,10 +185,27 @@ def read_json(path: Path) -> Any:
         raise ConfigError(path, None, problem) from None
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line number, value)`` for each non-blank line of a JSONL file."""
+@dataclass(frozen=True)
+class LineTooLong:
+    """A JSONL line past ``limits.max_line_bytes``: not parsed, rejected by its loader."""
+
+    size: int
+    limit: int
+
+    def detail(self) -> str:
+        """The reject's detail, naming the limit."""
+        return f"line of {self.size} bytes is over limits.max_line_bytes ({self.limit})"
+
+
+def read_jsonl(path: Path, max_line_bytes: int | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL file; a line
+    longer than ``max_line_bytes`` is yielded as :class:`LineTooLong`, unparsed."""
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
+            continue
+        size = len(line.encode("utf-8", "surrogatepass"))
+        if max_line_bytes is not None and size > max_line_bytes:
+            yield number, LineTooLong(size, max_line_bytes)
             continue
         try:
             yield number, json.loads(line)
@@ -235,7 +287,12 @@ def check_folder(folder: Path) -> Path:
 
 
 def find_database(folder: Path | None, db_id: str) -> Path | None:
-    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None."""
+    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None.
+
+    A db_id that is not a plain name (see :func:`name_problem`) is never looked up.
+    """
+    if name_problem(db_id) is not None:
+        return None
     if folder is None:
         return None
     for candidate in (folder / f"{db_id}.sqlite", folder / db_id / f"{db_id}.sqlite"):

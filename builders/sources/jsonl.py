@@ -12,6 +12,7 @@ from pathlib import Path
 from answerable.builders.sources.common import (
     DatabaseRef,
     ExampleCollector,
+    LineTooLong,
     SourceData,
     check_folder,
     expect,
@@ -33,7 +34,11 @@ OPTIONAL = {
 
 
 def load_jsonl(
-    path: Path, source: str, databases: Path | None, limit: int | None = None
+    path: Path,
+    source: str,
+    databases: Path | None,
+    limit: int | None = None,
+    max_line_bytes: int | None = None,
 ) -> SourceData:
     """Read a JSONL seed file whose databases are SQLite files under ``databases``.
 
@@ -50,9 +55,12 @@ def load_jsonl(
         )
     folder = check_folder(databases)
     out = ExampleCollector(source, limit)
-    for number, line in read_jsonl(path):
+    for number, line in read_jsonl(path, max_line_bytes):
         if out.full:
             break
+        if isinstance(line, LineTooLong):
+            out.reject(str(number), "too-long", line.detail())
+            continue
         out.add(line_example(line, source, path, number))
     return out.finish(lambda db_id: jsonl_database(folder, db_id, path))
 

@@ -27,6 +27,7 @@ from answerable.builders.sqlkit.describe import (
     is_read_only,
     operations,
     skeleton,
+    unsafe_function,
 )
 from answerable.builders.sqlkit.parsing import (
     DIALECTS,
@@ -52,6 +53,7 @@ __all__ = [
     "references",
     "skeleton",
     "transpile",
+    "unsafe_function",
 ]
 
 
@@ -69,6 +71,9 @@ def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") ->
     ("SELECT COUNT(*) FROM singer WHERE name LIKE '_'", 'easy', ['singer'], ['singer.name'])
     """
     tree = parse(sql, dialect)
+    unsafe = unsafe_function(tree)
+    if unsafe is not None:
+        raise SQLError("function-not-allowed", f"{unsafe} may not run (only pure SQL functions)")
     if not is_read_only(tree):
         raise SQLError("not-read-only", "only a query (SELECT, set operation, WITH) has sql_meta")
     meta = {"skeleton": skeleton(tree, dialect)}

@@ -235,9 +235,14 @@ def is_read_only(expression: exp.Expr) -> bool:
     """
     if not isinstance(expression, (exp.Select, exp.SetOperation, exp.Subquery)):
         return False
+    if unsafe_function(expression) is not None:
+        return False
+    return not any(isinstance(node, _WRITES) for node in expression.walk())
+
+
+def unsafe_function(expression: exp.Expr) -> str | None:
+    """The name of a function that reads files, loads code or plants pointers, if any."""
     for node in expression.walk():
-        if isinstance(node, _WRITES):
-            return False
         if isinstance(node, exp.Anonymous) and node.name.lower() in _UNSAFE_FUNCTIONS:
-            return False
-    return True
+            return node.name.lower()
+    return None

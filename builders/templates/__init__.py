@@ -26,7 +26,7 @@ from answerable.builders.templates.model import (
 )
 from answerable.builders.templates.paraphrase import OFFLINE, OfflineParaphraser, Paraphraser
 from answerable.builders.templates.problems import TemplateError
-from answerable.builders.templates.stage import template_files, template_stage
+from answerable.builders.templates.stage import check_templates, template_files, template_stage
 from answerable.builders.templates.text2sql import load_text2sql_templates
 from answerable.builders.templates.writing import SQLWriter, fill_question, value_node
 
@@ -41,6 +41,7 @@ __all__ = [
     "TemplateError",
     "TemplateSet",
     "check_template",
+    "check_templates",
     "expand_template",
     "expand_templates",
     "fill_question",

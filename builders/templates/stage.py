@@ -15,8 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from answerable.builders.templates.expand import Settings, expand_templates
-from answerable.builders.templates.model import GENERATOR, load_templates, template_paths
+from answerable.builders.templates.model import (
+    GENERATOR,
+    TemplateSet,
+    load_templates,
+    template_paths,
+)
 from answerable.builders.templates.paraphrase import OFFLINE
+from answerable.errors import ConfigError
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput
 from answerable.recipe import Recipe
@@ -42,8 +48,36 @@ def settings_of(ctx: BuildContext) -> Settings:
     )
 
 
+def check_templates(recipe: Recipe, databases: dict | None = None) -> TemplateSet:
+    """The recipe's templates, or a :class:`ConfigError` for the first authoring error.
+
+    A template that does not validate, repeats an id, names a placeholder its SQL or
+    value sources do not define, or (when ``databases`` is given) names a db_id no
+    source loads is the author's to fix: the build stops. What an expansion meets in
+    the data (an empty result, too many rows) stays a reject.
+    """
+    loaded = load_templates(template_files(recipe), recipe.base)
+    for problem in loaded.rejects:
+        raise ConfigError(
+            recipe.base / problem["source"],
+            f"template {problem['template']!r}",
+            problem["detail"],
+            fix="correct the template (the README's 'Templates' section shows the format)",
+        )
+    for template in loaded.templates:
+        if databases is not None and template.db_id not in databases:
+            raise ConfigError(
+                recipe.base / template.source,
+                f"template {template.id!r}: db_id",
+                f"no source loads database {template.db_id!r}",
+                fix=f"use one of: {', '.join(sorted(databases)) or '(none)'}",
+            )
+    return loaded
+
+
 def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
     """template_v1 over the recipe's template files, cached by its signature."""
+    loaded = check_templates(ctx.recipe, ctx.databases)
     files = template_files(ctx.recipe)
     settings = settings_of(ctx)
     signature = ctx.signature(
@@ -53,7 +87,6 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
     )
 
     def compute() -> StepOutput:
-        loaded = load_templates(files, ctx.recipe.base)
         made = expand_templates(loaded.templates, ctx.databases, settings, paraphraser=OFFLINE)
         return StepOutput(made.items, loaded.rejects + made.rejects)
 

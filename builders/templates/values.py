@@ -25,6 +25,7 @@ from answerable.builders.templates.problems import TemplateError
 from answerable.errors import SQLError
 
 ALL_ROWS = 10_000_000
+ALL_ROWS_BYTES = 64_000_000  # a value list keeps every row, so its byte cap is larger
 DEFAULT_DECIMALS = 2
 
 
@@ -150,7 +151,7 @@ def column_query(column: str, schema: DatabaseSchema) -> str:
 
 def _query_rows(db: ReadOnlyDatabase, query: str) -> list[tuple]:
     try:
-        result = db.execute(query, ordered=False, row_cap=ALL_ROWS)
+        result = db.execute(query, ordered=False, row_cap=ALL_ROWS, byte_cap=ALL_ROWS_BYTES)
     except SQLError as error:
         raise TemplateError("binding-failed", f"{error} in {query!r}") from None
     return [tuple(row) for row in result.rows]

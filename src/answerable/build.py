@@ -27,7 +27,7 @@ from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
-from answerable.builders.templates import template_files, template_stage
+from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
@@ -70,7 +70,7 @@ def load_sources(recipe: Recipe) -> SourceData:
     """Every source of the recipe, merged; a db_id given two different files is an error."""
     merged = SourceData(examples=[], databases={}, rejects=[])
     for index, spec in enumerate(recipe.data["sources"]):
-        data = load_source(spec, recipe.base, recipe.demo_dir)
+        data = load_source(spec, recipe.base, recipe.demo_dir, recipe.section("limits"))
         for db_id, ref in data.databases.items():
             known = merged.databases.get(db_id)
             if known is not None and known.path != ref.path:
@@ -90,11 +90,16 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
     """Read every source without building: ``(sources read, examples read)``.
 
     Sources over the demo databases are read only once those exist (``build`` makes them).
+    Templates are checked too (their db_ids once every source is read).
     """
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
-    examples = sum(len(load_source(spec, recipe.base, recipe.demo_dir).examples) for spec in specs)
-    return len(specs), examples
+    limits = recipe.section("limits")
+    read = [load_source(spec, recipe.base, recipe.demo_dir, limits) for spec in specs]
+    if "templates" in recipe.data:
+        every = len(specs) == len(recipe.data["sources"])
+        check_templates(recipe, {db for data in read for db in data.databases} if every else None)
+    return len(specs), sum(len(data.examples) for data in read)
 
 
 def input_files(recipe: Recipe, databases: dict) -> list[dict]:

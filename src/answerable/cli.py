@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from answerable import __version__
-from answerable.errors import AnswerableError
+from answerable.errors import AnswerableError, os_error_line
+from answerable.inert import printable
 
 
 class Group(click.Group):
@@ -23,8 +24,11 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnswerableError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {printable(error, keep_newlines=True)}", err=True)
             sys.exit(error.exit_code)
+        except OSError as error:  # permissions, a full disk, a read-only file system
+            click.echo(f"error: {printable(os_error_line(error))}", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,11 +60,12 @@ def demo() -> None:
     help="Folder that receives the SQLite files.",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Generation seed.")
-def demo_init(target: Path, seed: int) -> None:
+@click.option("--force", is_flag=True, help="Replace demo files already in the folder.")
+def demo_init(target: Path, seed: int, force: bool) -> None:
     """Generate the demo SQLite databases (clinic, league) with Faker."""
     from answerable.builders.demo import generate_demo
 
-    for db_id, path in sorted(generate_demo(target, seed).items()):
+    for db_id, path in sorted(generate_demo(target, seed, replace=force).items()):
         click.echo(f"{db_id}: {path} ({path.stat().st_size // 1024} KiB)")
 
 
@@ -144,12 +149,15 @@ def review_serve(recipe: Path, port: int) -> None:
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--annotator", help="Leave out the items this annotator decided.")
 @click.option("--all", "everything", is_flag=True, help="Every queued item, settled or not.")
-def review_export(recipe: Path, file: Path, annotator: str | None, everything: bool) -> None:
+@click.option("--force", is_flag=True, help="Replace FILE even if it is not an earlier export.")
+def review_export(
+    recipe: Path, file: Path, annotator: str | None, everything: bool, force: bool
+) -> None:
     """Write the items awaiting review to FILE (.csv or .jsonl) for spreadsheet review."""
     from answerable.annotation.commands import export
     from answerable.recipe import load_recipe
 
-    click.echo(export(load_recipe(recipe), file, annotator, everything))
+    click.echo(export(load_recipe(recipe), file, annotator, everything, force))
 
 
 @review.command("import")
@@ -196,10 +204,11 @@ def review_progress(recipe: Path) -> None:
     show_default=True,
     help="JSON Lines file that receives one {id, tokens, tags} line per item.",
 )
-def bio(path: Path, out: Path) -> None:
+@click.option("--force", is_flag=True, help="Replace --out even if it is not a BIO file.")
+def bio(path: Path, out: Path, force: bool) -> None:
     """DTE's BIO token tags (COL, VAL, AMB, UNK, O) of a release or items file."""
     from answerable.builders.counterfactual import write_bio
     from answerable.release.inspect import load_items
 
     items = load_items(path)
-    click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+    click.echo(f"{len(items)} items tagged in {write_bio(items, out, force)}")

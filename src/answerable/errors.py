@@ -6,6 +6,13 @@ exit code; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 
 class AnswerableError(Exception):
     """Root of every error this tool raises on purpose."""
@@ -44,3 +51,51 @@ class SQLError(AnswerableError):
     def __init__(self, reason: str, message: str):
         self.reason = reason
         super().__init__(f"{reason}: {message}")
+
+
+_OS_FIXES = {
+    errno.EACCES: "give yourself write access there, or point workdir/out elsewhere",
+    errno.EPERM: "give yourself write access there, or point workdir/out elsewhere",
+    errno.EROFS: "the file system is read-only: point workdir/out at a writable folder",
+    errno.ENOSPC: "free some disk space and run again; finished steps are reused",
+    errno.EDQUOT: "free some of your disk quota and run again; finished steps are reused",
+    errno.EISDIR: "that path is a folder: give a file path",
+    errno.ENOTDIR: "a part of that path is a file, not a folder: fix the path",
+    errno.ENOENT: "check the path",
+    errno.ENAMETOOLONG: "use a shorter path",
+}
+
+
+def os_error_line(error: OSError) -> str:
+    """One line for an error from the operating system: the path, what, and the fix.
+
+    >>> os_error_line(OSError(errno.EISDIR, "Is a directory", "out/items.jsonl"))
+    'out/items.jsonl: Is a directory (fix: that path is a folder: give a file path)'
+    """
+    where = error.filename if error.filename is not None else "a file"
+    if getattr(error, "filename2", None):
+        where = f"{where} -> {error.filename2}"
+    what = error.strerror or type(error).__name__
+    fix = _OS_FIXES.get(error.errno, "check the path and the disk, then run again")
+    return f"{where}: {what} (fix: {fix})"
+
+
+_SQLITE_OS_ERRORS = {
+    "unable to open database file": errno.EACCES,
+    "attempt to write a readonly database": errno.EROFS,
+    "database or disk is full": errno.ENOSPC,
+    "disk i/o error": errno.EIO,
+}
+
+
+@contextmanager
+def sqlite_os_errors(path: str | Path) -> Iterator[None]:
+    """Turn what SQLite says of a read-only folder or a full disk while opening a work
+    file (``path``) into the :class:`OSError` it is, so that it prints as one line."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        code = _SQLITE_OS_ERRORS.get(str(error).lower())
+        if code is None:
+            raise
+        raise OSError(code, f"{error} ({os.strerror(code).lower()}?)", str(path)) from None

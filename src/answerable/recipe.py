@@ -152,7 +152,16 @@ def _describe_key(schema: dict, key: str) -> str:
 
 
 def _check_inputs(recipe: Recipe) -> None:
+    names: dict[str, int] = {}
     for index, source in enumerate(recipe.data["sources"]):
+        first = names.setdefault(source["name"], index)
+        if first != index:
+            raise ConfigError(
+                recipe.file,
+                f"sources[{index}].name",
+                f"{source['name']!r} is also the name of sources[{first}]",
+                fix="give each source its own name",
+            )
         for key in INPUT_KEYS:
             value = source.get(key)
             if value is None or (key == "databases" and value == "demo"):

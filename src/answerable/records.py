@@ -9,14 +9,17 @@ run never leaves half a file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from answerable.errors import ConfigError
 from answerable.ids import canonical_json
 
 PLAIN_FIELDS = (
@@ -79,9 +82,21 @@ def _load(text: str | None) -> Any:
 def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     """Write items to a Parquet file atomically; returns the path."""
     path = Path(path)
+    frame = to_frame(items)
     with _atomic(path) as tmp:
-        to_frame(items).write_parquet(tmp, compression="zstd", statistics=False)
+        try:
+            frame.write_parquet(tmp, compression="zstd", statistics=False)
+        except pl.exceptions.ComputeError as error:
+            raise _write_failed(path, error) from None
     return path
+
+
+def _write_failed(path: Path, error: Exception) -> OSError:
+    """The OS error behind a failed Parquet write: polars reports a full disk as a
+    "transport error", so the free space says whether that is what happened."""
+    if shutil.disk_usage(path.parent).free < 1 << 20:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    return OSError(errno.EIO, f"could not write Parquet ({error})", str(path))
 
 
 def read_parquet(path: str | Path) -> list[dict]:
@@ -118,10 +133,29 @@ class _atomic:
         return self.tmp
 
     def __exit__(self, exc_type, *_) -> None:
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
+        try:
+            if exc_type is None:
+                os.replace(self.tmp, self.path)  # fails when the path is a folder, say
+        finally:
             self.tmp.unlink(missing_ok=True)
+
+
+def guard_replace(path: str | Path, force: bool = False, ours: bytes | None = None) -> None:
+    """Refuse to replace a file answerable did not write, unless ``force``.
+
+    ``ours`` is how the files this command writes begin (their first bytes); a file that
+    begins otherwise is someone else's and is left alone (a ConfigError with the fix).
+    """
+    path = Path(path)
+    if force or path.is_dir() or not (path.exists() or path.is_symlink()):
+        return  # a folder fails at the write, as one line
+    if ours is not None:
+        with open(path, "rb") as fh:
+            if fh.read(len(ours)) == ours:
+                return
+    raise ConfigError(
+        path, None, "already exists", fix="pass --force to replace it, or choose another path"
+    )
 
 
 def atomic_path(path: str | Path) -> _atomic:

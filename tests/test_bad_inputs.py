@@ -1,0 +1,259 @@
+# ruff: noqa: E501  (a table reads best one row per line)
+"""Every bad input the project has a test for, one row per case, with the one line the
+user sees (its stable part) and the test that proves it.
+
+``python -m tests.test_bad_inputs`` prints the table and the count. The tests here keep
+the table true: each named test exists, each message is what that test or the code says,
+and the hostile SQL rows run here against the SQL gate.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.errors import SQLError
+from tests.test_sql_gate import make_small_db
+
+REPO = Path(__file__).resolve().parents[1]
+CODE = ("src", "builders", "annotation", "release")
+
+
+class Case(NamedTuple):
+    area: str
+    case: str
+    test: str  # file::function
+    message: str  # the stable part of the one line the user sees
+
+
+def sql_case(case: str, test: str, reason: str, sql: str = "", limits: Limits | None = None):
+    """A hostile-SQL row; with ``sql`` it also runs here (reason = the reject's reason)."""
+    row = Case("hostile SQL", case, test, reason)
+    if sql:
+        RUNNABLE[case] = (sql, limits or Limits(timeout_s=1.0), reason)
+    return row
+
+
+RUNNABLE: dict[str, tuple[str, Limits, str]] = {}
+GATE = "tests/test_sql_gate.py::"
+PROBE = GATE + "test_probe_ends_within_twice_the_limit_with_bounded_memory"
+REFUSED = GATE + "test_functions_outside_the_allow_list_are_refused"
+CAPS = GATE + "test_caps_and_connection_limits_give_named_reasons"
+EXE = "tests/test_executor.py::test_refused_statements_leave_the_file_unchanged"
+CLI = "tests/test_cli.py::"
+SOURCES = "tests/test_sources.py::"
+RECIPE = "tests/test_recipe.py::test_config_errors_name_file_key_and_fix"
+NAMES = "tests/test_names.py::"
+AUTHOR = "tests/test_authoring.py::"
+INERT = "tests/test_inert.py::"
+TRANSFER = "tests/test_review_transfer.py::"
+REVIEW = "tests/test_review_cli.py::"
+OS = "tests/test_os_errors.py::"
+LIMITS = "tests/test_limits.py::"
+
+CASES = [
+    # --- hostile SQL (issue 16's security probe and the gate's limits) ---------------------
+    sql_case("string-doubling recursive CTE", PROBE, "too-big",
+             "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) "
+             "SELECT length(s) FROM r"),
+    sql_case("printf('%.*c', 2e9, 'x')", PROBE, "too-big", "SELECT printf('%.*c', 2e9, 'x')"),
+    sql_case("printf with a 2e9 literal width", PROBE, "too-big",
+             "SELECT printf('%2000000000d', 1)"),
+    sql_case("zeroblob(400000000)", PROBE, "too-big", "SELECT zeroblob(400000000)"),
+    sql_case("fts3_tokenizer leaks a pointer", PROBE, "function-not-allowed",
+             "SELECT fts3_tokenizer('simple')"),
+    sql_case("fts3_tokenizer plants a pointer", PROBE, "function-not-allowed",
+             "SELECT fts3_tokenizer('simple', x'0000000000000000')"),
+    sql_case("load_extension", PROBE, "function-not-allowed", "SELECT load_extension('x.so')"),
+    sql_case("100 KB cells forever", PROBE, "timeout",
+             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+             "SELECT max(printf('%.*c', 100000, 'x')) FROM r"),
+    sql_case("random()", REFUSED, "function-not-allowed", "SELECT random()"),
+    sql_case("randomblob()", REFUSED, "function-not-allowed", "SELECT randomblob(8)"),
+    sql_case("sqlite_version()", REFUSED, "function-not-allowed", "SELECT sqlite_version()"),
+    sql_case("sqlite_compileoption_get()", REFUSED, "function-not-allowed",
+             "SELECT sqlite_compileoption_get(0)"),
+    sql_case("changes()", REFUSED, "function-not-allowed", "SELECT changes()"),
+    sql_case("last_insert_rowid()", REFUSED, "function-not-allowed",
+             "SELECT last_insert_rowid()"),
+    sql_case("sqlite_source_id()", REFUSED, "function-not-allowed", "SELECT sqlite_source_id()"),
+    sql_case("rtreenode()", REFUSED, "function-not-allowed", "SELECT rtreenode(2, x'00')"),
+    sql_case("a cell over the cell cap", CAPS, "result-too-large",
+             "SELECT printf('%.*c', 2000, 'x')", Limits(cell_bytes=1000)),
+    sql_case("kept rows over the result cap", CAPS, "result-too-large",
+             "SELECT printf('%.*c', 600, 'x') FROM t", Limits(result_bytes=5000)),
+    sql_case("expression 400 deep", CAPS, "too-big", "SELECT " + " + ".join(["1"] * 400)),
+    sql_case("100 compound selects", CAPS, "too-big", " UNION ALL ".join(["SELECT 1"] * 100)),
+    sql_case("SQL over the SQL length limit", CAPS, "too-big", "SELECT '" + "x" * 2000 + "'",
+             Limits(sql_bytes=1000)),
+    sql_case("a value over the value limit", CAPS, "too-big", "SELECT length(zeroblob(5000))",
+             Limits(value_bytes=4000)),
+    sql_case("ATTACH after the gate", GATE + "test_gate_denies_attach_but_keeps_what_our_code_attached_first",
+             "not-read-only", "ATTACH DATABASE 'other.db' AS other"),
+    sql_case("DROP TABLE", EXE, "not-read-only", "DROP TABLE t"),
+    sql_case("DELETE", EXE, "not-read-only", "DELETE FROM t"),
+    sql_case("UPDATE", EXE, "not-read-only", "UPDATE t SET id = 1"),
+    sql_case("INSERT", EXE, "not-read-only", "INSERT INTO t (id) VALUES (1)"),
+    sql_case("a second statement", EXE, "multiple-statements", "SELECT 1; DROP TABLE t"),
+    sql_case("WITH ... DELETE", EXE, "not-read-only", "WITH x AS (SELECT 1) DELETE FROM t"),
+    sql_case("PRAGMA", EXE, "not-read-only", "PRAGMA journal_mode = DELETE"),
+    sql_case("pragma table function", EXE, "not-read-only", "SELECT * FROM pragma_table_info('t')"),
+    sql_case("VACUUM", EXE, "not-read-only", "VACUUM"),
+    sql_case("unknown column", EXE, "unknown-column", "SELECT nope FROM t"),
+    sql_case("unknown table", EXE, "unknown-table", "SELECT * FROM nope"),
+    sql_case("unparseable SQL", EXE, "parse-error", "SELECT FROM WHERE"),
+    sql_case("a runaway count", "tests/test_executor.py::test_time_limit_stops_a_runaway_query",
+             "timeout", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+             "SELECT count(*) FROM c"),
+    sql_case("hostile seeds in a build", GATE + "test_hostile_seeds_are_named_rejects_and_the_build_goes_on",
+             "function-not-allowed"),
+    sql_case("a file that is not SQLite", "tests/test_executor.py::test_not_a_database",
+             "not-a-database"),
+    # --- names used as paths --------------------------------------------------------------
+    Case("names", "db_id ../../outside/secret", NAMES + "test_planted_db_ids_are_rejects_and_nothing_outside_is_opened", "has a path separator"),
+    Case("names", "db_id /etc/secret", NAMES + "test_name_problem_names_the_rule", "is an absolute path"),
+    Case("names", "db_id C:secret", NAMES + "test_name_problem_names_the_rule", "is an absolute path"),
+    Case("names", "db_id ..", NAMES + "test_name_problem_names_the_rule", "is or contains .."),
+    Case("names", "db_id with a backslash", NAMES + "test_name_problem_names_the_rule", "has a path separator"),
+    Case("names", "db_id with ESC", NAMES + "test_name_problem_names_the_rule", "has a control character"),
+    Case("names", "db_id with a newline", NAMES + "test_name_problem_names_the_rule", "has a control character"),
+    Case("names", "dataset ../escape", NAMES + "test_recipe_names_used_in_the_release_path", "dataset"),
+    Case("names", "dataset /abs", NAMES + "test_recipe_names_used_in_the_release_path", "dataset"),
+    Case("names", "version 1.0.0-../x", NAMES + "test_recipe_names_used_in_the_release_path", "version"),
+    # --- sources written beside, files replaced -------------------------------------------
+    Case("files", "WAL source left -wal/-shm", "tests/test_source_files.py::test_validate_and_build_leave_a_wal_source_folder_as_it_was", "candidates: 1 items"),
+    Case("files", "changes still in a -wal", "tests/test_source_files.py::test_changes_still_in_the_wal_are_read_from_a_private_copy", "immutable"),
+    Case("files", "demo init over a user's file", "tests/test_overwrite.py::test_demo_init_refuses_to_replace_an_existing_file", "already exists"),
+    Case("files", "review export over a user's file", "tests/test_overwrite.py::test_review_export_replaces_an_earlier_export_but_not_a_users_file", "already exists"),
+    Case("files", "bio --out over a user's file", "tests/test_overwrite.py::test_bio_replaces_its_own_file_but_not_a_users_file", "--force"),
+    Case("files", "a published version rebuilt", CLI + "test_published_version_is_never_rewritten", "already published"),
+    # --- authoring errors (exit 1) --------------------------------------------------------
+    Case("authoring", "question placeholder missing from the SQL", AUTHOR + "test_template_authoring_errors_exit_1", "questions[0] uses currency"),
+    Case("authoring", "SQL placeholder without values", AUTHOR + "test_template_authoring_errors_exit_1", "no values for name"),
+    Case("authoring", "template field of the wrong type", AUTHOR + "test_template_authoring_errors_exit_1", "questions"),
+    Case("authoring", "template over an unknown db_id", AUTHOR + "test_template_authoring_errors_exit_1", "no source loads database"),
+    Case("authoring", "placeholder the SQL does not use", AUTHOR + "test_template_authoring_errors_exit_1", "are not in the SQL"),
+    Case("authoring", "template SQL that writes", AUTHOR + "test_template_authoring_errors_exit_1", "must be a query"),
+    Case("authoring", "one template id twice", AUTHOR + "test_duplicate_template_ids_exit_1", "used twice"),
+    Case("authoring", "two sources with one name", AUTHOR + "test_two_sources_with_the_same_name_exit_1", "is also the name of"),
+    Case("recipe", "unknown top-level key", RECIPE, "unknown key"),
+    Case("recipe", "unknown source key", RECIPE, "unknown key"),
+    Case("recipe", "seed not an integer", RECIPE, "not of type 'integer'"),
+    Case("recipe", "no version", RECIPE, "missing key 'version'"),
+    Case("recipe", "unknown source format", RECIPE, "is not one of"),
+    Case("recipe", "source path not found", RECIPE, "not found"),
+    Case("recipe", "source without path", RECIPE, "missing key 'path'"),
+    Case("recipe", "jsonl source without databases", RECIPE, "missing key 'databases'"),
+    Case("recipe", "demo databases without a demo section", RECIPE, "no 'demo' section"),
+    Case("recipe", "recipe not YAML", RECIPE, "not valid YAML: line"),
+    Case("recipe", "recipe a list", RECIPE, "must be a mapping"),
+    Case("recipe", "recipe file missing", "tests/test_recipe.py::test_missing_recipe_file", "recipe file not found"),
+    Case("recipe", "unknown review policy", REVIEW + "test_unknown_review_key_names_the_fix", "unanimous"),
+    Case("recipe", "Argilla without credentials", REVIEW + "test_argilla_backend_without_credentials_is_a_config_error", "ARGILLA_API_KEY"),
+    # --- source files ---------------------------------------------------------------------
+    Case("sources", "source file missing", SOURCES + "test_missing_files", "not found"),
+    Case("sources", "databases folder missing", SOURCES + "test_missing_databases_folder", "folder not found"),
+    Case("sources", "malformed JSONL line", SOURCES + "test_malformed_jsonl_names_the_line", "malformed JSON at column"),
+    Case("sources", "malformed JSON file", SOURCES + "test_malformed_json_names_the_position", "malformed JSON at line"),
+    Case("sources", "database file not SQLite", SOURCES + "test_not_a_sqlite_file", "not a SQLite database"),
+    Case("sources", "db_id without a database file", SOURCES + "test_jsonl_without_database_file", "no SQLite file for db_id"),
+    Case("sources", "JSONL line not an object", SOURCES + "test_jsonl_wrong_shape", "expected a JSON object, found a list"),
+    Case("sources", "misspelt sql key", SOURCES + "test_jsonl_wrong_shape", "unknown key 'querry'"),
+    Case("sources", "line without db_id", SOURCES + "test_jsonl_wrong_shape", "missing key 'db_id'"),
+    Case("sources", "question not a string", SOURCES + "test_jsonl_wrong_shape", "expected a string, found an integer"),
+    Case("sources", "empty question, duplicate, invalid record", SOURCES + "test_jsonl_rejects_empty_duplicate_and_invalid", "same question and SQL as"),
+    Case("sources", "source missing a required key", SOURCES + "test_load_source_names_the_missing_key", "required for format"),
+    Case("sources", "a 1 MB question", LIMITS + "test_a_1mb_question_is_rejected_by_the_default_limits", "limits.max_line_bytes (1000000)"),
+    Case("sources", "a question past 2,000 characters", LIMITS + "test_default_question_and_sql_limits", "question of 2107 characters"),
+    Case("sources", "SQL past its limit", LIMITS + "test_default_question_and_sql_limits", "limits.max_sql_chars (20000)"),
+    Case("sources", "limits set in the recipe", LIMITS + "test_the_recipe_sets_the_limits", "limits.max_question_chars (28)"),
+    Case("sources", "a UTF-8 BOM", LIMITS + "test_a_utf8_bom_is_read_as_a_bom", "candidates: 1 items"),
+    Case("sources", "bad seeds in a build", CLI + "test_bad_seeds_are_rejected_with_reasons_and_the_build_goes_on", "empty-result"),
+    Case("sources", "unknown recipe key on the command line", CLI + "test_unknown_recipe_key", "colour"),
+    Case("sources", "malformed seed file on the command line", CLI + "test_malformed_seed_file", "line 1"),
+    # --- untrusted text -------------------------------------------------------------------
+    Case("text", "ESC sequences that clear the screen", INERT + "test_printable_writes_control_characters_out", "\\x1b"),
+    Case("text", "ESC ] that sets the terminal title", INERT + "test_review_conflicts_prints_comments_inert", "looks fine\\\\x1b[2J"),
+    Case("text", "bidi override", INERT + "test_printable_writes_control_characters_out", "bidi override"),
+    Case("text", "=HYPERLINK in a question", INERT + "test_review_export_writes_no_live_formula", "'=HYPERLINK"),
+    Case("text", "cells starting with + - @ tab CR", INERT + "test_csv_cells_are_neutralised_and_restored", "csv_cell"),
+    Case("text", "a neutralised cell read back", INERT + "test_export_and_import_round_trip_every_cell", "read_rows"),
+    Case("text", "user:password in OPENAI_BASE_URL", INERT + "test_an_echoing_model_server_never_puts_the_key_on_screen", "***@"),
+    Case("text", "a model server echoing Bearer sk-...", INERT + "test_an_echoing_model_server_never_puts_the_key_on_screen", "SECRETSECRET"),
+    Case("text", "a long remote error body", INERT + "test_urls_and_remote_bodies_are_redacted", "more)"),
+    # --- review files ---------------------------------------------------------------------
+    Case("review", "CSV with an unclosed quote", INERT + "test_an_unclosed_quote_is_one_line_and_records_nothing", "not readable as CSV"),
+    Case("review", "same annotator twice in one file", INERT + "test_the_same_annotator_twice_in_one_file_is_named", "already decided"),
+    Case("review", "import header without item_id/verdict", TRANSFER + "test_files_that_cannot_be_read_are_refused_whole", "row 1 (header) lacks the column(s)"),
+    Case("review", "import file of an unknown format", TRANSFER + "test_files_that_cannot_be_read_are_refused_whole", "unknown format"),
+    Case("review", "import file missing", TRANSFER + "test_files_that_cannot_be_read_are_refused_whole", "file not found"),
+    Case("review", "import file not UTF-8", TRANSFER + "test_files_that_cannot_be_read_are_refused_whole", "not UTF-8"),
+    Case("review", "unknown item id in an import", REVIEW + "test_import_with_bad_rows_exits_1_and_names_them", "unknown item id"),
+    Case("review", "relabel to an unknown category", REVIEW + "test_import_with_bad_rows_exits_1_and_names_them", "relabel to unknown category"),
+    Case("review", "malformed import file", REVIEW + "test_malformed_import_file_is_a_clean_error", "row 1 (header)"),
+    # --- the operating system -------------------------------------------------------------
+    Case("os", "a full disk", OS + "test_a_full_disk_is_one_line_and_leaves_no_half_file", "No space left on device"),
+    Case("os", "a read-only work folder", OS + "test_a_read_only_folder_is_one_line", "fix:"),
+    Case("os", "a read-only release folder", OS + "test_a_read_only_folder_is_one_line", "fix:"),
+    Case("os", "an export path that is a folder", OS + "test_a_path_that_is_a_folder_is_one_line", "sheet.csv"),
+    Case("os", "a work folder gone read-only (review queue)", OS + "test_a_work_folder_gone_read_only_after_the_build_is_one_line", "queue.sqlite"),
+    Case("os", "a file where a folder should be", OS + "test_a_file_where_a_folder_should_be_is_one_line", "taken"),
+    # --- model server ---------------------------------------------------------------------
+    Case("model", "401 refusal", "tests/test_drafting_client.py::test_a_refusal_stops_at_once_and_says_what_to_fix", "api_key_env"),
+    Case("model", "gives up after retries", "tests/test_drafting_client.py::test_it_gives_up_after_max_retries_and_caches_nothing", "gave up after 3 attempts"),
+]  # fmt: skip
+
+
+@cache
+def _functions(test_file: str) -> frozenset[str]:
+    tree = ast.parse((REPO / test_file).read_text(encoding="utf-8"))
+    return frozenset(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+
+
+@cache
+def _code_text() -> str:
+    return "\n".join(
+        p.read_text(encoding="utf-8") for root in CODE for p in sorted((REPO / root).rglob("*.py"))
+    )
+
+
+def test_the_table_holds_at_least_80_cases_and_no_case_twice():
+    assert len(CASES) >= 80
+    assert len({(c.area, c.case) for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("row", CASES, ids=[f"{c.area}: {c.case}" for c in CASES])
+def test_each_row_names_a_real_test_and_its_real_message(row):
+    test_file, function = row.test.split("::")
+    assert function in _functions(test_file), f"{row.test} does not exist"
+    source = (REPO / test_file).read_text(encoding="utf-8")
+    assert row.message in source or row.message in _code_text(), row.message
+
+
+@pytest.fixture(scope="module")
+def gate_db(tmp_path_factory):
+    return make_small_db(tmp_path_factory.mktemp("bad") / "t.sqlite")
+
+
+@pytest.mark.parametrize("case", sorted(RUNNABLE))
+def test_hostile_sql_rows_end_on_their_reason(gate_db, case):
+    sql, limits, reason = RUNNABLE[case]
+    with ReadOnlyDatabase(gate_db, limits) as db, pytest.raises(SQLError) as caught:
+        db.execute(sql)
+    assert caught.value.reason == reason, caught.value
+
+
+def main() -> None:
+    """Print the table and the count."""
+    for row in CASES:
+        print(f"{row.area:12} {row.case:45} {row.message}   [{row.test}]")
+    print(f"{len(CASES)} bad inputs with a test")
+
+
+if __name__ == "__main__":
+    main()
