@@ -22,7 +22,7 @@ from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.predictions import Prediction, read_predictions
-from answerable.release.evaluate.references import reference_predictions
+from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
 
@@ -77,7 +77,11 @@ def evaluate(
 ) -> dict:
     """Score a prediction file (or a reference system) on a release; returns the report."""
     if mode not in MODES:
-        raise ConfigError("--mode", None, f"unknown mode {mode!r}", fix=", ".join(MODES))
+        raise ConfigError("--mode", None, f"unknown mode {mode!r}", fix=f"use one of {list(MODES)}")
+    if reference is not None and reference not in REFERENCES:
+        raise ConfigError(
+            "--reference", None, f"unknown reference {reference!r}", fix=f"use one of {REFERENCES}"
+        )
     opened = open_release(release)
     items = _split_items(opened, split)
     if reference is not None:
@@ -86,8 +90,12 @@ def evaluate(
         given, source = read_predictions(predictions), str(predictions)
         _check_ids(given, opened.items, Path(predictions), opened.path)
     else:
-        raise ConfigError("evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference")
-    outcomes = execute_all(opened.path, _tasks(items, given, opened.path), mode, opened.limits, workers)
+        raise ConfigError(
+            "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
+        )
+    outcomes = execute_all(
+        opened.path, _tasks(items, given, opened.path), mode, opened.limits, workers
+    )
     scored = [_scored(item, given.get(item["id"]), outcomes.get(item["id"])) for item in items]
     return build_report(scored, given, source, opened, split, mode, resamples, seed)
 
@@ -124,7 +132,13 @@ def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> li
         if prediction is not None and prediction.sql is not None:
             gold_sql = item["sql"] if item["label"] == "answerable" else None
             tasks.append(
-                Task(item["id"], database_key(item, release), prediction.sql, gold_sql, item.get("result"))
+                Task(
+                    item["id"],
+                    database_key(item, release),
+                    prediction.sql,
+                    gold_sql,
+                    item.get("result"),
+                )
             )
     return tasks
 

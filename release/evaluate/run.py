@@ -132,7 +132,10 @@ def _database(release: Path, task: Task, limits: Limits) -> ReadOnlyDatabase:
             _OPEN[key] = open_item_database(release, item, limits=limits)
         except SQLError as error:
             raise ConfigError(
-                release, base, f"cannot open the item's database: {error}", fix="use a whole release"
+                release,
+                base,
+                f"cannot open the item's database: {error}",
+                fix="use a whole release",
             ) from None
     return _OPEN[key]
 

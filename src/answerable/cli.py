@@ -14,6 +14,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.release.evaluate.command import evaluate
 
 
 class Group(click.Group):
@@ -203,3 +204,6 @@ def bio(path: Path, out: Path) -> None:
 
     items = load_items(path)
     click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+
+
+main.add_command(evaluate)  # answerable evaluate (release/evaluate/command.py)
