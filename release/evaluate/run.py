@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
 from answerable.errors import ConfigError, SQLError
 from answerable.release.evaluate.compare import MODES, jaccard, ordered_for
@@ -145,11 +146,22 @@ def _outcome(database: ReadOnlyDatabase, task: Task, mode: str, same) -> Outcome
     try:
         predicted = database.execute(task.sql, ordered=ordered_for(mode, gold_ordered))
     except SQLError as error:
-        return Outcome(task.id, error=error.reason)
+        return Outcome(task.id, error=reason(error, task.sql))
     gold = gold_result(database, task, mode)
     if gold is None:  # nothing to compare with: the item is not answerable
         return Outcome(task.id)
     return Outcome(task.id, correct=same(predicted, gold), jaccard=jaccard(predicted, gold))
+
+
+def reason(error: SQLError, sql: str) -> str:
+    """The executor's reason, except that SQL refused for its first word is a parse
+    error when it does not parse at all (``SELEC ...``), not an attempt to write."""
+    if error.reason == "not-read-only":
+        try:
+            sqlkit.parse(sql)
+        except SQLError as parsed:
+            return parsed.reason
+    return error.reason
 
 
 def gold_result(database: ReadOnlyDatabase, task: Task, mode: str) -> Result | None:
