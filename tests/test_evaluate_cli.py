@@ -11,9 +11,22 @@ from tests.conftest import run_in
 from tests.evaluate_helpers import split_release, tiny_item, tiny_release, write_lines
 
 TOP_KEYS = [
-    "items", "ex", "jac", "ser", "rs_0", "rs_5", "rs_10", "rs_n", "coverage", "pr", "cr",
-    "ambiguous_f1", "unanswerable_f1", "abstained", "missing",
-]  # fmt: skip
+    "items",
+    "ex",
+    "jac",
+    "ser",
+    "rs_0",
+    "rs_5",
+    "rs_10",
+    "rs_n",
+    "coverage",
+    "pr",
+    "cr",
+    "ambiguous_f1",
+    "unanswerable_f1",
+    "abstained",
+    "missing",
+]
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +87,14 @@ def test_json_report_keys_and_out_file(tmp_path, demo_release):
     low, high = report["ci95"]["rs_0"]
     assert low <= report["rs_0"] <= high
     assert set(report["breakdowns"]) == {
-        "split", "database", "label", "category", "hardness", "operation", "generator",
-    }  # fmt: skip
+        "split",
+        "database",
+        "label",
+        "category",
+        "hardness",
+        "operation",
+        "generator",
+    }
     # seeded: the same command gives the same report
     assert run_json(tmp_path, demo_release, "--reference", "random") == report
 

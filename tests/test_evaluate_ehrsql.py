@@ -24,7 +24,8 @@ CASES = {  # name: (gold SQL or None, predicted SQL or "null")
     "rounding-off": ("SELECT value FROM labs WHERE id = 1", "SELECT 1.24"),
     "nulls": ("SELECT unit FROM labs WHERE patient = 'bob'", "SELECT NULL UNION ALL SELECT NULL"),
     "null-as-text": (
-        "SELECT unit FROM labs WHERE patient = 'bob'", "SELECT 'None' UNION ALL SELECT 'None'"
+        "SELECT unit FROM labs WHERE patient = 'bob'",
+        "SELECT 'None' UNION ALL SELECT 'None'",
     ),
     "duplicates": (
         "SELECT patient FROM labs WHERE patient = 'bob'",

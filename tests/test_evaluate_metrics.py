@@ -14,23 +14,63 @@ def values(scored: list[Scored]) -> dict:
     return {m.name: m.value(scored) for m in all_metrics(scored)}
 
 
-RIGHT = Scored("r", "answerable", answered=True, predicted_label="answerable", correct=True,
-               jaccard=1.0, strata=frozenset({"answerable-correct"}))
-WRONG = Scored("w", "answerable", answered=True, predicted_label="answerable", jaccard=0.5,
-               strata=frozenset({"answerable-incorrect"}), error_types=frozenset({"PV"}))
-FAILS = Scored("f", "answerable", answered=True, predicted_label="answerable",
-               error="parse-error", strata=frozenset({"answerable-incorrect"}),
-               error_types=frozenset({"T/C"}))
-SHY = Scored("s", "answerable", predicted_label="ambiguous",
-             strata=frozenset({"answerable-correct", "answerable-incorrect"}),
-             error_types=frozenset({"PV"}))
-CAUGHT = Scored("c", "unanswerable", "missing-column", predicted_label="unanswerable",
-                predicted_category="missing-column")
-MISSED = Scored("m", "unanswerable", "missing-value", answered=True,
-                predicted_label="answerable", error="timeout")
-AMBIG = Scored("a", "ambiguous", "column-ambiguous", predicted_label="unanswerable",
-               predicted_category="missing-column")
-ITEMS = [RIGHT, WRONG, FAILS, SHY, CAUGHT, MISSED, AMBIG]  # fmt: skip
+RIGHT = Scored(
+    "r",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    correct=True,
+    jaccard=1.0,
+    strata=frozenset({"answerable-correct"}),
+)
+WRONG = Scored(
+    "w",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    jaccard=0.5,
+    strata=frozenset({"answerable-incorrect"}),
+    error_types=frozenset({"PV"}),
+)
+FAILS = Scored(
+    "f",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    error="parse-error",
+    strata=frozenset({"answerable-incorrect"}),
+    error_types=frozenset({"T/C"}),
+)
+SHY = Scored(
+    "s",
+    "answerable",
+    predicted_label="ambiguous",
+    strata=frozenset({"answerable-correct", "answerable-incorrect"}),
+    error_types=frozenset({"PV"}),
+)
+CAUGHT = Scored(
+    "c",
+    "unanswerable",
+    "missing-column",
+    predicted_label="unanswerable",
+    predicted_category="missing-column",
+)
+MISSED = Scored(
+    "m",
+    "unanswerable",
+    "missing-value",
+    answered=True,
+    predicted_label="answerable",
+    error="timeout",
+)
+AMBIG = Scored(
+    "a",
+    "ambiguous",
+    "column-ambiguous",
+    predicted_label="unanswerable",
+    predicted_category="missing-column",
+)
+ITEMS = [RIGHT, WRONG, FAILS, SHY, CAUGHT, MISSED, AMBIG]
 
 
 def test_execution_metrics():
@@ -94,11 +134,16 @@ def test_detection_per_category_and_tags():
 
 def test_breakdowns_group_items_and_count_operations_once_each():
     items = [
-        Scored("1", "answerable", answered=True, correct=True,
-               groups={"label": ("answerable",), "operation": ("Join", "Order-By")}),
+        Scored(
+            "1",
+            "answerable",
+            answered=True,
+            correct=True,
+            groups={"label": ("answerable",), "operation": ("Join", "Order-By")},
+        ),
         Scored("2", "answerable", groups={"label": ("answerable",), "operation": ("Join",)}),
         Scored("3", "unanswerable", groups={"label": ("unanswerable",), "operation": ("none",)}),
-    ]  # fmt: skip
+    ]
     headline = [m for m in all_metrics(items) if m.name in HEADLINE]
     got = breakdowns(items, headline)
     assert got["operation"]["Join"]["items"] == 2 and got["operation"]["Join"]["ex"] == 0.5
