@@ -8,6 +8,7 @@ from answerable.release.evaluate import bootstrap, detection, reliability, scare
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.report import breakdowns
+from answerable.release.evaluate.tally import Tally
 
 
 def values(scored: list[Scored]) -> dict:
@@ -144,25 +145,47 @@ def test_breakdowns_group_items_and_count_operations_once_each():
         Scored("2", "answerable", groups={"label": ("answerable",), "operation": ("Join",)}),
         Scored("3", "unanswerable", groups={"label": ("unanswerable",), "operation": ("none",)}),
     ]
-    headline = [m for m in all_metrics(items) if m.name in HEADLINE]
-    got = breakdowns(items, headline)
+    got = breakdowns(items, Tally(all_metrics(items), items))
     assert got["operation"]["Join"]["items"] == 2 and got["operation"]["Join"]["ex"] == 0.5
     assert got["operation"]["Order-By"]["ex"] == 1.0
     assert got["label"]["unanswerable"]["rs_0"] == 100.0
     assert got["label"]["unanswerable"]["ex"] is None
 
 
+def test_tally_sums_agree_with_item_by_item_values():
+    items = ITEMS * 3 + [Scored("j", "answerable", answered=True, jaccard=0.25)]
+    tally = Tally(all_metrics(items), items)
+    assert len(tally.parts) == len(ITEMS) + 1  # copies share their pattern
+    every = tally.values(tally.counts())
+    for metric in all_metrics(items):
+        expected = metric.value(items)
+        assert every[metric.name] == (None if expected is None else pytest.approx(expected))
+    some = [0, 1, len(items) - 1]
+    assert tally.values(tally.counts(some))["jac"] == pytest.approx(
+        all_metrics(items)[1].value([items[i] for i in some])
+    )
+
+
 def test_bootstrap_is_seeded_bounded_and_brackets_the_value():
     items = ITEMS * 20
-    headline = [m for m in all_metrics(items) if m.name in HEADLINE]
-    first = bootstrap.intervals(headline, items, resamples=200, seed=3)
-    assert first == bootstrap.intervals(headline, items, resamples=200, seed=3)
-    assert first != bootstrap.intervals(headline, items, resamples=200, seed=4)
-    for metric in headline:
+    tally = Tally(all_metrics(items), items)
+    first = bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=3)
+    assert first == bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=3)
+    assert first != bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=4)
+    assert set(first) == set(HEADLINE)
+    for metric in all_metrics(items):
+        if metric.name not in HEADLINE:
+            continue
         low, high = first[metric.name]
         value = metric.value(items)
         assert low <= value + 1e-9 and value - 1e-9 <= high, metric.name
         if metric.name in ("ex", "coverage", "pr", "cr", "ser", "jac"):
             assert 0.0 <= low <= high <= 1.0, metric.name
     assert first["ambiguous_f1"] == [0.0, 0.0]
-    assert bootstrap.intervals(headline, [], resamples=10)["ex"] is None
+    # the spread shrinks with more items
+    more = ITEMS * 200
+    wide = first["rs_0"][1] - first["rs_0"][0]
+    narrow = bootstrap.intervals(Tally(all_metrics(more), more), ["rs_0"], 200, seed=3)["rs_0"]
+    assert narrow[1] - narrow[0] < wide
+    empty = Tally(all_metrics([]), [])
+    assert bootstrap.intervals(empty, ["ex"], resamples=10)["ex"] is None

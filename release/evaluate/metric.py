@@ -38,6 +38,15 @@ class Scored:
         """The gold label is answerable."""
         return self.label == "answerable"
 
+    @property
+    def signature(self) -> tuple:
+        """Everything a metric may look at: every field but the id and the groups."""
+        return (
+            self.label, self.category, self.answered, self.missing, self.predicted_label,
+            self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
+            self.error_types, self.tag_hits, self.tag_total,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Metric:

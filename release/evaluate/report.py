@@ -25,6 +25,7 @@ from answerable.release.evaluate.predictions import Prediction, read_predictions
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
+from answerable.release.evaluate.tally import Tally
 
 NONE = "none"  # the group of items without a value
 _FIX_RELEASE = "give a release folder written by `answerable build` (<out>/<dataset>/<version>)"
@@ -206,15 +207,14 @@ def build_report(
     seed: int,
 ) -> dict:
     """The report of scored items: headline numbers first, then the details."""
-    metrics = all_metrics(scored)
-    values = {m.name: _round(m.value(scored)) for m in metrics}
-    headline = [m for m in metrics if m.name in HEADLINE]
+    tally = Tally(all_metrics(scored), scored)
+    values = {name: _round(value) for name, value in tally.values(tally.counts()).items()}
     missing = sorted(s.id for s in scored if s.missing)
     errors: dict[str, int] = defaultdict(int)
     for s in scored:
         if s.error:
             errors[s.error] += 1
-    report = {
+    return {
         "items": len(scored),
         **{name: values[name] for name in HEADLINE},
         "abstained": sum(not s.answered for s in scored),
@@ -223,12 +223,12 @@ def build_report(
         "answered": sum(s.answered for s in scored),
         "errors": dict(sorted(errors.items())),
         "metrics": values,
-        "ci95": bootstrap.intervals(headline, scored, resamples, seed),
+        "ci95": bootstrap.intervals(tally, list(HEADLINE), resamples, seed),
         "references": {
             "abstain_rs": _round(reliability.abstain_all(scored)),
             "gold_rs": 100.0 if scored else None,
         },
-        "breakdowns": breakdowns(scored, headline),
+        "breakdowns": breakdowns(scored, tally),
         "settings": {
             "release": str(release.path),
             "predictions": source,
@@ -241,23 +241,25 @@ def build_report(
             "ignored_other_splits": len(set(given) - {s.id for s in scored}),
         },
     }
-    return report
 
 
-def breakdowns(scored: list[Scored], metrics: list) -> dict:
-    """Headline metrics per group value, for every breakdown."""
-    members: dict[str, dict[str, list[Scored]]] = defaultdict(lambda: defaultdict(list))
-    for s in scored:
+def breakdowns(scored: list[Scored], tally: Tally) -> dict:
+    """The headline metrics per group value, for every breakdown."""
+    members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for position, s in enumerate(scored):
         for group, values in s.groups.items():
             for value in values:
-                members[group][value].append(s)
-    return {
-        group: {
-            value: {"items": len(part), **{m.name: _round(m.value(part)) for m in metrics}}
-            for value, part in sorted(by_value.items())
-        }
-        for group, by_value in sorted(members.items())
-    }
+                members[group][value].append(position)
+    found: dict[str, dict] = {}
+    for group, by_value in sorted(members.items()):
+        found[group] = {}
+        for value, positions in sorted(by_value.items()):
+            every = tally.values(tally.counts(positions))
+            found[group][value] = {
+                "items": len(positions),
+                **{name: _round(every[name]) for name in HEADLINE},
+            }
+    return found
 
 
 def _round(value: float | None) -> float | None:
