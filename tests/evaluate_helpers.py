@@ -1,19 +1,18 @@
 """Releases for the evaluate tests, in the release contract's layout.
 
-``tiny_release`` writes a hand-made release (one small database, items whose gold
-results come from the executor); ``split_release`` gives a built release its
-``data/<split>.jsonl`` files when the build wrote only ``items.jsonl``.
+``tiny_release`` writes a hand-made release: one small database, items whose gold
+results come from the executor, written by the release's own typed writer.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.ids import item_id
+from answerable.release.write import to_frame, write_data
 
 TINY_TABLES = """
 CREATE TABLE labs (id INTEGER PRIMARY KEY, patient TEXT, value REAL, unit TEXT);
@@ -23,14 +22,8 @@ INSERT INTO labs VALUES (1, 'ann', 1.23449, 'mg'), (2, 'bob', 2.0, NULL),
 
 
 def write_items(release: Path, items: list[dict]) -> None:
-    """Write items into ``data/<split>.jsonl`` by their ``split``."""
-    (release / "data").mkdir(parents=True, exist_ok=True)
-    by_split: dict[str, list[dict]] = {}
-    for item in sorted(items, key=lambda i: i["id"]):
-        by_split.setdefault(item["split"], []).append(item)
-    for split, part in by_split.items():
-        with open(release / "data" / f"{split}.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(i) + "\n" for i in part)
+    """Write items as the release writer does: typed ``data/<split>.jsonl`` files."""
+    write_data(to_frame(items), release, ["jsonl"])
 
 
 def tiny_item(question: str, sql: str | None, label: str = "answerable", **extra) -> dict:
@@ -66,18 +59,6 @@ def tiny_release(folder: Path, items: list[dict], timeout_s: float = 2.0) -> Pat
     manifest = {"dataset": "tiny", "version": "1.0.0", "execution": {"timeout_s": timeout_s}}
     (release / "manifest.json").write_text(json.dumps(manifest))
     return release
-
-
-def split_release(built: Path, target: Path) -> Path:
-    """A copy of a built release with ``data/<split>.jsonl``; every third item is in dev."""
-    shutil.copytree(built, target)
-    if (target / "data").is_dir():
-        return target
-    items = [json.loads(line) for line in (target / "items.jsonl").read_text().splitlines()]
-    for n, item in enumerate(items):
-        item["split"] = "dev" if n % 3 == 0 else "test"
-    write_items(target, items)
-    return target
 
 
 def write_lines(path: Path, records: list) -> Path:

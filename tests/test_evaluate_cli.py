@@ -7,8 +7,9 @@ import json
 import pytest
 
 from answerable.ids import sha256_file
+from answerable.release.evaluate.report import open_release
 from tests.conftest import run_in
-from tests.evaluate_helpers import split_release, tiny_item, tiny_release, write_lines
+from tests.evaluate_helpers import tiny_item, tiny_release, write_lines
 
 TOP_KEYS = [
     "items",
@@ -30,20 +31,14 @@ TOP_KEYS = [
 
 
 @pytest.fixture(scope="module")
-def demo_release(demo_build, tmp_path_factory):
+def demo_release(demo_build):
     cwd, _ = demo_build
-    return split_release(
-        cwd / "releases" / "answerable-demo" / "0.1.0", tmp_path_factory.mktemp("r") / "rel"
-    )
+    return cwd / "releases" / "answerable-demo" / "0.1.0"
 
 
 @pytest.fixture(scope="module")
 def demo_items(demo_release):
-    return [
-        json.loads(line)
-        for path in sorted((demo_release / "data").glob("*.jsonl"))
-        for line in path.read_text().splitlines()
-    ]
+    return open_release(demo_release).items
 
 
 def run_json(tmp_path, *args) -> dict:
@@ -164,9 +159,9 @@ def test_usage_errors_are_one_line(tmp_path, demo_release):
     )
     assert "unknown mode 'fuzzy'" in line
     line = one_line_error(
-        run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--split", "train")
+        run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--split", "holdout")
     )
-    assert "no items in split 'train'" in line
+    assert "no items in split 'holdout'" in line
 
 
 def test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged(tmp_path):

@@ -1,6 +1,6 @@
 """Score a system's predictions on a release: the library side of ``answerable evaluate``.
 
-:func:`evaluate` reads the release's items (``data/<split>.jsonl``) and the
+:func:`evaluate` reads the release's items (``data/<split>.parquet``, or ``.jsonl``) and the
 predictions, executes every predicted SQL on the item's shipped database, turns each
 item into a :class:`Scored` record and computes every registered metric, its
 breakdowns (split, database, label, category, hardness, operation, generator) and
@@ -17,7 +17,7 @@ from pathlib import Path
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError
-from answerable.records import read_json, read_jsonl
+from answerable.records import read_json
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
@@ -26,6 +26,7 @@ from answerable.release.evaluate.references import REFERENCES, reference_predict
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
 from answerable.release.evaluate.tally import Tally
+from answerable.release.write import read_split, to_items
 
 NONE = "none"  # the group of items without a value
 _FIX_RELEASE = "give a release folder written by `answerable build` (<out>/<dataset>/<version>)"
@@ -44,9 +45,9 @@ class Release:
 def open_release(path: str | Path) -> Release:
     """Items (every split) and execution limits of the release at ``path``."""
     path = Path(path)
-    files = sorted((path / "data").glob("*.jsonl"))
+    files = data_files(path)
     if not path.is_dir() or not files:
-        raise ConfigError(path, None, "not a release: no data/<split>.jsonl", fix=_FIX_RELEASE)
+        raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
     if not (path / "databases").is_dir():
         raise ConfigError(
             path,
@@ -54,7 +55,7 @@ def open_release(path: str | Path) -> Release:
             "the release ships no databases, so predicted SQL cannot run",
             fix="score a release cut with its databases (answerable build)",
         )
-    items = sorted((i for f in files for i in read_jsonl(f)), key=lambda i: i["id"])
+    items = sorted((i for f in files for i in to_items(read_split(f))), key=lambda i: i["id"])
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
     execution = manifest.get("execution") or {}
     defaults = Limits()
@@ -63,6 +64,16 @@ def open_release(path: str | Path) -> Release:
         row_cap=int(execution.get("row_cap", defaults.row_cap)),
     )
     return Release(path, items, manifest, limits)
+
+
+def data_files(release: Path) -> list[Path]:
+    """One data file per split: the Parquet file, or the JSON Lines one when alone."""
+    found: dict[str, Path] = {}
+    for path in sorted((release / "data").glob("*.jsonl")) + sorted(
+        (release / "data").glob("*.parquet")
+    ):
+        found[path.stem] = path  # Parquet, read second, wins
+    return [found[split] for split in sorted(found)]
 
 
 def evaluate(

@@ -1,7 +1,7 @@
 """``answerable evaluate`` at scale: 100,000 predictions scored on the demo databases.
 
 Builds the demo recipe into a temporary folder, copies its items into a release of
-100,000 items (each demo item many times under new ids, in ``data/test.jsonl``, with the
+100,000 items (each demo item many times under new ids, in ``data/test.parquet``, with the
 demo release's shipped databases and deltas), and writes one prediction per item: the
 gold SQL, a wrong candidate, a failing query or an abstention, drawn with a seeded coin.
 It then times :func:`evaluate` (reading the release and the predictions, executing on
@@ -33,7 +33,8 @@ from answerable.builders import sqlite_files
 from answerable.cli import main
 from answerable.ids import content_hash, rng_for
 from answerable.release.databases import item_files
-from answerable.release.evaluate.report import evaluate
+from answerable.release.evaluate.report import evaluate, open_release
+from answerable.release.write import to_frame, write_data
 
 REPO = Path(__file__).resolve().parents[2]
 FAILING = ("SELECT no_such_column FROM no_such_table", "SELEC 1", "SELECT count(* FROM t")
@@ -51,18 +52,11 @@ def build_demo(folder: Path) -> Path:
     return folder / "releases" / "answerable-demo" / "0.1.0"
 
 
-def demo_items(release: Path) -> list[dict]:
-    """The built release's items, whichever layout it was written in."""
-    files = sorted((release / "data").glob("*.jsonl")) or [release / "items.jsonl"]
-    return [json.loads(line) for f in files for line in f.read_text().splitlines()]
-
-
 def scale_release(built: Path, target: Path, n: int) -> list[dict]:
     """A release of ``n`` items copied from ``built`` (same databases); returns its items."""
     target.mkdir(parents=True)
     (target / "databases").symlink_to((built / "databases").resolve())
-    (target / "data").mkdir()
-    originals = sorted(demo_items(built), key=lambda i: i["id"])
+    originals = open_release(built).items
     items = []
     for k in range(n):
         item = dict(originals[k % len(originals)])
@@ -70,8 +64,7 @@ def scale_release(built: Path, target: Path, n: int) -> list[dict]:
         item["split"] = "test"
         items.append(item)
     items.sort(key=lambda i: i["id"])
-    with open(target / "data" / "test.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(i) + "\n" for i in items)
+    write_data(to_frame(items), target, ["parquet"])
     return items
 
 
