@@ -29,6 +29,9 @@ from answerable.release.evaluate.tally import Tally
 from answerable.release.write import read_split, to_items
 
 NONE = "none"  # the group of items without a value
+# The item fields scoring reads (reviews, edit scripts and readings are left unread).
+SCORED_FIELDS = ("id", "db_id", "question", "sql", "label", "category", "split", "spans")
+SCORED_FIELDS += ("result", "sql_meta", "provenance", "candidates", "database")
 _FIX_RELEASE = "give a release folder written by `answerable build` (<out>/<dataset>/<version>)"
 
 
@@ -55,7 +58,7 @@ def open_release(path: str | Path) -> Release:
             "the release ships no databases, so predicted SQL cannot run",
             fix="score a release cut with its databases (answerable build)",
         )
-    items = sorted((i for f in files for i in to_items(read_split(f))), key=lambda i: i["id"])
+    items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
     execution = manifest.get("execution") or {}
     defaults = Limits()
@@ -64,6 +67,11 @@ def open_release(path: str | Path) -> Release:
         row_cap=int(execution.get("row_cap", defaults.row_cap)),
     )
     return Release(path, items, manifest, limits)
+
+
+def _read(path: Path) -> list[dict]:
+    frame = read_split(path)
+    return to_items(frame.select([name for name in frame.columns if name in SCORED_FIELDS]))
 
 
 def data_files(release: Path) -> list[Path]:
