@@ -80,10 +80,12 @@ def execute_all(
     workers = workers or os.cpu_count() or 1
     chunks = list(_chunks(tasks))
     if workers == 1 or len(tasks) < PARALLEL_FROM:
-        results: Iterable[list[Outcome]] = (
-            run_chunk(release, chunk, mode, limits) for chunk in chunks
-        )
-        return _by_id(results)
+        opened: dict[tuple, ReadOnlyDatabase] = {}
+        try:
+            return _by_id(run_chunk(release, chunk, mode, limits, opened) for chunk in chunks)
+        finally:
+            for database in opened.values():
+                database.close()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         results = pool.map(
             run_chunk,
@@ -110,27 +112,34 @@ def _chunks(tasks: list[Task]) -> Iterator[list[Task]]:
             yield group[start : start + CHUNK]
 
 
-_OPEN: dict[tuple, ReadOnlyDatabase] = {}  # per process: databases stay open across chunks
+_OPEN: dict[tuple, ReadOnlyDatabase] = {}  # in a worker: databases stay open across chunks
 
 
-def run_chunk(release: Path, tasks: list[Task], mode: str, limits: Limits) -> list[Outcome]:
-    """Execute tasks that share one database (a unit of parallel work)."""
+def run_chunk(
+    release: Path,
+    tasks: list[Task],
+    mode: str,
+    limits: Limits,
+    opened: dict[tuple, ReadOnlyDatabase] | None = None,
+) -> list[Outcome]:
+    """Execute tasks that share one database (a unit of parallel work); ``opened`` keeps
+    the open databases (a worker process's own by default)."""
     if not tasks:
         return []
-    database = _database(release, tasks[0], limits)
+    database = _database(release, tasks[0], limits, _OPEN if opened is None else opened)
     same = MODES[mode]
     return [_outcome(database, task, mode, same) for task in tasks]
 
 
-def _database(release: Path, task: Task, limits: Limits) -> ReadOnlyDatabase:
+def _database(release: Path, task: Task, limits: Limits, opened: dict) -> ReadOnlyDatabase:
     from answerable.release.databases import open_item_database
 
     key = (str(release), task.database, limits)
-    if key not in _OPEN:
+    if key not in opened:
         base, delta = task.database
         item = {"id": task.id, "database": {"base": base, "delta": delta}}
         try:
-            _OPEN[key] = open_item_database(release, item, limits=limits)
+            opened[key] = open_item_database(release, item, limits=limits)
         except SQLError as error:
             raise ConfigError(
                 release,
@@ -138,7 +147,7 @@ def _database(release: Path, task: Task, limits: Limits) -> ReadOnlyDatabase:
                 f"cannot open the item's database: {error}",
                 fix="use a whole release",
             ) from None
-    return _OPEN[key]
+    return opened[key]
 
 
 def _outcome(database: ReadOnlyDatabase, task: Task, mode: str, same) -> Outcome:

@@ -73,7 +73,7 @@ def predicted_sql(item: dict) -> str | None:
     rng = rng_for(13, "bench-evaluate", item["id"])
     draw = rng.random()
     wrong = [c["sql"] for c in item.get("candidates") or [] if c.get("sql")]
-    wrong = [sql for sql in wrong if sql != item["sql"]] or ["SELECT 1"]
+    wrong = [sql for sql in wrong if sql != item.get("sql")] or ["SELECT 1"]
     if draw < 0.25:
         return None
     if draw < 0.35:
