@@ -88,7 +88,7 @@ def floor_chunk(release: Path, work: list[tuple[dict, list[str]]]) -> int:
     connections: dict[tuple, sqlite3.Connection] = {}
     rows = 0
     for database, statements in work:
-        key = (database["base"], database["delta"])
+        key = (database["base"], database.get("delta"))
         if key not in connections:
             path, base = item_files(release, {"database": database})
             connections[key] = sqlite_files.connect(path, base)
@@ -103,7 +103,7 @@ def floor(release: Path, items: list[dict], predictions: dict, workers: int) -> 
     by_database: dict[tuple, list[str]] = {}
     for item in items:
         statements = by_database.setdefault(
-            (item["database"]["base"], item["database"]["delta"]), []
+            (item["database"]["base"], item["database"].get("delta")), []
         )
         if predictions[item["id"]] is not None:
             statements.append(predictions[item["id"]])
