@@ -175,6 +175,8 @@ def _edit(path: Path, ops: list[dict], base: Path | None = None) -> None:
             APPLY[op["op"]](con, op)
         _check_views_kept(con, views)
         con.execute("COMMIT")
+        if base is not None:
+            con.execute("VACUUM main")  # a dropped column leaves free space in the pages
     except (sqlite3.Error, SqlglotError, KeyError) as error:
         raise MaterializeError(f"{_describe(ops)}: {error}") from None
     finally:
