@@ -17,13 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from answerable.builders.counterfactual.materialize import VariantStore, materialize_full
+from answerable.builders.counterfactual.materialize import (
+    VariantStore,
+    materialize,
+    materialize_full,
+)
 from answerable.builders.counterfactual.script import add_column, drop_column
 from answerable.builders.counterfactual.stage import run_counterfactual
 from answerable.builders.counterfactual.survey import EVERY_PARENT, survey_env, verified_parents
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import SQLError
+from answerable.ids import sha256_file
 from answerable.records import read_parquet
 from tests.conftest import REPO, shared_data
 
@@ -143,3 +148,26 @@ def test_a_whole_copy_and_a_delta_differ_only_in_storage(demo_dir, tmp_path):
     assert delta.stat().st_size * 5 < copy.stat().st_size
     merged = DatabaseSchema.from_sqlite(delta, "league", base=source)
     assert DatabaseSchema.from_sqlite(copy, "league") == merged
+
+
+def test_the_merged_view_keeps_the_executor_locks(demo_dir, tmp_path):
+    source = demo_dir / "league.sqlite"
+    before = sha256_file(source)
+    delta = materialize(source, [drop_column("players", "position")], tmp_path / "v.sqlite")
+    with ReadOnlyDatabase(delta, LIMITS, base=source) as db:
+        assert (
+            db.execute("SELECT count(*) FROM base.players").rows
+            == db.execute("SELECT count(*) FROM main.players").rows
+        )
+        with pytest.raises(SQLError, match="position"):
+            db.execute("SELECT position FROM players")
+        for sql in (
+            f"ATTACH DATABASE '{source}' AS other",
+            "DETACH DATABASE base",
+            "DELETE FROM base.players",
+            "WITH x AS (SELECT 1) DELETE FROM players",
+        ):
+            with pytest.raises(SQLError) as caught:
+                db.execute(sql)
+            assert caught.value.reason == "not-read-only", sql
+    assert sha256_file(source) == before
