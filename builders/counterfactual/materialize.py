@@ -317,7 +317,11 @@ def _closure(objects: dict, edited: set[str]) -> tuple[set[str], set[str]]:
     missing = edited - {n for n, (kind, _, _) in objects.items() if kind == "table"}
     if missing:
         raise MaterializeError(f"no such table in the source: {', '.join(sorted(missing))}")
-    reads = {name: _names_read(sql) for name, (kind, _, sql) in objects.items() if kind == "view"}
+    reads = {
+        name: _names_read(sql, objects)
+        for name, (kind, _, sql) in objects.items()
+        if kind == "view"
+    }
     tables, views = set(edited), set()
     grew = True
     while grew:
@@ -330,9 +334,14 @@ def _closure(objects: dict, edited: set[str]) -> tuple[set[str], set[str]]:
     return tables, views
 
 
-def _names_read(sql: str) -> set[str]:
-    """Lower-case names of the tables and views a view's SQL reads."""
-    return {t.name.lower() for t in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Table)}
+def _names_read(sql: str, objects: dict) -> set[str]:
+    """Lower-case names of the tables and views a view's SQL reads; when sqlglot cannot
+    parse it, every name it mentions (copying a table too many only costs bytes)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except SqlglotError:
+        return {name for name in objects if _mentions(sql, name)}
+    return {t.name.lower() for t in tree.find_all(exp.Table)}
 
 
 def _copy_table(con: sqlite3.Connection, name: str, sql: str) -> None:
