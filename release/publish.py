@@ -27,11 +27,12 @@ from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
 from answerable.records import write_json
 from answerable.release.config import ReleaseConfig
+from answerable.release.databases import ship_databases
 from answerable.release.guards import require_items
 from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
-from answerable.release.write import to_frame, write_data
+from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
 
 
@@ -101,8 +102,13 @@ def cut_release(
     recipe_signature: str,
     inputs: list[dict],
     config: ReleaseConfig | None = None,
+    sources: dict[str, Path | None] | None = None,
+    variants: Path | None = None,
 ) -> Release:
-    """Sample, split, check and write the release of ``items``; where it went."""
+    """Sample, split, check and write the release of ``items``; where it went. With
+    ``sources`` (db_id to database file) and ``variants`` (the build's variants folder),
+    the databases the released items use ship with them
+    (:func:`answerable.release.databases.ship_databases`)."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
     frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}")
@@ -110,7 +116,10 @@ def cut_release(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
+        shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
+        frame = to_frame(shipped.items) if shipped else frame
         files = write_data(frame, staging, config.formats)
+        files += shipped.files if shipped else []
         files.append(_entry(write_json(report, staging / "report.json"), staging))
         manifest = {
             "dataset": dataset,

@@ -39,9 +39,12 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     manifest = read_manifest(release)
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
+    paths = {f["path"] for f in manifest["files"]}
     splits, formats = ("train", "dev", "test"), ("parquet", "jsonl")
     data = {f"data/{split}.{fmt}" for split in splits for fmt in formats}
-    assert {f["path"] for f in manifest["files"]} == data | {"report.json"}
+    assert data | {"report.json", "databases/clinic.sqlite"} <= paths
+    assert any(p.startswith("databases/variants/") for p in paths)
+    assert "databases/ (" in result.output
 
 
 def test_demo_candidates_are_valid_verified_items(demo_build):

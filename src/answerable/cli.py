@@ -14,6 +14,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.release import full_copies
 
 
 class Group(click.Group):
@@ -103,13 +104,15 @@ def build(recipe: Path, no_release: bool) -> None:
         else:
             click.echo(f"review: {waiting}; they join a later version once accepted")
     if report.release:
+        from answerable.release.databases import shown_files
+
         state = "written" if report.release.written else "unchanged, already published"
         released = report.release.manifest["counts"]
         labels = ", ".join(f"{k} {v}" for k, v in released["by_label"].items())
         click.echo(
             f"release: {report.release.path} ({state}): {released['total']} items "
             f"({labels}); files: "
-            + ", ".join(f["path"] for f in report.release.manifest["files"])
+            + ", ".join(shown_files(report.release.manifest["files"]))
             + ", manifest.json"
         )
 
@@ -203,3 +206,6 @@ def bio(path: Path, out: Path) -> None:
 
     items = load_items(path)
     click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+
+
+main.add_command(full_copies.materialize)

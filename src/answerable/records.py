@@ -33,6 +33,7 @@ PLAIN_FIELDS = (
 )
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
 NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
+NESTED_FIELDS += ("database",)  # in a release: base and delta paths (release/databases.py)
 PLAIN_FIELDS += ("split",)  # optional: the split a source gave the example (or a release)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
