@@ -54,7 +54,8 @@ def unit(hash_expr: pl.Expr) -> pl.Expr:
 
 def normalized_question() -> pl.Expr:
     """The question lower-cased, words only, single spaces (the drafting check's form)."""
-    return pl.col("question").str.to_lowercase().str.extract_all(r"[a-z0-9]+").list.join(" ")
+    text = pl.col("question").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", " ")
+    return text.str.strip_chars(" ")
 
 
 # ---- fields an item can be grouped by -------------------------------------------------
@@ -105,24 +106,22 @@ def with_family(frame: pl.DataFrame) -> pl.DataFrame:
     parents = frame.select(
         pl.col("id").alias("node"), pl.col("provenance").struct.field("parent").alias("up")
     )
-    known = frame.select(pl.col("id").alias("node"), pl.lit(True).alias("known"))
+    known = frame.select(pl.col("id").alias("next"), pl.lit(True).alias("known"))
+    links = parents.rename({"node": "family", "up": "next"})
     walk = parents.with_columns(family=pl.col("node"))
     for _ in range(64):  # parent chains are a few links deep; 64 stops a cycle
-        step = walk.join(
-            parents.rename({"node": "family", "up": "next"}), on="family", how="left"
-        ).join(known.rename({"node": "next"}), on="next", how="left")
+        step = walk.join(links, on="family", how="left", maintain_order="left").join(
+            known, on="next", how="left", maintain_order="left"
+        )
         moved = pl.col("known").fill_null(False) & (pl.col("next") != pl.col("node"))
         if not step.select(moved.any()).item():
             break
         walk = step.select("node", "up", family=pl.when(moved).then("next").otherwise("family"))
     # the top item's own parent, when it is outside the frame, names the family
-    top = walk.join(parents.rename({"node": "family", "up": "outside"}), on="family", how="left")
-    family = top.select(
-        pl.col("node").alias("id"), pl.coalesce("outside", "family").alias("family")
-    )
-    return frame.drop("family", strict=False).join(
-        family, on="id", how="left", maintain_order="left"
-    )
+    outside = parents.rename({"node": "family", "up": "outside"})
+    top = walk.join(outside, on="family", how="left", maintain_order="left")
+    family = top.select(pl.coalesce("outside", "family").alias("family"))["family"]
+    return frame.with_columns(family=family)
 
 
 def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -137,6 +136,4 @@ def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         groups = groups.with_columns(group=pl.col("group").min().over("group"))
         if groups["group"].equals(before):
             break
-    return frame.drop("group", strict=False).join(
-        groups.select("id", "group"), on="id", how="left", maintain_order="left"
-    )
+    return frame.with_columns(group=groups["group"])

@@ -28,9 +28,10 @@ LINKS = {
 def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
     """``frame`` with its ``split`` column set, and the report's ``splits`` section."""
     kind = config.split.kind
-    work = with_family(frame).with_columns(
+    work = with_family(frame.select("id", "db_id", "question", "label", "split", "provenance"))
+    work = work.with_columns(
         question_key=normalized_question(),
-        skeleton=pl.col("sql_meta").struct.field("skeleton"),
+        skeleton=frame["sql_meta"].struct.field("skeleton"),
     )
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
@@ -45,8 +46,7 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
         "groups_moved_to_test": _moved(work, config),
         "counts": _counts(work),
     }
-    out = work.with_columns(split=pl.col("placed")).select(frame.columns)
-    return out, report
+    return frame.with_columns(split=work["placed"]), report
 
 
 def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:
