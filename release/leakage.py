@@ -28,13 +28,18 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     """The ``leakage`` section for a frame whose ``split`` column is set; raises
     :class:`LeakageError` naming the first check set to error that found a leak."""
     narrow = frame.select("id", "db_id", "question", "sql", "split", "sql_meta", "provenance")
-    work = with_family(narrow).with_columns(
-        same_question=normalized_question(),
-        same_sql=pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
-        same_skeleton=pl.col("sql_meta").struct.field("skeleton"),
-        same_database=pl.col("db_id"),
-        family=pl.col("family"),
-    )
+    wanted = {check for check in CHECKS if config.severity.get(check, "off") != "off"}
+    columns = {
+        "same_question": normalized_question(),
+        "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
+        "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
+        "same_database": pl.col("db_id"),
+    }
+    if "near_question" in wanted:
+        wanted.add("same_question")
+    work = narrow.with_columns(**{name: expr for name, expr in columns.items() if name in wanted})
+    if wanted & {"family", "near_question"}:
+        work = with_family(work)
     section = {}
     for check in CHECKS:
         severity = config.severity.get(check, "off")
@@ -58,8 +63,9 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
 def _shared(work: pl.DataFrame, column: str) -> dict:
     """Values of ``column`` that items of two or more splits share."""
     keyed = work.select(column, "split", "id").filter(pl.col(column).is_not_null())
-    spread = keyed.group_by(column).agg(pl.col("split").n_unique().alias("splits"))
-    leaking = spread.filter(pl.col("splits") > 1).select(column).sort(column)
+    code = pl.col("split").cast(pl.Categorical).to_physical()  # min != max: two splits
+    spread = keyed.group_by(column).agg(low=code.min(), high=code.max())
+    leaking = spread.filter(pl.col("low") != pl.col("high")).select(column).sort(column)
     shown = (
         keyed.join(leaking.head(EXAMPLES), on=column)
         .group_by(column)

@@ -35,6 +35,7 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
     )
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
+    work = work.with_columns(group_id=work["id"].gather(work["group"]))
     work = work.with_columns(placed=_placement(work, config, seed))
     _check_family_sizes(work, config)
     report = {
@@ -56,7 +57,7 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
     elif kind == "source":
         placed = pl.col("split").drop_nulls().first().over("group")
     else:
-        draw = unit(item_hash("group", seed, STEP))
+        draw = unit(item_hash("group_id", seed, STEP))  # the group's first id draws
         names, placed, bound = list(split.ratios), None, 0.0
         for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
             bound += split.ratios[name]
@@ -102,6 +103,7 @@ def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig) -> None:
         return
     sizes = work.group_by("group").len()
     largest = sizes.sort(["len", "group"], descending=[True, False]).row(0, named=True)
+    largest["group"] = work["id"][largest["group"]]
     for name, ratio in config.split.ratios.items():
         target = ratio * work.height
         if ratio > 0 and largest["len"] > max(target, 1):

@@ -233,7 +233,8 @@ def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> lis
     """The write step: one file per split and format under ``folder/data``, rows sorted by
     id, splits in name order; the manifest entries of every file written."""
     entries = []
-    frame = frame.sort("id")
-    for split in sorted(frame["split"].unique().to_list()):
-        entries += write_split(frame.filter(pl.col("split") == split), folder, split, formats)
+    if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
+        frame = frame.sort("id")
+    for (split,), rows in sorted(frame.partition_by("split", as_dict=True).items()):
+        entries += write_split(rows, folder, split, formats)
     return entries

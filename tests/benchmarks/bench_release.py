@@ -128,9 +128,10 @@ def synthetic_pool(n: int) -> pl.DataFrame:
         for name, dtype in schema.items()
     ]
     del families
-    return pl.DataFrame(columns).with_columns(
+    frame = pl.DataFrame(columns).with_columns(
         dialect=pl.lit("sqlite"), spans=pl.lit([], schema["spans"])
     )
+    return frame.sort("id")  # as to_frame gives it
 
 
 def demo_storage() -> str:
