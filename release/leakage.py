@@ -27,10 +27,13 @@ class LeakageError(AnswerableError):
 def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     """The ``leakage`` section for a frame whose ``split`` column is set; raises
     :class:`LeakageError` naming the first check set to error that found a leak."""
-    narrow = frame.select("id", "db_id", "question", "sql", "split", "sql_meta", "provenance")
+    reused = [name for name in ("family", "question_key") if name in frame.columns]
+    narrow = frame.select(
+        "id", "db_id", "question", "sql", "split", "sql_meta", "provenance", *reused
+    )
     wanted = {check for check in CHECKS if config.severity.get(check, "off") != "off"}
     columns = {
-        "same_question": normalized_question(),
+        "same_question": pl.col("question_key") if reused else normalized_question(),
         "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
         "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
         "same_database": pl.col("db_id"),
@@ -38,7 +41,7 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     if "near_question" in wanted:
         wanted.add("same_question")
     work = narrow.with_columns(**{name: expr for name, expr in columns.items() if name in wanted})
-    if wanted & {"family", "near_question"}:
+    if wanted & {"family", "near_question"} and "family" not in work.columns:
         work = with_family(work)
     section = {}
     for check in CHECKS:

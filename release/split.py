@@ -26,9 +26,11 @@ LINKS = {
 
 
 def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with its ``split`` column set, and the report's ``splits`` section."""
+    """``frame`` with its ``split`` column set (and ``family``, ``question_key`` for the
+    leakage check), and the report's ``splits`` section."""
     kind = config.split.kind
-    work = with_family(frame.select("id", "db_id", "question", "label", "split", "provenance"))
+    work = frame.select("id", "db_id", "question", "label", "split", "provenance")
+    work = with_family(work)
     work = work.with_columns(
         question_key=normalized_question(),
         skeleton=frame["sql_meta"].struct.field("skeleton"),
@@ -47,7 +49,9 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
         "groups_moved_to_test": _moved(work, config),
         "counts": _counts(work),
     }
-    return frame.with_columns(split=work["placed"]), report
+    # the family and question keys ride along for the leakage check (writers drop them)
+    keys = {"family": work["family"], "question_key": work["question_key"]}
+    return frame.with_columns(split=work["placed"], **keys), report
 
 
 def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:

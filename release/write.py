@@ -168,8 +168,8 @@ def to_items(frame: pl.DataFrame) -> list[dict]:
     """Items back from a typed frame: every top-level field (null when absent), open
     fields parsed, null keys inside structs left out unless the schema requires them (an
     absent key and a null one read back alike)."""
+    frame = frame.select([name for name in polars_schema() if name in frame.columns])
     schema = frame.schema
-    polars_schema()  # derives the required keys
     return [
         {name: _untyped(row[name], schema[name], name) for name in schema}
         for row in frame.iter_rows(named=True)
@@ -243,6 +243,7 @@ def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> lis
     """The write step: one file per split and format under ``folder/data``, rows sorted by
     id, splits in name order; the manifest entries of every file written."""
     entries = []
+    frame = frame.select(list(polars_schema()))  # item fields only, in the schema's order
     if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
         frame = frame.sort("id")
     for split in sorted(frame["split"].unique().to_list()):  # one split's copy at a time

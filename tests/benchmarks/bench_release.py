@@ -153,18 +153,20 @@ def main(n: int) -> None:
     pools = [synthetic_pool(n)]  # handed over by pop(), so sampling can free the pool
     config = release_config(SECTION, "bench_release")
     with tempfile.TemporaryDirectory() as folder:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         frame, report = prepare_release(pools.pop(), config, seed=13, name="bench 1.0.0")
         prepared = time.perf_counter() - start
         files = write_data(frame, Path(folder), config.formats)
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu
     splits = report["splits"]["counts"]
     print(
         f"pool={n} chosen={report['sampling']['chosen']} "
         + " ".join(f"{name}={splits[name]['total']}" for name in sorted(splits))
         + f" files={len(files)} bytes={sum(f['bytes'] for f in files)} "
         + f"family_leaks={report['leakage']['family']['leaks']} "
-        + f"prepare_seconds={prepared:.2f} write_seconds={seconds - prepared:.2f}",
+        + f"prepare_seconds={prepared:.2f} write_seconds={seconds - prepared:.2f} "
+        + f"cpu_seconds={cpu:.2f}",
         file=sys.stderr,
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
