@@ -43,6 +43,7 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
     report = {
         "kind": kind,
         "ratios": config.split.ratios if kind not in ("source", "none") else None,
+        "free_ratios": free_ratios(work, config) if kind not in ("source", "none") else None,
         "test_only": config.split.test_only,
         "groups": work["group"].n_unique(),
         "families": work["family"].n_unique(),
@@ -62,9 +63,10 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
         placed = pl.col("split").drop_nulls().first().over("group")
     else:
         draw = unit(item_hash("group_id", seed, STEP))  # the group's first id draws
-        names, placed, bound = list(split.ratios), None, 0.0
+        ratios = free_ratios(work, config)
+        names, placed, bound = list(ratios), None, 0.0
         for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
-            bound += split.ratios[name]
+            bound += ratios[name]
             placed = (placed.when if placed is not None else pl.when)(draw < bound).then(
                 pl.lit(name)
             )
@@ -82,6 +84,34 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
             fix="choose kind: question (or query, database) to split them here",
         )
     return result
+
+
+def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
+    """The ratios for the groups no ``test_only`` label sends to test, so that the items
+    the ratios are about (those of the other labels) still split as asked: the ones
+    already in test by their family count toward test's share.
+
+    >>> import polars as pl
+    >>> from answerable.release.config import release_config
+    >>> work = pl.DataFrame({"label": ["answerable"] * 10, "group": list(range(10))})
+    >>> free_ratios(work, release_config({"split": {"ratios": {"train": 0.5, "test": 0.5},
+    ...                                              "test_only": ["unanswerable"]}}))
+    {'train': 0.5, 'test': 0.5}
+    """
+    split = config.split
+    if not split.test_only:
+        return dict(split.ratios)
+    forced = pl.col("label").is_in(split.test_only).any().over("group")
+    counted = work.select(forced.alias("forced"), pl.col("label")).filter(
+        ~pl.col("label").is_in(split.test_only)
+    )
+    total, moved = counted.height, int(counted["forced"].sum())
+    if moved == 0 or moved == total:
+        return dict(split.ratios)
+    wanted = {name: ratio * total for name, ratio in split.ratios.items()}
+    wanted[TEST_SPLIT] = max(0.0, wanted[TEST_SPLIT] - moved)
+    whole = sum(wanted.values())
+    return {name: count / whole for name, count in wanted.items()}
 
 
 def _check_skeletons(work: pl.DataFrame, config: ReleaseConfig) -> None:
