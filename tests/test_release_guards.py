@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from answerable.pipeline import StepOutput
-from answerable.records import read_jsonl
+from answerable.records import read_jsonl, read_parquet
 from answerable.release.guards import contradictions, drop_contradictions
 from answerable.release.inspect import load_items
 from answerable.release.publish import read_manifest
@@ -158,3 +158,16 @@ def test_a_leak_set_to_error_stops_the_release(tmp_path):
     )
     assert_clean_error(result, "release leakage: same_sql", "fix:")
     _nothing_published(tmp_path)
+
+
+def test_the_split_a_source_gives_is_kept_on_the_item_and_in_the_release(tmp_path):
+    seeds = [{**s, "split": ("train", "dev")[n % 2]} for n, s in enumerate(SEEDS)]
+    _, result = _release(tmp_path, "release: {split: {kind: source}}\n", seeds)
+    assert result.exit_code == 0, result.output
+    candidates = read_parquet(tmp_path / ".answerable" / "tiny" / "candidates.parquet")
+    wanted = {s["question"]: s["split"] for s in seeds}
+    assert {i["question"]: i["split"] for i in candidates} == wanted
+    released = load_items(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert {i["question"]: i["split"] for i in released} == wanted
+    manifest = read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert manifest["counts"]["by_split"] == {"dev": 2, "train": 3}
