@@ -116,11 +116,10 @@ def cut_release(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        files = []
-        if sources:
-            shipped = ship_databases(to_items(frame), staging, sources, variants)
-            frame, files = to_frame(shipped.items), shipped.files
-        files = write_data(frame, staging, config.formats) + files
+        shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
+        frame = to_frame(shipped.items) if shipped else frame
+        files = write_data(frame, staging, config.formats)
+        files += shipped.files if shipped else []
         files.append(_entry(write_json(report, staging / "report.json"), staging))
         manifest = {
             "dataset": dataset,

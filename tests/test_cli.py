@@ -39,9 +39,9 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     manifest = read_manifest(release)
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
+    paths = {f["path"] for f in manifest["files"]}
     splits, formats = ("train", "dev", "test"), ("parquet", "jsonl")
     data = {f"data/{split}.{fmt}" for split in splits for fmt in formats}
-    paths = {f["path"] for f in manifest["files"]}
     assert data | {"report.json", "databases/clinic.sqlite"} <= paths
     assert any(p.startswith("databases/variants/") for p in paths)
     assert "databases/ (" in result.output

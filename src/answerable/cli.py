@@ -14,6 +14,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.release import full_copies
 from answerable.release.evaluate.command import evaluate
 
 
@@ -208,4 +209,5 @@ def bio(path: Path, out: Path) -> None:
     click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
 
 
+main.add_command(full_copies.materialize)
 main.add_command(evaluate)  # answerable evaluate (release/evaluate/command.py)
