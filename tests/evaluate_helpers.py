@@ -43,7 +43,7 @@ def tiny_item(question: str, sql: str | None, label: str = "answerable", **extra
     }
 
 
-def tiny_release(folder: Path, items: list[dict], timeout_s: float = 2.0) -> Path:
+def tiny_release(folder: Path, items: list[dict]) -> Path:
     """A release of ``items`` over one small database; returns its folder."""
     release = folder / "tiny" / "1.0.0"
     (release / "databases").mkdir(parents=True)
@@ -56,7 +56,7 @@ def tiny_release(folder: Path, items: list[dict], timeout_s: float = 2.0) -> Pat
         for item in items:
             item["result"] = db.execute(item["sql"]).to_record() if item["sql"] else None
     write_items(release, items)
-    manifest = {"dataset": "tiny", "version": "1.0.0", "execution": {"timeout_s": timeout_s}}
+    manifest = {"dataset": "tiny", "version": "1.0.0"}
     (release / "manifest.json").write_text(json.dumps(manifest))
     return release
 
