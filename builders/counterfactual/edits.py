@@ -27,7 +27,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import explain, trees, verify
+from answerable.builders.counterfactual import explain, gate, trees, verify
 from answerable.builders.counterfactual.candidates import near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
@@ -391,7 +391,7 @@ class AddNearSynonyms:
             return chosen
         target, mention = chosen
         table, column = split(target)
-        names = list(groups(target)[0])
+        names = list(self.best_group(parent, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
         reading_trees = [_renamed(parent.tree, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
@@ -414,6 +414,18 @@ class AddNearSynonyms:
             mention=mention,
         )
 
+    def best_group(
+        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+    ) -> tuple[str, ...]:
+        """The first group the plausibility gate passes for this question; else the first
+        group (its verification then rejects it with the gate's reason)."""
+        for group in groups:
+            if gate.judge_columns(
+                parent.item["question"], mention.text, table, column, list(group)
+            ).ok:
+                return group
+        return groups[0]
+
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""
         declared = parent.schema.table(table).column(column).type
@@ -425,13 +437,18 @@ class AddNearSynonyms:
         return [*added, drop_column(table, column)]
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """Names are not synonyms and fit the span; the gold SQL does not bind; nothing
-        left answers the target; the readings differ (or bind, schema-only)."""
+        """The plausibility gate passes; names are not synonyms and fit the span; the gold
+        SQL does not bind; nothing left answers the target; the readings differ (or bind,
+        schema-only)."""
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
-        failure = verify.candidates_are_not_synonyms(
-            table, column, names
-        ) or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
+        failure = (
+            verify.plausible(
+                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
+            )
+            or verify.candidates_are_not_synonyms(table, column, names)
+            or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
+        )
         if failure:
             return failure
         database = env.edited_database(parent, proposal.ops)
@@ -726,7 +743,8 @@ class ValueAmbiguous:
         seconds = self.second_columns(parent, env, mention.concept, value)
         if not seconds:
             return "no-second-column"
-        second = rng.choice(seconds)
+        fitting = [s for s in seconds if self.fit(parent, env, s, value).ok]
+        second = rng.choice(fitting or seconds)  # a misfit is rejected by verify
         reading = _swap_compared_column(parent.tree, mention.concept, value, second)
         if reading is None:
             return "no-second-column"
@@ -774,6 +792,14 @@ class ValueAmbiguous:
         best = min((rank for rank, _ in found), default=None)
         return sorted(q for rank, q in found if rank == best)
 
+    def fit(self, parent: Parent, env: EditEnv, second: str, value: str) -> gate.Verdict:
+        """Whether the value fits the second column (:func:`gate.judge_value`)."""
+        known = env.known_values(parent.db_id, *split(second))
+        return env.once(
+            ("value-fit", parent.db_id, second, value),
+            lambda: gate.judge_value(value, second, known),
+        )
+
     def op(self, parent: Parent, env: EditEnv, second: str, value: str) -> dict:
         """Write the value into 5 % of the second column's rows (3 to 200), seeded."""
         table, column = split(second)
@@ -784,7 +810,14 @@ class ValueAmbiguous:
         return set_value(table, column, value, count, seed)
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """Both readings run on the edited copy and give different non-empty results."""
+        """The value fits the second column; both readings run on the edited copy and give
+        different non-empty results."""
+        params = proposal.params
+        failure = verify.plausible(
+            self.fit(proposal.parent, env, params["second"], params["value"])
+        )
+        if failure:
+            return failure
         database = env.edited_database(proposal.parent, proposal.ops)
         failure = verify.readings_differ(proposal.readings, database, proposal.parent.ordered)
         if failure is None:

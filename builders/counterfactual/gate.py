@@ -25,8 +25,9 @@ depth :data:`SPECIFIC_DEPTH` or below, the narrowest ones and their direct paren
 (``state capital`` and ``city`` for a capital column; ``American state`` and ``state``
 for a state column) must meet the value's hypernyms ('Medicare' is health insurance, not
 an ethnic group; 'austin' is a city, not a state). When WordNet
-knows neither, the column's name decides: the value's hypernyms must hold the column's
-head noun.
+knows no kind of the column's values, the column's name decides: the value's hypernyms
+must hold the column's head noun, and a value WordNet knows only as an adjective or verb
+('Widowed') names no thing of that kind.
 
 >>> judge_columns("What is the location of each admission?", "location", "admissions",
 ...               "location", ["admission_location", "discharge_location"]).ok
@@ -118,10 +119,7 @@ def judge_qualifiers(question: str, table: str, column: str, pair: tuple[str, st
     target = set(words_of(column))
     if target & contrasts.NAME_PARTS and head == "name":
         return _reject("already-qualified", f"{column} is already one part of a name")
-    # the thing a name belongs to: the table's rows, or the word before "name"
-    # (a singer's song_name names the song, a matches table's tourney_name a tourney)
-    owner = (target - own - {head}) or own
-    people = is_people(owner)
+    people = is_people({owner_word(table, column)})
     for word in sorted(target):
         if contrasts.is_contrast(pair, word, own | target, people):
             return PASS
@@ -138,6 +136,16 @@ _EXPLAIN = {
     "parts-of-total": "the parts add up to what the word means",
     "no-contrast": "not a known pair of readings of this word in this table",
 }
+
+
+def owner_word(table: str, column: str) -> str:
+    """What a column's head belongs to: the word before the head (a singer's
+    ``song_name`` names the song, ``winner_name`` a winner), else the last word of the
+    table's name (English compounds are head-final: ``Ref_Feature_Types`` holds types)."""
+    words = words_of(column)
+    if len(words) > 1:
+        return words[-2]
+    return singular(name_tokens(table)[-1]) if name_tokens(table) else ""
 
 
 def is_people(words: set[str]) -> bool:
@@ -208,10 +216,16 @@ def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:
         if mine & kinds:
             return PASS
         kind = sorted(kinds)[0]
-        return _reject("vocabulary-misfit", f"{value!r} is not a {kind} like the values of {column}")
+        return _reject(
+            "vocabulary-misfit", f"{value!r} is not a {kind} like the values of {column}"
+        )
     head = head_token(column.rpartition(".")[2]) or ""
-    if not mine or not wordnet.is_noun(head):
+    if not wordnet.is_noun(head):
         return PASS  # nothing to judge by: the shape test stands
+    if not mine:
+        if wordnet.is_word(value):  # 'widowed': a word, but no thing of any kind
+            return _reject("vocabulary-misfit", f"{value!r} is not a name of a {head}")
+        return PASS  # a name WordNet does not know: the shape test stands
     if head in _all_hypernyms(value) or singular(head) in _all_hypernyms(value):
         return PASS
     return _reject("vocabulary-misfit", f"{value!r} is not a kind of {head}")

@@ -11,6 +11,7 @@ a detail) when it does not; an edit is kept only when all of its checks pass.
 - :func:`candidates_are_not_synonyms`, :func:`candidates_cover_mention`,
   :func:`candidates_differ_from_target`: an added near-synonym is not the target under
   another name, fits the question's words, and does not copy the target's values;
+- :func:`plausible`: the plausibility gate passes the ambiguous item;
 - :func:`readings_differ`: the readings of an ambiguous item run and give different,
   non-empty answers;
 - :func:`value_is_absent`, :func:`finds_nothing`: a replaced value is in no row of its
@@ -42,6 +43,12 @@ class Failure:
 
     reason: str
     detail: str
+
+
+def plausible(verdict) -> Failure | None:
+    """The plausibility gate's verdict (:mod:`.gate`) as a check: its reason code becomes
+    ``implausible-<reason>`` in the rejects report."""
+    return None if verdict.ok else Failure(f"implausible-{verdict.reason}", verdict.detail)
 
 
 def binding_error(tree: exp.Expr, schema: DatabaseSchema) -> SQLError | None:

@@ -74,24 +74,25 @@ CONTRASTS = (
     _c("first last", "name", people=True),
     _c("short long", "name title", NAMED_THINGS),
     _c("short long", "title", "diagnosis icd procedure"),
-    _c("home away", "score goal point team", MATCH_TABLES),
+    _c("home away", "score goal team", MATCH_TABLES),
     _c("admission discharge", "date time location", STAY_TABLES),
     _c("admit discharge", "time date", STAY_TABLES),
     _c("start end", "date time year", SPAN_TABLES),
     _c("start stop", "date time", "prescription medication"),
     _c("first last", "careunit unit ward", STAY_TABLES + " icu"),
     _c("systolic diastolic", "pressure bp"),
-    _c("gross net", "earnings earning income salary bonus amount total revenue profit pay wage"),
+    _c("gross net", "earnings earning income salary bonus amount revenue profit pay wage"),
+    _c("gross net", "total", "invoice order bill purchase sale"),
     _c("list sale", "price"),
     _c("curb gross", "weight", "car vehicle truck"),
     _c("personal work", "email mail"),
-    _c("home mobile", PHONE + " number"),
-    _c("home work", PHONE + " number"),
+    _c("home mobile", PHONE),
+    _c("home work", PHONE),
     _c("billing shipping", "address", "invoice order customer purchase"),
     _c("critic audience", "rating"),
     _c("nominal real", "gnp gdp"),
     _c("urban metropolitan", "population", "city town"),
-    _c("highest lowest", "elevation point altitude"),
+    _c("highest lowest", "elevation point altitude", "highlow state country region mountain"),
     _c("birth residence", "country", people=True),
     _c("birth sporting", "nationality", "player footballer athlete"),
     _c("surface catchment", "area", "lake river basin"),
@@ -100,14 +101,38 @@ CONTRASTS = (
 """The curated contrasts, best first within a head."""
 
 DEFAULT_MARKED = frozenset(
-    "primary secondary tertiary main other old new current previous former legacy "
-    "original revised actual estimated local utc server registered reported verified "
-    "confirmed suspected provisional disputed".split()
+    [
+        "primary",
+        "secondary",
+        "tertiary",
+        "main",
+        "other",
+        "old",
+        "new",
+        "current",
+        "previous",
+        "former",
+        "legacy",
+        "original",
+        "revised",
+        "actual",
+        "estimated",
+        "local",
+        "utc",
+        "server",
+        "registered",
+        "reported",
+        "verified",
+        "confirmed",
+        "suspected",
+        "provisional",
+        "disputed",
+    ]
 )
 """Qualifiers of which one member is the default reading of the bare noun, or that only
 say how a value was recorded (``registered``/``reported``)."""
-ORDINALS = frozenset("first second third fourth 1st 2nd 3rd".split())
-RANGE = frozenset("minimum maximum median min max mean average".split())
+ORDINALS = frozenset(["first", "second", "third", "fourth", "1st", "2nd", "3rd"])
+RANGE = frozenset(["minimum", "maximum", "median", "min", "max", "mean", "average"])
 PARTS = frozenset(
     {
         frozenset({"urban", "rural"}),
@@ -121,14 +146,16 @@ PARTS = frozenset(
 """Pairs that add up to the bare noun when the noun is a total (``home``/``away``
 attendance); a contrast above overrides this where it applies (match scores)."""
 LIVE_WORDS = frozenset({"either", "whichever"})
-NAME_PARTS = frozenset("first last middle given family sur nick l f".split())
+NAME_PARTS = frozenset(["first", "last", "middle", "given", "family", "sur", "nick", "l", "f"])
 """Words that already make a name one part of a person's name (``LName`` is the last)."""
 
 
 def contrasts_for(head: str, table_words: set[str], person_table: bool) -> list[tuple[str, str]]:
     """The curated contrasts that split ``head`` in such a table, best first."""
     heads = {head.lower(), singular(head.lower())}
-    return [c.pair for c in CONTRASTS if any(c.applies(h, table_words, person_table) for h in heads)]
+    return [
+        c.pair for c in CONTRASTS if any(c.applies(h, table_words, person_table) for h in heads)
+    ]
 
 
 def is_contrast(

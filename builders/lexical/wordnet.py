@@ -24,15 +24,53 @@ from answerable.errors import ConfigError
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT_PACKAGES = "wordnet-base wordnet-sense-index"
-LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
-    "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food noun.group "
-    "noun.location noun.motive noun.object noun.person noun.phenomenon noun.plant "
-    "noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
-    "noun.substance noun.time verb.body verb.change verb.cognition verb.communication "
-    "verb.competition verb.consumption verb.contact verb.creation verb.emotion verb.motion "
-    "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
-).split()
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
 """The lexicographer files in number order (``lexnames(5WN)``)."""
 _CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 NEEDED = ("index.noun", "data.noun", "noun.exc", "index.sense")
@@ -159,6 +197,11 @@ def relation(word: str, other: str) -> str | None:
     if other.lower() in hypernyms(word):
         return "hypernym"
     return None
+
+
+def is_word(text: str) -> bool:
+    """Whether WordNet knows the text as a word of any part of speech."""
+    return bool(wordnet().synsets(text.strip().replace(" ", "_")))
 
 
 def is_noun(word: str) -> bool:
