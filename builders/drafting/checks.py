@@ -27,7 +27,8 @@ from difflib import SequenceMatcher
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft
-from answerable.builders.drafting.text import find_phrase, name_words, normalize, singular, words
+from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
+from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import DatabaseSchema
 
 Failure = tuple[str, str]  # (reason, detail)
