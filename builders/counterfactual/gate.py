@@ -26,7 +26,8 @@ depth :data:`SPECIFIC_DEPTH` or below, the narrowest ones and their direct paren
 for a state column) must meet the value's hypernyms ('Medicare' is health insurance, not
 an ethnic group; 'austin' is a city, not a state). When WordNet
 knows no kind of the column's values, the column's name decides: the value's hypernyms
-must hold the column's head noun, and a value WordNet knows only as an adjective or verb
+must hold the column's head noun (or a compound ending in it: 'Medicare' is social
+insurance, so it fits ``insurance``), and a value WordNet knows only as an adjective or verb
 ('Widowed') names no thing of that kind.
 
 >>> judge_columns("What is the location of each admission?", "location", "admissions",
@@ -226,7 +227,8 @@ def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:
         if wordnet.is_word(value):  # 'widowed': a word, but no thing of any kind
             return _reject("vocabulary-misfit", f"{value!r} is not a name of a {head}")
         return PASS  # a name WordNet does not know: the shape test stands
-    if head in _all_hypernyms(value) or singular(head) in _all_hypernyms(value):
+    heads = {head, singular(head)}
+    if any(h.split()[-1] in heads for h in _all_hypernyms(value)):  # "social insurance"
         return PASS
     return _reject("vocabulary-misfit", f"{value!r} is not a kind of {head}")
 

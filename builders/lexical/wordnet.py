@@ -100,15 +100,22 @@ def available(source: Path = DEBIAN_DIR) -> bool:
     return all((source / name).is_file() for name in NEEDED)
 
 
+def missing(source: Path = DEBIAN_DIR) -> WordNetMissing:
+    """The error raised when WordNet is absent: one line naming the apt packages."""
+    return WordNetMissing(
+        str(source), None, "WordNet 3.0 is not installed", fix=f"apt-get install {APT_PACKAGES}"
+    )
+
+
 def missing_reason() -> str:
     """The one line said when WordNet is absent (also the reason tests skip)."""
-    return f"WordNet is not installed: apt-get install {APT_PACKAGES} (files in {DEBIAN_DIR})"
+    return str(missing())
 
 
 def corpus_folder(source: Path = DEBIAN_DIR, cache: Path | None = None) -> Path:
     """``<cache>/corpora/wordnet`` with the installed files linked in and ``lexnames``."""
     if not available(source):
-        raise WordNetMissing(missing_reason())
+        raise missing(source)
     folder = (cache or cache_dir()) / "corpora" / "wordnet"
     folder.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.iterdir()):

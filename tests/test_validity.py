@@ -1,0 +1,171 @@
+"""Issue 12: the lexical module, the plausibility gate and the hand-labelled cases."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from answerable.builders.counterfactual.gate import judge_columns, judge_value
+from answerable.builders.demo import generate_demo
+from answerable.builders.lexical import contrasts, wordnet
+from answerable.builders.lexical.inflection import plural, singular
+from answerable.errors import ConfigError
+from tests.conftest import SHARED_DATA
+from tests.validity_cases import load_cases, score
+
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+
+
+# ---- the labelled set -----------------------------------------------------------------
+
+
+def test_the_labelled_set_covers_every_source_and_both_verdicts():
+    cases = load_cases()
+    assert len(cases) >= 200
+    assert len({c["id"] for c in cases}) == len(cases)
+    by = Counter((c["source"], c["verdict"]) for c in cases)
+    for source in ("spider", "geoquery", "chinook", "demo"):
+        assert by[source, "accept"] and by[source, "reject"], source
+    assert all(c["reason"].strip() and c["kind"] in ("column-pair", "value-column") for c in cases)
+
+
+@pytest.fixture(scope="module")
+def databases(tmp_path_factory):
+    """The databases the value cases need: the demo (generated) and the real ones."""
+    demo = tmp_path_factory.mktemp("demo")
+    generate_demo(demo, 7)
+    found = {"clinic": demo / "clinic.sqlite", "league": demo / "league.sqlite"}
+    for db_id, path in (
+        ("chinook", SHARED_DATA / "chinook" / "chinook.sqlite"),
+        ("geography", SHARED_DATA / "geoquery" / "geography.sqlite"),
+    ):
+        if path.is_file():
+            found[db_id] = path
+    return found
+
+
+@needs_wordnet
+def test_the_gate_agrees_with_the_hand_labels(databases):
+    found = score(load_cases(), databases)
+    assert found.precision >= 0.9 and found.recall >= 0.7, "\n".join(found.misses)
+
+
+@needs_wordnet
+def test_column_pairs_alone_meet_the_targets():
+    pairs = [c for c in load_cases() if c["kind"] == "column-pair"]
+    found = score(pairs, {})
+    assert found.skipped == 0
+    assert found.precision >= 0.9 and found.recall >= 0.7, "\n".join(found.misses)
+
+
+# ---- the gate's rules -----------------------------------------------------------------
+
+
+@needs_wordnet
+@pytest.mark.parametrize(
+    ("table", "column", "candidates", "question", "reason"),
+    [
+        (
+            "players",
+            "position",
+            ["primary_position", "secondary_position"],
+            "Positions?",
+            "default-marked",
+        ),
+        ("players", "age", ["first_age", "second_age"], "Ages?", "ordinal"),
+        ("people", "height", ["minimum_height", "maximum_height"], "Heights?", "range"),
+        ("country", "area", ["land_area", "water_area"], "Area?", "parts-of-total"),
+        ("battle", "year", ["registered_year", "reported_year"], "Year?", "default-marked"),
+        ("tracks", "name", ["short_name", "long_name"], "Names?", "no-contrast"),
+        ("tracks", "name", ["first_name", "last_name"], "Names?", "ordinal"),
+        (
+            "matches",
+            "score",
+            ["home_score", "away_score"],
+            "Goals at home?",
+            "resolved-by-question",
+        ),
+        ("students", "LName", ["FirstLName", "LastLName"], "Names?", "already-qualified"),
+        ("players", "name", ["name_a", "name_a"], "Names?", "same-meaning"),
+    ],
+)
+def test_the_gate_names_the_rule_a_pair_breaks(table, column, candidates, question, reason):
+    verdict = judge_columns(question, column, table, column, candidates)
+    assert not verdict.ok and verdict.reason == reason, verdict
+
+
+@needs_wordnet
+@pytest.mark.parametrize(
+    ("table", "column", "candidates"),
+    [
+        ("conductor", "Name", ["FirstName", "LastName"]),  # WordNet: a conductor is a person
+        ("icu_stays", "careunit", ["first_careunit", "last_careunit"]),
+        ("matches", "score", ["home_score", "away_score"]),
+        ("poker_player", "Earnings", ["GrossEarnings", "NetEarnings"]),
+        ("country", "Name", ["ShortName", "LongName"]),
+    ],
+)
+def test_the_gate_passes_genuine_pairs(table, column, candidates):
+    assert judge_columns("Show them.", column, table, column, candidates).ok
+
+
+def test_a_default_marked_pair_is_live_only_when_the_question_says_either():
+    pair = ("primary", "secondary")
+    assert contrasts.both_live(pair, {"either", "position"})
+    assert not contrasts.both_live(pair, {"both", "position"})
+    assert not contrasts.both_live(pair, {"either", "primary"})
+
+
+@needs_wordnet
+def test_a_value_must_fit_the_kind_of_the_column():
+    states = ["alabama", "alaska", "arizona", "texas", "ohio", "utah"]
+    assert judge_value("montana", "state.state_name", states).ok
+    misfit = judge_value("austin", "state.state_name", states)
+    assert not misfit.ok and misfit.reason == "vocabulary-misfit"
+    assert judge_value("Medicare", "patients.insurance", ["Medicaid", "Private", "Other"]).ok
+    assert not judge_value("Widowed", "admissions.location", ["Home", "Rehab", "Hospice"]).ok
+    assert judge_value("12", "t.name", ["Ann", "Bob"]).reason == "format-misfit"
+
+
+# ---- the lexical module ---------------------------------------------------------------
+
+
+def test_singular_and_plural_through_inflect():
+    words = ("patients", "diagnoses", "cities", "matches", "criteria", "status", "class", "data")
+    assert [singular(w) for w in words] == [
+        "patient",
+        "diagnosis",
+        "city",
+        "match",
+        "criterion",
+        "status",
+        "class",
+        "data",
+    ]
+    assert [plural(w) for w in ("city", "diagnosis", "person")] == ["cities", "diagnoses", "people"]
+
+
+def test_lexnames_is_the_45_line_table_of_the_man_page():
+    lines = wordnet.lexnames_text().splitlines()
+    assert len(lines) == 45
+    assert lines[0] == "00\tadj.all\t3" and lines[3] == "03\tnoun.Tops\t1"
+    assert lines[44] == "44\tadj.ppl\t3"
+
+
+def test_without_the_debian_packages_the_message_names_them(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        wordnet.corpus_folder(tmp_path / "absent", tmp_path / "cache")
+    message = str(raised.value)
+    assert "wordnet-base" in message and "wordnet-sense-index" in message
+    assert "\n" not in message
+
+
+@needs_wordnet
+def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
+    folder = wordnet.corpus_folder(cache=tmp_path)
+    assert (folder / "lexnames").read_text() == wordnet.lexnames_text()
+    assert wordnet.wordnet().get_version() == "3.0"
+    assert {"net income", "profit", "salary"} <= wordnet.synonyms("earnings")
+    assert wordnet.relation("date", "due date") == "hyponym"
+    assert wordnet.relation("prague", "city") == "hypernym"
