@@ -108,5 +108,13 @@ def test_real_databases_with_execution_verification(name, tmp_path):
     parents = {p["id"]: p for p in found.parents.items}
     for item in found.edited.items:
         assert item["provenance"]["params"]["verified_by"] == "execution"
+        if item["label"] == "ambiguous":  # readings with results (issue 12)
+            readings = item["readings"]
+            assert len(readings) == 2 and readings[0]["result_hash"] != readings[1]["result_hash"]
+            assert all(
+                0 < len(r["rows"]) <= 5 and r["row_count"] >= len(r["rows"]) for r in readings
+            )
+            assert [r["sql"] for r in readings] == item["trigger"]["readings"]
+            validate("item", item)
         recheck(item, parents[item["provenance"]["parent"]], found.databases, tmp_path)
     assert sha256_file(database) == before

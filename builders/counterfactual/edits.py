@@ -251,6 +251,7 @@ class Proposal:
     params: dict
     readings: list[str] = field(default_factory=list)
     reading_trees: list[exp.Expr] = field(default_factory=list)
+    reading_results: list = field(default_factory=list)  # executor Results, when run
     question_edit: dict | None = None
     mention: Mention | None = None
     subtype: str | None = None
@@ -469,7 +470,9 @@ class AddNearSynonyms:
                 lambda: verify.candidates_differ_from_target(
                     env.database(parent.db_id), database, table, column, names
                 ),
-            ) or verify.readings_differ(proposal.readings, database, parent.ordered)
+            ) or verify.readings_differ(
+                proposal.readings, database, parent.ordered, proposal.reading_results
+            )
         if failure is None:
             proposal.explanation = explain.column_ambiguous(proposal.mention.text, table, names)
         return failure
@@ -819,7 +822,9 @@ class ValueAmbiguous:
         if failure:
             return failure
         database = env.edited_database(proposal.parent, proposal.ops)
-        failure = verify.readings_differ(proposal.readings, database, proposal.parent.ordered)
+        failure = verify.readings_differ(
+            proposal.readings, database, proposal.parent.ordered, proposal.reading_results
+        )
         if failure is None:
             proposal.explanation = explain.value_ambiguous(
                 proposal.params["value"], proposal.trigger["columns"]

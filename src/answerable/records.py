@@ -33,6 +33,7 @@ PLAIN_FIELDS = (
 )
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
 NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
+NESTED_FIELDS += ("readings",)  # optional: an ambiguous item's readings and results (issue 12)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 _DEFAULTS = {"dialect": "sqlite", "spans": []}
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
