@@ -8,6 +8,7 @@ import pytest
 
 from answerable.builders.counterfactual.gate import judge_columns, judge_value
 from answerable.builders.demo import generate_demo
+from answerable.builders.drafting import settled
 from answerable.builders.lexical import contrasts, wordnet
 from answerable.builders.lexical.inflection import plural, singular
 from answerable.errors import ConfigError
@@ -169,3 +170,50 @@ def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
     assert {"net income", "profit", "salary"} <= wordnet.synonyms("earnings")
     assert wordnet.relation("date", "due date") == "hyponym"
     assert wordnet.relation("prague", "city") == "hypernym"
+
+
+# ---- drafts whose problem the question settles ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "trigger", "settled_by"),
+    [
+        ("Which recent admissions were in the last 30 days?", "recent", "in the last 30 days"),
+        ("List the recent matches between 2021-08-01 and 2021-09-01.", "recent", "2021-08-01"),
+        ("Which early matches were played in October?", "early", None),  # a month is wide
+        ("Which recent matches were in the 2021-22 season?", "recent", None),
+        ("How many elderly patients are older than 65?", "elderly", "older than 65"),
+        ("Which large stadiums hold more than 40000 people?", "large", "more than 40000"),
+        ("Which recent admissions were urgent?", "recent", None),
+        ("How many young players are goalkeepers?", "young", None),
+        ("Which large stadiums are in Leeds?", "large", None),
+        ("Which typical patients were admitted in 2021?", "typical", None),  # not a time word
+        ("Which recent admissions may be urgent?", "recent", None),  # 'may' is the verb
+    ],
+)
+def test_a_vague_word_is_settled_only_by_what_it_leaves_open(question, trigger, settled_by):
+    found = settled.vague_word_settled(question, trigger)
+    assert found == settled_by or (settled_by and found and found.startswith(settled_by))
+
+
+def test_a_reference_is_determined_when_the_draft_still_names_the_referent(demo_dir):
+    from answerable.builders.schema import DatabaseSchema
+
+    schema = DatabaseSchema.from_sqlite(demo_dir / "league.sqlite", "league")
+    parent = {
+        "question": "How many players does Arsenal have?",
+        "sql": "SELECT COUNT(*) FROM players JOIN teams ON players.team_id = teams.team_id "
+        "WHERE teams.name = 'Arsenal'",
+    }
+    named = settled.reference_determined(
+        "How many players does Arsenal have for that team?", "that team", parent, schema
+    )
+    assert named == "Arsenal"
+    replaced = settled.reference_determined(
+        "How many players does that team have?", "that team", parent, schema, "teams.name"
+    )
+    assert replaced is None
+    other_table = settled.reference_determined(
+        "How many players does Arsenal have for that stadium?", "that stadium", parent, schema
+    )
+    assert other_table is None
