@@ -30,6 +30,7 @@ from answerable.builders import sqlkit
 from answerable.builders.counterfactual import explain, gate, trees, verify
 from answerable.builders.counterfactual.candidates import near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill
+from answerable.builders.counterfactual.gate import looks_like
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
 from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import (
@@ -830,31 +831,6 @@ class ValueAmbiguous:
                 proposal.params["value"], proposal.trigger["columns"]
             )
         return failure
-
-
-def shape(value: str) -> tuple[str, bool]:
-    """A value's look: its case style and whether it has digits."""
-    letters = [c for c in value if c.isalpha()]
-    case = (
-        "upper"
-        if letters and all(c.isupper() for c in letters)
-        else "lower"
-        if letters and all(c.islower() for c in letters)
-        else "title"
-        if value[:1].isupper()
-        else "mixed"
-    )
-    return case, any(c.isdigit() for c in value)
-
-
-def looks_like(value: str, known: list[str]) -> bool:
-    """Whether most of a column's values share the value's shape and are of a like
-    length (within a factor of three): 'Medicare' may sit among insurers' names but
-    'Vancomycin' does not sit among dose units such as 'mg'."""
-    if not known:
-        return False
-    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
-    return len(alike) * 2 >= len(known)
 
 
 def _is_text(declared: str) -> bool:

@@ -188,12 +188,13 @@ def _wordnet_reading(mention: str, column: str, candidate: str) -> Verdict:
 
 def judge_value(value: str, column: str, known: list[str]) -> Verdict:
     """Whether ``value`` fits the column it is written into (see the module doc)."""
-    if not _shape_fits(value, known):
+    if not looks_like(value, known):
         return _reject("format-misfit", f"{value!r} does not look like the values of {column}")
     return value_fits(value, column, tuple(sorted(set(known))[:SAMPLE]))
 
 
-def _shape(value: str) -> tuple[str, bool]:
+def shape(value: str) -> tuple[str, bool]:
+    """A value's look: its case style and whether it has digits."""
     letters = [c for c in value if c.isalpha()]
     upper = bool(letters) and all(c.isupper() for c in letters)
     lower = bool(letters) and all(c.islower() for c in letters)
@@ -201,11 +202,13 @@ def _shape(value: str) -> tuple[str, bool]:
     return case, any(c.isdigit() for c in value)
 
 
-def _shape_fits(value: str, known: list[str]) -> bool:
-    """Most values share the value's case and digits and are of a like length."""
+def looks_like(value: str, known: list[str]) -> bool:
+    """Whether most of a column's values share the value's shape and are of a like
+    length (within a factor of three): 'Medicare' may sit among insurers' names but
+    'Vancomycin' does not sit among dose units such as 'mg'."""
     if not known:
         return False
-    alike = [k for k in known if _shape(k) == _shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
+    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
     return len(alike) * 2 >= len(known)
 
 
