@@ -8,8 +8,10 @@ candidates added; the item passes when
    words and adds one qualifier (``admission_location`` for ``location``), or its head is
    a WordNet synonym or hyponym of the mention's head (``reading``);
 2. the question does not already say which (its words hold neither qualifier:
-   ``goals at home`` settles ``home``/``away``, ``resolved-by-question``), and the target
-   is not already one part of the pair (``LName`` is a last name, ``already-qualified``);
+   ``goals at home`` settles ``home``/``away``, ``resolved-by-question``), the target
+   is not already one part of the pair (``LName`` is a last name, ``already-qualified``),
+   and the mention says the word the pair qualifies (``winners`` grounded on
+   ``winner_name`` does not say ``name``, ``not-mentioned``);
 3. the two qualifiers are a curated contrast for the target's head noun in this kind of
    table (:mod:`answerable.builders.lexical.contrasts`): they differ in meaning, neither
    is the default. Otherwise the reason is the rule they break (``default-marked``,
@@ -41,8 +43,10 @@ True
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
+from answerable.builders.counterfactual.grounding import same_stem, stem
 from answerable.builders.counterfactual.lexicon import (
     STOPWORDS,
     UNITS,
@@ -106,11 +110,15 @@ def judge_columns(
         qualifiers.append(" ".join(extra))
     if len(set(qualifiers)) < len(qualifiers):
         return _reject("same-meaning", f"{' / '.join(candidates)} qualify {column} alike")
-    return judge_qualifiers(question, table, column, tuple(qualifiers[:2]))
+    return judge_qualifiers(question, table, column, tuple(qualifiers[:2]), mention)
 
 
-def judge_qualifiers(question: str, table: str, column: str, pair: tuple[str, str]) -> Verdict:
-    """Rules 2 and 3 for a pair of qualifiers of ``table.column``."""
+def judge_qualifiers(
+    question: str, table: str, column: str, pair: tuple[str, str], mention: str = ""
+) -> Verdict:
+    """Rules 2 and 3 for a pair of qualifiers of ``table.column``; with ``mention``, the
+    word the pair qualifies must be one the mention says (``winners`` grounded on
+    ``winner_name`` does not say ``name``: first/last name is not a reading of it)."""
     own = table_words(table)
     asked = {singular(w) for w in name_tokens(question)} | set(name_tokens(question))
     said = sorted((asked - own) & set(pair))
@@ -121,9 +129,13 @@ def judge_qualifiers(question: str, table: str, column: str, pair: tuple[str, st
     if target & contrasts.NAME_PARTS and head == "name":
         return _reject("already-qualified", f"{column} is already one part of a name")
     people = is_people({owner_word(table, column)})
-    for word in sorted(target):
-        if contrasts.is_contrast(pair, word, own | target, people):
-            return PASS
+    split = [
+        word for word in sorted(target) if contrasts.is_contrast(pair, word, own | target, people)
+    ]
+    if split and mention and not any(_says(mention, word) for word in split):
+        return _reject("not-mentioned", f"{mention!r} does not say {split[0]!r}")
+    if split:
+        return PASS
     reason = contrasts.why_not(pair)
     if reason == "default-marked" and contrasts.both_live(pair, asked):
         return PASS
@@ -137,6 +149,14 @@ _EXPLAIN = {
     "parts-of-total": "the parts add up to what the word means",
     "no-contrast": "not a known pair of readings of this word in this table",
 }
+
+
+def _says(mention: str, word: str) -> bool:
+    """Whether the mention holds the word, by stem (``named`` ~ ``name``, ``rated`` ~
+    ``rating``), its words joined in pairs too (``care unit`` ~ ``careunit``)."""
+    said = [w.lower() for w in name_tokens(mention)]
+    said += [a + b for a, b in itertools.pairwise(said)]
+    return any(same_stem(stem(w), stem(word)) for w in said)
 
 
 def owner_word(table: str, column: str) -> str:

@@ -86,7 +86,7 @@ CONTRASTS = (
     _c("list sale", "price"),
     _c("curb gross", "weight", "car vehicle truck"),
     _c("personal work", "email mail"),
-    _c("home mobile", PHONE),
+    _c("home mobile", "phone telephone tel"),
     _c("home work", PHONE),
     _c("billing shipping", "address", "invoice order customer purchase"),
     _c("critic audience", "rating"),
