@@ -182,6 +182,8 @@ def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
         ("List the recent matches between 2021-08-01 and 2021-09-01.", "recent", "2021-08-01"),
         ("Which early matches were played in October?", "early", None),  # a month is wide
         ("Which recent matches were in the 2021-22 season?", "recent", None),
+        ("Which early stays began after 2021-12-02?", "early", None),  # an open span
+        ("Which early stays were between 2021-12-02 and 2021-12-30?", "early", "between"),
         ("How many elderly patients are older than 65?", "elderly", "older than 65"),
         ("Which large stadiums hold more than 40000 people?", "large", "more than 40000"),
         ("Which recent admissions were urgent?", "recent", None),
@@ -209,6 +211,14 @@ def test_a_reference_is_determined_when_the_draft_still_names_the_referent(demo_
         "How many players does Arsenal have for that team?", "that team", parent, schema
     )
     assert named == "Arsenal"
+    by_other_column = settled.reference_determined(
+        "How many players does Arsenal have in that position?",
+        "that position",
+        parent,
+        schema,
+        "players.position",
+    )
+    assert by_other_column is None  # a team's name does not say which position
     replaced = settled.reference_determined(
         "How many players does that team have?", "that team", parent, schema, "teams.name"
     )

@@ -7,16 +7,20 @@ leaves the time open, a *person* word (``young``, ``elderly``) the age, an *amou
 settled``) when the rest of the question already fixes that: a time word is settled by a
 day-level date or a window (``in the last 30 days``, ``since``, ``between ... and``); a
 year or a season is not (``recent matches of the 2021-22 season`` still leaves open how
-recent); a person word by an age (``aged 70``, ``older than 65``, ``under 30``); an
-amount word by a number after a comparison (``above 40``, ``at least 3``, ``more than
-10``). Other vague words (``typical``, ``notable``) are never settled this way.
+recent), and ``early``/``late`` need a closed window (``early stays after 2021-12-02``
+still asks for the start of an open span); a person word by an age (``aged 70``,
+``older than 65``, ``under 30``); an amount word by a number after a comparison
+(``above 40``, ``at least 3``, ``more than 10``). Other vague words (``typical``,
+``notable``) are never settled this way.
 
 **Ambiguous reference** (:func:`reference_determined`). "That team" is ambiguous only if
 nothing says which team. The draft is rejected (``reference-determined``) when its parent
 determines the referent and the draft still shows it: the parent's SQL compares a value
-with a column of the table the reference points to (the draft's ``concept``, else the
-table named by the reference's noun), and that value's text is still in the draft
-question outside the reference (``How many goals did Arsenal score for that team?``).
+with what the reference stands for (the draft's ``concept``: that column when it names
+one, any column of that table when it names a table; else the table named by the
+reference's noun), and that value's text is still in the draft question outside the
+reference (``How many goals did Arsenal score for that team?``). An admission number
+does not say which route a drug was given by.
 
 Both are plain functions of the draft (kept apart from the near-duplicate check, which
 another change rewrites).
@@ -47,6 +51,12 @@ _THRESHOLD = re.compile(
     rf"greater than|higher than|lower than|exceeding|exceeds|between|>|<|>=|<=) "
     rf"\$?{_NUMBER}"
 )
+_CLOSED = re.compile(
+    r"\bbetween\b.+\band\b|\b(in|within|during) the (first|last) ((\d+|[a-z]+) )?"
+    r"(days?|weeks?|months?|years?|hours?)\b|\b\d{4}-\d{2}-\d{2}\b.+\b\d{4}-\d{2}-\d{2}\b"
+)
+ONE_END_OPEN = frozenset({"early", "late"})
+"""Words about a part of a span: only a closed window settles them."""
 _KIND = {word: kind for kind, group in lexicon.VAGUE_BY_KIND.items() for word in group}
 
 
@@ -60,9 +70,12 @@ def vague_word_settled(question: str, trigger: str) -> str | None:
     >>> vague_word_settled("How many elderly patients are older than 65?", "elderly")
     'older than 65'
     """
-    kind = _KIND.get(trigger.lower().strip())
+    word = trigger.lower().strip()
+    kind = _KIND.get(word)
     rest = _without(question, trigger).lower()
     patterns = {"event": (_DATE, _SPAN), "person": (_AGE,), "amount": (_THRESHOLD,)}
+    if word in ONE_END_OPEN:  # "early" after a date still asks for the start of the span
+        patterns["event"] = (_CLOSED,)
     for pattern in patterns.get(kind, ()):
         found = pattern.search(rest)
         if found:
@@ -86,10 +99,12 @@ def reference_determined(
     except SQLError:
         return None
     rest = _without(draft_question, trigger)
+    column = concept.lower() if concept and "." in concept else None
     for literal in sqlkit.references(tree).literals:
-        owner = (literal.column or "").rpartition(".")[0]
+        owner = (literal.column or "").lower()
         text = str(literal.value).strip("%").strip()
-        if owner.lower() == table.lower() and text and find_phrase(rest, text):
+        same = owner == column if column else owner.rpartition(".")[0] == table.lower()
+        if same and text and find_phrase(rest, text):
             return text
     return None
 
