@@ -186,6 +186,8 @@ def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
         ("Which early stays were between 2021-12-02 and 2021-12-30?", "early", "between"),
         ("How many elderly patients are older than 65?", "elderly", "older than 65"),
         ("Which large stadiums hold more than 40000 people?", "large", "more than 40000"),
+        ("Which young players are over 174 centimetres tall?", "young", None),  # a height
+        ("Which young players are under 23?", "young", "under 23"),
         ("Which recent admissions were urgent?", "recent", None),
         ("How many young players are goalkeepers?", "young", None),
         ("Which large stadiums are in Leeds?", "large", None),

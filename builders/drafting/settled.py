@@ -43,9 +43,12 @@ _SPAN = re.compile(
 )
 _NUMBER = r"(\d+(\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred)"
 _AGE = re.compile(
-    rf"\b(aged?|age of|older than|younger than|over|under|above|below) {_NUMBER}\b"
+    rf"\b(aged?|age of|older than|younger than) {_NUMBER}\b"
+    rf"|\b(over|under|above|below) {_NUMBER}( years|\s*[,.?!]|$)"
     rf"|\b{_NUMBER}[- ]years?[- ]old\b"
 )
+"""An age: ``over 174 centimetres`` is a height, so a bare ``over N`` counts only at the
+end of a clause or before ``years``."""
 _THRESHOLD = re.compile(
     rf"\b(above|over|below|under|more than|less than|fewer than|at least|at most|"
     rf"greater than|higher than|lower than|exceeding|exceeds|between|>|<|>=|<=) "
