@@ -18,7 +18,7 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import lexicon
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
 from answerable.builders.counterfactual.edits import _filters_every_row, looks_like
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
 from answerable.builders.counterfactual.grounding import ground
@@ -120,11 +120,13 @@ def test_exact_synonyms(a, b, table, same):
     assert lexicon.is_exact_synonym(a, b, table) is same
 
 
-def test_qualifier_groups_leave_out_words_the_name_has():
-    assert ("home", "away") not in lexicon.qualifier_groups("home_score", "count")
-    assert lexicon.qualifier_groups("name", "name", 2, "players")[0] == ("first", "last")
-    assert lexicon.qualifier_groups("name", "name", 2, "stadiums")[0] == ("short", "long")
-    assert len(lexicon.qualifier_groups("position", "category", 3)[0]) == 3
+def test_contrast_groups_leave_out_words_the_name_has():
+    assert ("home", "away") not in contrast_groups("matches", "home_score")
+    assert contrast_groups("matches", "score")[0] == ("home", "away")
+    assert contrast_groups("players", "name")[0] == ("first", "last")
+    assert contrast_groups("teams", "name")[0] == ("short", "long")
+    assert contrast_groups("tracks", "name") == []  # a track has no first name
+    assert contrast_groups("players", "position") == []  # primary is the default
 
 
 def test_near_synonym_groups_are_new_and_not_synonyms(demo_dir):
@@ -135,10 +137,8 @@ def test_near_synonym_groups_are_new_and_not_synonyms(demo_dir):
             for group in near_synonym_groups(schema, table.name, column.name, 3):
                 assert not set(group) & existing
                 assert not any(lexicon.is_exact_synonym(g, column.name, table.name) for g in group)
-    assert near_synonym_groups(schema, "players", "position")[0] == (
-        "primary_position",
-        "secondary_position",
-    )
+    assert near_synonym_groups(schema, "players", "name")[0] == ("first_name", "last_name")
+    assert near_synonym_groups(schema, "players", "position") == []
     assert near_synonym_groups(schema, "players", "player_id") == []
 
 

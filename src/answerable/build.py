@@ -35,6 +35,7 @@ from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.config import release_config
 from answerable.release.guards import drop_contradictions
+from answerable.release.audit import audit, schemas_of
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
 
@@ -222,6 +223,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
+    ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review = review
     if release and (review is None or not review.awaiting or not holds_release(recipe)):

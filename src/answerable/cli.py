@@ -132,6 +132,15 @@ def inspect(path: Path) -> None:
     click.echo(format_summary(path, summarize(load_items(path))))
 
 
+@main.command("audit")
+@click.argument("path", type=click.Path(path_type=Path))
+def audit_command(path: Path) -> None:
+    """Shortcut audit of a RECIPE's candidates or a RELEASE: can the label be guessed?"""
+    from answerable.release.audit import audit_path, format_audit
+
+    click.echo(format_audit(audit_path(path)))
+
+
 @main.group()
 def review() -> None:
     """Human review of the candidates: the local page, spreadsheets, conflicts, progress."""

@@ -38,6 +38,7 @@ NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance",
 NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
 NESTED_FIELDS += ("database",)  # in a release: base and delta paths (release/databases.py)
 PLAIN_FIELDS += ("split",)  # optional: the split a source gave the example (or a release)
+NESTED_FIELDS += ("readings",)  # optional: an ambiguous item's readings and results (issue 12)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
