@@ -33,9 +33,9 @@ from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
+from answerable.release.audit import audit, schemas_of
 from answerable.release.config import release_config
 from answerable.release.guards import drop_contradictions
-from answerable.release.audit import audit, schemas_of
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
 
