@@ -65,7 +65,14 @@ def test_nested_fields_are_structs_and_lists_not_json_text():
 
 
 def test_open_fields_are_listed_in_one_place():
-    assert open_fields() == ["trigger", "edit", "review", "provenance.params", "result.rows", "readings.rows"]
+    assert open_fields() == [
+        "trigger",
+        "edit",
+        "review",
+        "provenance.params",
+        "result.rows",
+        "readings.rows",
+    ]
 
 
 def test_items_round_trip_through_the_typed_frame():
