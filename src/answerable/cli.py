@@ -203,3 +203,9 @@ def bio(path: Path, out: Path) -> None:
 
     items = load_items(path)
     click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+
+
+# Commands in their own modules (answerable.commands), one registration line each.
+from answerable.commands import export as _export  # noqa: E402
+
+main.add_command(_export.command)

@@ -1,0 +1,127 @@
+"""A published release read back: its manifest, its items per split, its databases.
+
+The layout (the release contract): ``manifest.json``; ``data/<split>.parquet`` and
+``data/<split>.jsonl`` per split; ``databases/<db_id>.sqlite`` and
+``databases/variants/<variant>.sqlite`` (a delta: the tables an edit changed, read over
+its base). Every reader here takes a release folder and names it when it is not one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from answerable.builders.schema import DatabaseSchema
+from answerable.errors import ConfigError, RecordError
+from answerable.records import read_jsonl
+from answerable.schemas import validate
+
+MANIFEST = "manifest.json"
+DATA_FILE = re.compile(r"^data/(?P<split>[^/]+)\.(?P<fmt>parquet|jsonl)$")
+_FIX = "give the folder of a release (<out>/<dataset>/<version>/, holding manifest.json)"
+
+
+def read_release_manifest(folder: Path) -> dict:
+    """The manifest of a release folder, checked against its schema.
+
+    A folder that is not a release, a manifest that is not JSON or not a manifest: a
+    :class:`ConfigError` naming the file.
+    """
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise ConfigError(folder, None, "not a folder", fix=_FIX)
+    if not path.is_file():
+        raise ConfigError(folder, None, f"not a release: no {MANIFEST}", fix=_FIX)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(path, None, f"not JSON ({error})", fix=_FIX) from None
+    try:
+        validate("manifest", manifest)
+    except RecordError as error:
+        raise ConfigError(path, error.pointer or None, error.problem, fix=_FIX) from None
+    return manifest
+
+
+def data_files(manifest: dict) -> dict[str, dict[str, dict]]:
+    """``{split: {"parquet": entry, "jsonl": entry}}`` of the manifest's data files."""
+    splits: dict[str, dict[str, dict]] = {}
+    for entry in manifest["files"]:
+        match = DATA_FILE.match(entry["path"])
+        if match:
+            splits.setdefault(match["split"], {})[match["fmt"]] = entry
+    return dict(sorted(splits.items()))
+
+
+def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:
+    """Every item of a release, from its JSON Lines files, sorted by id.
+
+    An item without a ``split`` field gets the split of the file it came from.
+    """
+    folder = Path(folder)
+    manifest = manifest if manifest is not None else read_release_manifest(folder)
+    items = []
+    for split, files in data_files(manifest).items():
+        if "jsonl" not in files:
+            continue
+        for item in read_jsonl(folder / files["jsonl"]["path"]):
+            item.setdefault("split", split)
+            items.append(item)
+    return sorted(items, key=lambda item: item["id"])
+
+
+def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
+    """Every item of a release as one polars frame (from the Parquet files, or the JSON
+    Lines files where a split has no Parquet), with a ``split`` column."""
+    folder = Path(folder)
+    manifest = manifest if manifest is not None else read_release_manifest(folder)
+    frames = []
+    for split, files in data_files(manifest).items():
+        entry = files.get("parquet") or files["jsonl"]
+        path = folder / entry["path"]
+        frame = pl.read_parquet(path) if "parquet" in files else pl.read_ndjson(path)
+        if "split" not in frame.columns:
+            frame = frame.with_columns(pl.lit(split).alias("split"))
+        frames.append(frame)
+    if not frames:
+        return pl.DataFrame({"id": [], "split": []}, schema={"id": pl.String, "split": pl.String})
+    return pl.concat(frames, how="diagonal_relaxed").sort("id")
+
+
+def database_key(item: dict) -> str:
+    """The database an item is asked over: its edited variant, else its source database."""
+    return item.get("db_variant") or item["db_id"]
+
+
+def item_database_paths(item: dict) -> tuple[str, str | None]:
+    """``(base, delta)`` paths of an item's database, relative to the release root."""
+    database = item.get("database") or {}
+    base = database.get("base") or f"databases/{item['db_id']}.sqlite"
+    return base, database.get("delta")
+
+
+def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema]:
+    """The schema of every database the items are asked over, keyed by
+    :func:`database_key`: the base's tables, shadowed by a delta's tables of the same name.
+    A database the release does not ship is left out."""
+    folder = Path(folder)
+    schemas: dict[str, DatabaseSchema] = {}
+    for item in items:
+        key = database_key(item)
+        if key in schemas:
+            continue
+        base, delta = item_database_paths(item)
+        if not (folder / base).is_file():
+            continue
+        schema = DatabaseSchema.from_sqlite(folder / base, key)
+        if delta and (folder / delta).is_file():
+            edited = DatabaseSchema.from_sqlite(folder / delta, key)
+            names = {table.name.lower() for table in edited.tables}
+            kept = [t for t in schema.tables if t.name.lower() not in names]
+            schema.tables = sorted(kept + edited.tables, key=lambda t: t.name)
+        schemas[key] = schema
+    return schemas

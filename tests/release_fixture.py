@@ -1,0 +1,83 @@
+"""Release folders in the release contract's layout, for tests of the publishing side.
+
+Not a second release writer: the package's writer is ``answerable.release.publish``;
+this only lays out a small folder the way the contract says (``data/<split>.parquet`` and
+``.jsonl``, ``databases/<db_id>.sqlite``, ``report.json``, a manifest listing every file
+with sha256, bytes and rows), so that verify, diff, export and the card can be tested on
+releases of any shape.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from answerable.ids import sha256_file
+from answerable.records import complete, read_jsonl, write_json, write_jsonl, write_parquet
+from answerable.release.publish import count_items, tally
+
+FIXTURES = Path(__file__).parent / "fixtures" / "publish"
+
+
+def fixture_items() -> list[dict]:
+    """Eleven demo items (seeds, templates, drafts, a value edit) kept as a fixture."""
+    return list(read_jsonl(FIXTURES / "items.jsonl"))
+
+
+def default_splits(items: list[dict]) -> dict[str, list[dict]]:
+    """The first two answerable items in train, everything else in test."""
+    answerable = [i["id"] for i in sorted(items, key=lambda i: i["id"]) if i["label"] == "answerable"]
+    train = set(answerable[:2])
+    return {
+        "train": [i for i in items if i["id"] in train],
+        "test": [i for i in items if i["id"] not in train],
+    }
+
+
+def write_release(
+    folder: Path,
+    splits: dict[str, list[dict]],
+    databases: dict[str, Path] | None = None,
+    dataset: str = "fixture",
+    version: str = "0.1.0",
+) -> Path:
+    """Lay out a release of ``splits`` at ``folder`` with copies of ``databases``."""
+    folder = Path(folder)
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    files, everything = [], []
+    for split, items in sorted(splits.items()):
+        items = sorted(items, key=lambda i: i["id"])
+        everything += [{**i, "split": split} for i in items]
+        write_parquet(items, folder / "data" / f"{split}.parquet")
+        write_jsonl((complete(i) for i in items), folder / "data" / f"{split}.jsonl")
+        for fmt in ("parquet", "jsonl"):
+            files.append(entry(folder, f"data/{split}.{fmt}", rows=len(items)))
+    used = {i["db_id"] for i in everything}
+    for db_id, path in sorted((databases or {}).items()):
+        if db_id in used:
+            (folder / "databases").mkdir(exist_ok=True)
+            shutil.copyfile(path, folder / "databases" / f"{db_id}.sqlite")
+            files.append(entry(folder, f"databases/{db_id}.sqlite"))
+    write_json({"sampling": {}, "splits": {}, "leakage": {"checks": []}}, folder / "report.json")
+    files.append(entry(folder, "report.json"))
+    counts = count_items(everything)
+    counts["by_split"] = tally(everything, "split")
+    manifest = {
+        "dataset": dataset,
+        "version": version,
+        "seed": 13,
+        "tool": {"name": "answerable", "version": "0.1.0"},
+        "recipe_signature": "0" * 16,
+        "inputs": [],
+        "counts": counts,
+        "files": files,
+    }
+    write_json(manifest, folder / "manifest.json")
+    return folder
+
+
+def entry(folder: Path, relative: str, rows: int | None = None) -> dict:
+    """A manifest file entry."""
+    path = folder / relative
+    found = {"path": relative, "sha256": sha256_file(path), "bytes": path.stat().st_size}
+    return found if rows is None else {**found, "rows": rows}
