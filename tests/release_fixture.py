@@ -26,7 +26,9 @@ def fixture_items() -> list[dict]:
 
 def default_splits(items: list[dict]) -> dict[str, list[dict]]:
     """The first two answerable items in train, everything else in test."""
-    answerable = [i["id"] for i in sorted(items, key=lambda i: i["id"]) if i["label"] == "answerable"]
+    answerable = [
+        i["id"] for i in sorted(items, key=lambda i: i["id"]) if i["label"] == "answerable"
+    ]
     train = set(answerable[:2])
     return {
         "train": [i for i in items if i["id"] in train],

@@ -21,7 +21,10 @@ def export_release(folder: Path, fmt: str, out: Path) -> Export:
     """
     if fmt not in FORMATS:
         raise ConfigError(
-            "--format", None, f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}"
+            "--format",
+            None,
+            f"unknown export format {fmt!r}",
+            fix=f"use one of {', '.join(FORMATS)}",
         )
     folder, out = Path(folder), Path(out)
     manifest = read_release_manifest(folder)

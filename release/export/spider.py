@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from answerable.builders.schema import DatabaseSchema
+from answerable.builders.schema import DatabaseSchema, Table
 from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, json_text
 
@@ -66,7 +66,8 @@ def spider_entry(schema: DatabaseSchema) -> dict:
         [index[(table.name.lower(), column.lower())], index[(other.lower(), target.lower())]]
         for table in schema.tables
         for column, other, target in table.foreign_keys
-        if (table.name.lower(), column.lower()) in index and (other.lower(), target.lower()) in index
+        if (table.name.lower(), column.lower()) in index
+        and (other.lower(), target.lower()) in index
     ]
     return {
         "db_id": schema.db_id,
@@ -78,6 +79,12 @@ def spider_entry(schema: DatabaseSchema) -> dict:
         "primary_keys": primary,
         "foreign_keys": foreign,
     }
+
+
+def foreign_pairs(table: Table) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """``((table, column), (other table, other column))`` of each foreign key, lower case."""
+    name = table.name.lower()
+    return [((name, c.lower()), (t.lower(), o.lower())) for c, t, o in table.foreign_keys]
 
 
 def spider_type(declared: str) -> str:

@@ -19,7 +19,9 @@ from answerable.release.export.spider import NO_SCHEMA, tables_json
 
 NO_ANSWER = "null"
 VERSION = "answerable"  # EHRSQL files name their release here; ours is in the manifest
-AMBIGUOUS = "TrustSQL labels a question answerable (SQL) or unanswerable (null); it has no ambiguous label"
+AMBIGUOUS = (
+    "TrustSQL labels a question answerable (SQL) or unanswerable (null); it has no ambiguous label"
+)
 
 
 def export(items: list[dict], schemas: Mapping[str, DatabaseSchema]) -> Export:
@@ -38,9 +40,7 @@ def export(items: list[dict], schemas: Mapping[str, DatabaseSchema]) -> Export:
         for split, members in by_split(folders[key]).items():
             data = [{"id": item["id"], "question": item["question"]} for item in members]
             labels = {item["id"]: item["sql"] or NO_ANSWER for item in members}
-            out.files[f"{key}/{split}_data.json"] = json_text(
-                {"version": VERSION, "data": data}
-            )
+            out.files[f"{key}/{split}_data.json"] = json_text({"version": VERSION, "data": data})
             out.files[f"{key}/{split}_label.json"] = json_text(labels)
         out.files[f"{key}/tables.json"] = tables_json([schemas[key]])
     return out
