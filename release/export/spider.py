@@ -63,11 +63,10 @@ def spider_entry(schema: DatabaseSchema) -> dict:
         if (table.name.lower(), name.lower()) in index
     ]
     foreign = [
-        [index[(table.name.lower(), column.lower())], index[(other.lower(), target.lower())]]
+        [index[source], index[target]]
         for table in schema.tables
-        for column, other, target in table.foreign_keys
-        if (table.name.lower(), column.lower()) in index
-        and (other.lower(), target.lower()) in index
+        for source, target in foreign_pairs(table)
+        if source in index and target in index
     ]
     return {
         "db_id": schema.db_id,
