@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from answerable.builders import sqlkit
+from answerable.builders import sqlite_files, sqlkit
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -164,35 +164,36 @@ def _classify(error: sqlite3.Error, timed_out: bool) -> SQLError:
     return SQLError("sql-error", message)
 
 
-def open_read_only(path: str | Path) -> sqlite3.Connection:
+def open_read_only(path: str | Path, base: str | Path | None = None) -> sqlite3.Connection:
     """A connection to ``path`` that cannot write: read-only URI and ``query_only``.
 
-    Raises :class:`SQLError` (``not-a-database``) when the file is missing or not SQLite.
+    With ``base``, ``path`` is a delta opened over its base (see
+    :mod:`answerable.builders.sqlite_files`); the base is attached before the authorizer
+    is installed, so user SQL still cannot ATTACH anything. Raises :class:`SQLError`
+    (``not-a-database``) when a file is missing or not SQLite.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise SQLError("not-a-database", f"{path}: no such file")
-    with open(path, "rb") as fh:
-        if fh.read(16) != b"SQLite format 3\x00":
-            raise SQLError("not-a-database", f"{path}: not a SQLite database")
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    con = sqlite_files.connect(path, base)
     con.execute("PRAGMA query_only = ON")
     con.set_authorizer(_authorize)
     return con
 
 
 class ReadOnlyDatabase:
-    """One SQLite file opened read-only, executing one statement at a time.
+    """One SQLite file opened read-only, executing one statement at a time; with ``base``,
+    a delta over its base (the merged view).
 
     >>> db = ReadOnlyDatabase(path)                       # doctest: +SKIP
     >>> db.execute("SELECT count(*) FROM patients").rows  # doctest: +SKIP
     [[1200]]
     """
 
-    def __init__(self, path: str | Path, limits: Limits | None = None):
+    def __init__(
+        self, path: str | Path, limits: Limits | None = None, base: str | Path | None = None
+    ):
         self.path = Path(path)
+        self.base = None if base is None else Path(base)
         self.limits = limits or Limits()
-        self._con = open_read_only(self.path)
+        self._con = open_read_only(self.path, self.base)
         self._deadline = float("inf")
         self._con.set_progress_handler(self._past_deadline, _PROGRESS_EVERY)
 

@@ -19,6 +19,7 @@ from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
 from answerable.records import complete, sort_items, write_json, write_jsonl, write_parquet
+from answerable.release.databases import ship_databases
 from answerable.schemas import validate
 
 WRITERS = {
@@ -66,15 +67,22 @@ def cut_release(
     recipe_signature: str,
     inputs: list[dict],
     formats: tuple[str, ...] = ("parquet", "jsonl"),
+    sources: dict[str, Path | None] | None = None,
+    variants: Path | None = None,
 ) -> Release:
-    """Write the release of ``items`` and return where it went."""
+    """Write the release of ``items`` and return where it went. With ``sources`` (db_id
+    to database file) and ``variants`` (the build's variants folder), the databases the
+    items use ship with them (:func:`answerable.release.databases.ship_databases`)."""
     target = Path(out) / dataset / version
     items = sort_items(items)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
+        shipped = ship_databases(items, staging, sources, variants) if sources else None
+        items = shipped.items if shipped else items
         files = [_write(items, staging, fmt) for fmt in formats]
+        files += shipped.files if shipped else []
         manifest = {
             "dataset": dataset,
             "version": version,

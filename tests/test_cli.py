@@ -39,7 +39,10 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     manifest = read_manifest(release)
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
-    assert {f["path"] for f in manifest["files"]} == {"items.parquet", "items.jsonl"}
+    paths = {f["path"] for f in manifest["files"]}
+    assert {"items.parquet", "items.jsonl", "databases/clinic.sqlite"} <= paths
+    assert any(p.startswith("databases/variants/") for p in paths)
+    assert "databases/ (" in result.output
 
 
 def test_demo_candidates_are_valid_verified_items(demo_build):

@@ -224,6 +224,8 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             recipe_signature=recipe.signature(),
             inputs=inputs,
             formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))),
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+            variants=workspace.root / "variants",
         )
     return report
 

@@ -103,13 +103,15 @@ def build(recipe: Path, no_release: bool) -> None:
         else:
             click.echo(f"review: {waiting}; they join a later version once accepted")
     if report.release:
+        from answerable.release.databases import shown_files
+
         state = "written" if report.release.written else "unchanged, already published"
         released = report.release.manifest["counts"]
         labels = ", ".join(f"{k} {v}" for k, v in released["by_label"].items())
         click.echo(
             f"release: {report.release.path} ({state}): {released['total']} items "
             f"({labels}); files: "
-            + ", ".join(f["path"] for f in report.release.manifest["files"])
+            + ", ".join(shown_files(report.release.manifest["files"]))
             + ", manifest.json"
         )
 

@@ -33,6 +33,7 @@ PLAIN_FIELDS = (
 )
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
 NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
+NESTED_FIELDS += ("database",)  # in a release: base and delta paths (release/databases.py)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 _DEFAULTS = {"dialect": "sqlite", "spans": []}
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
