@@ -17,6 +17,7 @@ import polars as pl
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.records import read_jsonl
+from answerable.release.databases import item_files
 from answerable.schemas import validate
 
 MANIFEST = "manifest.json"
@@ -97,31 +98,16 @@ def database_key(item: dict) -> str:
     return item.get("db_variant") or item["db_id"]
 
 
-def item_database_paths(item: dict) -> tuple[str, str | None]:
-    """``(base, delta)`` paths of an item's database, relative to the release root."""
-    database = item.get("database") or {}
-    base = database.get("base") or f"databases/{item['db_id']}.sqlite"
-    return base, database.get("delta")
-
-
 def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema]:
     """The schema of every database the items are asked over, keyed by
-    :func:`database_key`: the base's tables, shadowed by a delta's tables of the same name.
-    A database the release does not ship is left out."""
+    :func:`database_key` (a variant's: its delta's tables over its base's). Items whose
+    database the release does not ship (schema-only sources) have none here."""
     folder = Path(folder)
     schemas: dict[str, DatabaseSchema] = {}
     for item in items:
         key = database_key(item)
-        if key in schemas:
+        if key in schemas or not item.get("database"):
             continue
-        base, delta = item_database_paths(item)
-        if not (folder / base).is_file():
-            continue
-        schema = DatabaseSchema.from_sqlite(folder / base, key)
-        if delta and (folder / delta).is_file():
-            edited = DatabaseSchema.from_sqlite(folder / delta, key)
-            names = {table.name.lower() for table in edited.tables}
-            kept = [t for t in schema.tables if t.name.lower() not in names]
-            schema.tables = sorted(kept + edited.tables, key=lambda t: t.name)
-        schemas[key] = schema
+        path, base = item_files(folder, item)
+        schemas[key] = DatabaseSchema.from_sqlite(path, key, base=base)
     return schemas

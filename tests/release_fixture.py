@@ -47,8 +47,9 @@ def write_release(
     folder = Path(folder)
     (folder / "data").mkdir(parents=True, exist_ok=True)
     files, everything = [], []
+    shipped = set(databases or {})
     for split, items in sorted(splits.items()):
-        items = sorted(items, key=lambda i: i["id"])
+        items = sorted((with_database(i, shipped) for i in items), key=lambda i: i["id"])
         everything += [{**i, "split": split} for i in items]
         write_parquet(items, folder / "data" / f"{split}.parquet")
         write_jsonl((complete(i) for i in items), folder / "data" / f"{split}.jsonl")
@@ -76,6 +77,13 @@ def write_release(
     }
     write_json(manifest, folder / "manifest.json")
     return folder
+
+
+def with_database(item: dict, shipped: set[str]) -> dict:
+    """The item with the contract's ``database`` paths (unedited databases only)."""
+    if item["db_id"] not in shipped or item.get("db_variant"):
+        return {**item, "database": None}
+    return {**item, "database": {"base": f"databases/{item['db_id']}.sqlite", "delta": None}}
 
 
 def entry(folder: Path, relative: str, rows: int | None = None) -> dict:
