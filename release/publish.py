@@ -19,7 +19,9 @@ from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
 from answerable.records import complete, sort_items, write_json, write_jsonl, write_parquet
+from answerable.release.contents import read_release_manifest
 from answerable.release.databases import ship_databases
+from answerable.release.verify import ReleaseDiffersError, check_files
 from answerable.schemas import validate
 
 WRITERS = {
@@ -113,7 +115,14 @@ def _write(items: list[dict], folder: Path, fmt: str) -> dict:
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:
     if target.exists():
-        published = read_manifest(target)
+        published = read_release_manifest(target)
+        damaged = check_files(target, published)
+        if damaged:
+            raise ReleaseDiffersError(
+                f"{target}: the published release differs from its manifest: "
+                + "; ".join(damaged)
+                + " (fix: restore the folder from a copy, or delete it to publish again)"
+            )
         if published != manifest:
             raise ReleaseExistsError(
                 f"{target}: version {manifest['version']} is already published with other "
@@ -128,16 +137,3 @@ def _publish(staging: Path, target: Path, manifest: dict) -> Release:
 def read_manifest(folder: Path) -> dict:
     """The manifest of a release directory."""
     return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
-
-
-def verify_release(folder: Path) -> list[str]:
-    """Problems found checking a release's files against its manifest (empty: all good)."""
-    folder = Path(folder)
-    problems = []
-    for entry in read_manifest(folder)["files"]:
-        path = folder / entry["path"]
-        if not path.is_file():
-            problems.append(f"{entry['path']}: missing")
-        elif sha256_file(path) != entry["sha256"]:
-            problems.append(f"{entry['path']}: sha256 differs from the manifest")
-    return problems
