@@ -111,3 +111,12 @@ def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema
         path, base = item_files(folder, item)
         schemas[key] = DatabaseSchema.from_sqlite(path, key, base=base)
     return schemas
+
+
+def frame_tally(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    """Counts of a column's values, sorted, null or empty as ``none`` (the manifest's
+    tally); empty when the column is absent."""
+    if column not in frame.columns or frame.height == 0:
+        return {}
+    values = frame.get_column(column).cast(pl.String).fill_null("none").replace("", "none")
+    return dict(sorted(values.value_counts().iter_rows()))

@@ -30,6 +30,7 @@ from answerable.ids import sha256_file
 from answerable.release.contents import (
     MANIFEST,
     data_files,
+    frame_tally,
     read_frame,
     read_items,
     read_release_manifest,
@@ -150,16 +151,10 @@ def check_counts(frame: pl.DataFrame, manifest: dict) -> list[str]:
         ("by_split", "split"),
     ):
         if key in counts and column in frame.columns:
-            held = tally(frame, column)
+            held = frame_tally(frame, column)
             if held != counts[key]:
                 problems.append(f"counts.{key}: manifest says {counts[key]}, data has {held}")
     return problems
-
-
-def tally(frame: pl.DataFrame, column: str) -> dict[str, int]:
-    """Counts of a column's values, sorted, null as ``none`` (the manifest's tally)."""
-    values = frame.get_column(column).cast(pl.String).fill_null("none").replace("", "none")
-    return dict(sorted(values.value_counts().iter_rows()))
 
 
 def check_items(frame: pl.DataFrame) -> list[str]:
