@@ -16,7 +16,8 @@ import polars as pl
 
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
-from answerable.records import read_jsonl
+from answerable.ids import sha256_file
+from answerable.records import PARQUET_SCHEMA, read_jsonl
 from answerable.release.databases import item_files
 from answerable.schemas import validate
 
@@ -89,7 +90,7 @@ def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
             frame = frame.with_columns(pl.lit(split).alias("split"))
         frames.append(frame)
     if not frames:
-        return pl.DataFrame({"id": [], "split": []}, schema={"id": pl.String, "split": pl.String})
+        return pl.DataFrame(schema={**PARQUET_SCHEMA, "split": pl.String})
     return pl.concat(frames, how="diagonal_relaxed").sort("id")
 
 
@@ -120,3 +121,9 @@ def frame_tally(frame: pl.DataFrame, column: str) -> dict[str, int]:
         return {}
     values = frame.get_column(column).cast(pl.String).fill_null("none").replace("", "none")
     return dict(sorted(values.value_counts().iter_rows()))
+
+
+def file_entry(folder: Path, relative: str) -> dict:
+    """The manifest entry of a file in a release: path, sha256 and bytes."""
+    path = Path(folder) / relative
+    return {"path": relative, "sha256": sha256_file(path), "bytes": path.stat().st_size}

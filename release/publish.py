@@ -19,8 +19,10 @@ from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
 from answerable.records import complete, sort_items, write_json, write_jsonl, write_parquet
+from answerable.release.card import About
 from answerable.release.contents import read_release_manifest
 from answerable.release.databases import ship_databases
+from answerable.release.documents import write_documents
 from answerable.release.verify import ReleaseDiffersError, check_files
 from answerable.schemas import validate
 
@@ -71,10 +73,13 @@ def cut_release(
     formats: tuple[str, ...] = ("parquet", "jsonl"),
     sources: dict[str, Path | None] | None = None,
     variants: Path | None = None,
+    about: About | None = None,
 ) -> Release:
     """Write the release of ``items`` and return where it went. With ``sources`` (db_id
     to database file) and ``variants`` (the build's variants folder), the databases the
-    items use ship with them (:func:`answerable.release.databases.ship_databases`)."""
+    items use ship with them (:func:`answerable.release.databases.ship_databases`). With
+    ``about``, the card, Croissant, changelog and license are written beside the data
+    (:func:`answerable.release.documents.write_documents`)."""
     target = Path(out) / dataset / version
     items = sort_items(items)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
@@ -95,6 +100,8 @@ def cut_release(
             "counts": count_items(items),
             "files": files,
         }
+        if about is not None:
+            manifest["files"] += write_documents(staging, manifest, about, target.parent)
         validate("manifest", manifest)
         write_json(manifest, staging / "manifest.json")
         return _publish(staging, target, manifest)

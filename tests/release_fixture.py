@@ -14,6 +14,8 @@ from pathlib import Path
 
 from answerable.ids import sha256_file
 from answerable.records import complete, read_jsonl, write_json, write_jsonl, write_parquet
+from answerable.release.card import About
+from answerable.release.documents import write_documents
 from answerable.release.publish import count_items, tally
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
@@ -42,8 +44,10 @@ def write_release(
     databases: dict[str, Path] | None = None,
     dataset: str = "fixture",
     version: str = "0.1.0",
+    about: About | None = None,
 ) -> Path:
-    """Lay out a release of ``splits`` at ``folder`` with copies of ``databases``."""
+    """Lay out a release of ``splits`` at ``folder`` with copies of ``databases``; with
+    ``about``, the documents are written as ``cut_release`` writes them."""
     folder = Path(folder)
     (folder / "data").mkdir(parents=True, exist_ok=True)
     files, everything = [], []
@@ -75,6 +79,8 @@ def write_release(
         "counts": counts,
         "files": files,
     }
+    if about is not None:
+        manifest["files"] += write_documents(folder, manifest, about, folder.parent)
     write_json(manifest, folder / "manifest.json")
     return folder
 
