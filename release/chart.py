@@ -14,15 +14,17 @@ matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
 
 import matplotlib.pyplot as plt
 
+from answerable.release.contents import split_order
+
 CHART = "composition.png"
 
 
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
-    """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as two stacked-bar
-    panels and save the PNG at ``path``."""
+    """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
+    (one per key, in order) and save the PNG at ``path``."""
     with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
         figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
-        for axis, (title, by_split) in zip(axes, sorted(composition.items()), strict=True):
+        for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
             stacked_bars(axis, title, by_split)
         figure.tight_layout()
         figure.savefig(path, format="png", metadata={"Software": None})
@@ -32,7 +34,7 @@ def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -
 
 def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
     """One panel: a bar per split, stacked by the values of ``title``."""
-    splits = sorted(by_split)
+    splits = split_order(by_split)
     values = sorted({value for counts in by_split.values() for value in counts})
     colours = plt.get_cmap("tab20").colors
     bottoms = [0] * len(splits)

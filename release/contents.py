@@ -56,7 +56,13 @@ def data_files(manifest: dict) -> dict[str, dict[str, dict]]:
         match = DATA_FILE.match(entry["path"])
         if match:
             splits.setdefault(match["split"], {})[match["fmt"]] = entry
-    return dict(sorted(splits.items()))
+    return {name: splits[name] for name in split_order(splits)}
+
+
+def split_order(names) -> list[str]:
+    """Split names in reading order: train, dev (or validation), test, then the rest."""
+    rank = {"train": 0, "dev": 1, "validation": 1, "test": 2}
+    return sorted(names, key=lambda name: (rank.get(name, 3), name))
 
 
 def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:

@@ -45,8 +45,8 @@ def test_the_card_has_the_hugging_face_header(release):
         {
             "config_name": "default",
             "data_files": [
-                {"split": "test", "path": "data/test.parquet"},
                 {"split": "train", "path": "data/train.parquet"},
+                {"split": "test", "path": "data/test.parquet"},
             ],
         }
     ]
