@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -58,7 +59,7 @@ from answerable.errors import SQLError
 from answerable.ids import canonical_json, sha256_file
 from answerable.records import atomic_path, read_json, write_json
 
-LAYOUT = "delta"  # in the sidecar: files made before deltas (full copies) are remade
+DELTA, FULL = "delta", "full"  # layouts; the sidecar names it, so a file of the other is remade
 
 
 class MaterializeError(SQLError):
@@ -69,16 +70,19 @@ class MaterializeError(SQLError):
 
 
 class VariantStore:
-    """Edited copies of source databases, made once each and opened read-only.
+    """Edited variants of source databases, made once each and opened read-only: deltas
+    over their source, or with ``full=True`` whole edited copies (for consumers whose
+    tools cannot attach, and to prove the two give the same results).
 
     >>> store = VariantStore(workdir / "demo" / "variants")            # doctest: +SKIP
     >>> path = store.ensure("league", league_file, [drop_column("players", "name")])
     ...                                                                 # doctest: +SKIP
     """
 
-    def __init__(self, root: Path, limits: Limits | None = None):
+    def __init__(self, root: Path, limits: Limits | None = None, full: bool = False):
         self.root = Path(root)
         self.limits = limits or Limits()
+        self.layout = FULL if full else DELTA
         self.made = 0
         self._paths: dict[str, Path] = {}
         self._open: dict[str, ReadOnlyDatabase] = {}
@@ -97,7 +101,7 @@ class VariantStore:
         name = variant_id(db_id, ops)
         if name not in self._open:
             path = self.ensure(db_id, source, ops)
-            self._open[name] = ReadOnlyDatabase(path, self.limits, base=source)
+            self._open[name] = ReadOnlyDatabase(path, self.limits, base=self._base(source))
         return self._open[name]
 
     def schema(self, db_id: str, source: Path, ops: list[dict]) -> DatabaseSchema:
@@ -105,8 +109,13 @@ class VariantStore:
         name = variant_id(db_id, ops)
         if name not in self._schemas:
             path = self.ensure(db_id, source, ops)
-            self._schemas[name] = DatabaseSchema.from_sqlite(path, db_id, base=source)
+            base = self._base(source)
+            self._schemas[name] = DatabaseSchema.from_sqlite(path, db_id, base=base)
         return self._schemas[name]
+
+    def _base(self, source: Path) -> Path | None:
+        """What a variant's file is opened over: its source for a delta, nothing for a copy."""
+        return Path(source) if self.layout == DELTA else None
 
     def close(self) -> None:
         """Close every connection this store opened."""
@@ -116,10 +125,10 @@ class VariantStore:
 
     def _reuse_or_make(self, name: str, source: Path, ops: list[dict]) -> Path:
         target, sidecar = self.root / f"{name}.sqlite", self.root / f"{name}.json"
-        stamp = {"source_sha256": self._sha256(source), "layout": LAYOUT, "ops": ops}
+        stamp = {"source_sha256": self._sha256(source), "layout": self.layout, "ops": ops}
         if target.is_file() and sidecar.is_file() and read_json(sidecar) == _plain(stamp):
             return target
-        materialize(source, ops, target)
+        (materialize if self.layout == DELTA else materialize_full)(source, ops, target)
         write_json(stamp, sidecar)
         self.made += 1
         return target
@@ -138,30 +147,49 @@ def _plain(value):
 def materialize(source: Path, ops: list[dict], target: Path) -> Path:
     """Write the delta of ``ops`` over ``source`` to ``target`` (``source`` is only read)."""
     with atomic_path(target) as partial:
-        _make_delta(Path(source), ops, partial)
+        _edit(partial, ops, base=Path(source))
     return target
 
 
-def _make_delta(source: Path, ops: list[dict], path: Path) -> None:
-    page_size, encoding = _layout_of(source)
+def materialize_full(source: Path, ops: list[dict], target: Path) -> Path:
+    """Write a whole edited copy: ``source``'s bytes with ``ops`` applied, to ``target``."""
+    with atomic_path(target) as partial:
+        shutil.copyfile(source, partial)
+        _edit(partial, ops)
+    return target
+
+
+def _edit(path: Path, ops: list[dict], base: Path | None = None) -> None:
+    """Apply ``ops`` to the file at ``path`` in one transaction; with ``base``, the file
+    starts empty and receives copies of the base's changed tables first."""
     con = sqlite3.connect(path, isolation_level=None)
     try:
-        con.execute(f"PRAGMA page_size = {int(page_size)}")
-        con.execute(f"PRAGMA encoding = '{encoding}'")
+        if base is not None:
+            _start_delta(con, base)
         con.execute("PRAGMA journal_mode = DELETE")
         con.execute("PRAGMA synchronous = OFF")
         con.execute("PRAGMA foreign_keys = OFF")
-        con.execute(f"ATTACH DATABASE ? AS {BASE}", (read_only_uri(source),))
         con.execute("BEGIN")
-        views = _copy_changed(con, sorted({op["table"] for op in ops}))
+        views = _copy_changed(con, sorted({op["table"] for op in ops})) if base else []
         for op in ops:
             APPLY[op["op"]](con, op)
         _check_views_kept(con, views)
         con.execute("COMMIT")
+        if base is not None:
+            con.execute("VACUUM main")  # a dropped column leaves free space in the pages
     except (sqlite3.Error, SqlglotError, KeyError) as error:
         raise MaterializeError(f"{_describe(ops)}: {error}") from None
     finally:
         con.close()
+
+
+def _start_delta(con: sqlite3.Connection, base: Path) -> None:
+    """Give the empty delta its base's page size and text encoding (an attached file
+    must share main's encoding), then attach the base read-only."""
+    page_size, encoding = _layout_of(base)
+    con.execute(f"PRAGMA page_size = {int(page_size)}")
+    con.execute(f"PRAGMA encoding = '{encoding}'")
+    con.execute(f"ATTACH DATABASE ? AS {BASE}", (read_only_uri(base),))
 
 
 def _layout_of(source: Path) -> tuple[int, str]:
@@ -289,7 +317,11 @@ def _closure(objects: dict, edited: set[str]) -> tuple[set[str], set[str]]:
     missing = edited - {n for n, (kind, _, _) in objects.items() if kind == "table"}
     if missing:
         raise MaterializeError(f"no such table in the source: {', '.join(sorted(missing))}")
-    reads = {name: _names_read(sql) for name, (kind, _, sql) in objects.items() if kind == "view"}
+    reads = {
+        name: _names_read(sql, objects)
+        for name, (kind, _, sql) in objects.items()
+        if kind == "view"
+    }
     tables, views = set(edited), set()
     grew = True
     while grew:
@@ -302,9 +334,14 @@ def _closure(objects: dict, edited: set[str]) -> tuple[set[str], set[str]]:
     return tables, views
 
 
-def _names_read(sql: str) -> set[str]:
-    """Lower-case names of the tables and views a view's SQL reads."""
-    return {t.name.lower() for t in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Table)}
+def _names_read(sql: str, objects: dict) -> set[str]:
+    """Lower-case names of the tables and views a view's SQL reads; when sqlglot cannot
+    parse it, every name it mentions (copying a table too many only costs bytes)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except SqlglotError:
+        return {name for name in objects if _mentions(sql, name)}
+    return {t.name.lower() for t in tree.find_all(exp.Table)}
 
 
 def _copy_table(con: sqlite3.Connection, name: str, sql: str) -> None:

@@ -14,6 +14,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.release import full_copies
 
 
 class Group(click.Group):
@@ -205,6 +206,9 @@ def bio(path: Path, out: Path) -> None:
 
     items = load_items(path)
     click.echo(f"{len(items)} items tagged in {write_bio(items, out)}")
+
+
+main.add_command(full_copies.materialize)
 
 
 # Commands in their own modules (answerable.commands), one registration line each.
