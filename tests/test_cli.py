@@ -35,14 +35,19 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     cwd, result = demo_build
     release = cwd / "releases" / "answerable-demo" / "0.1.0"
     assert f"release: {release}" in result.output
-    assert "items.parquet" in result.output
+    assert "data/test.parquet" in result.output
     manifest = read_manifest(release)
     assert check_files(release, manifest) == []
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
+    splits, formats = ("train", "dev", "test"), ("parquet", "jsonl")
+    data = {f"data/{split}.{fmt}" for split in splits for fmt in formats}
+    documents = {"README.md", "composition.png", "croissant.json", "CHANGELOG.md", "LICENSE"}
     paths = {f["path"] for f in manifest["files"]}
-    assert {"items.parquet", "items.jsonl", "databases/clinic.sqlite"} <= paths
-    assert any(p.startswith("databases/variants/") for p in paths)
+    databases = {p for p in paths if p.startswith("databases/")}
+    assert paths == data | {"report.json"} | documents | databases
+    assert "databases/clinic.sqlite" in databases
+    assert any(p.startswith("databases/variants/") for p in databases)
     assert "databases/ (" in result.output
 
 
@@ -69,8 +74,9 @@ def test_two_builds_give_identical_files(demo_build, tmp_path):
     for relative in (
         ".answerable/answerable-demo/candidates.parquet",
         ".answerable/answerable-demo/reports/rejects.jsonl",
-        "releases/answerable-demo/0.1.0/items.parquet",
-        "releases/answerable-demo/0.1.0/items.jsonl",
+        "releases/answerable-demo/0.1.0/data/train.parquet",
+        "releases/answerable-demo/0.1.0/data/test.jsonl",
+        "releases/answerable-demo/0.1.0/report.json",
         "releases/answerable-demo/0.1.0/manifest.json",
     ):
         assert sha256_file(first / relative) == sha256_file(tmp_path / relative), relative

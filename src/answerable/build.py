@@ -34,7 +34,9 @@ from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sor
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.card import About
+from answerable.release.config import release_config
 from answerable.release.documents import source_licenses
+from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
 
@@ -188,6 +190,7 @@ def check_items(output: StepOutput) -> StepOutput:
 
 def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
     """Run the recipe: sources, verification, candidates, rejects report and release."""
+    settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)
@@ -208,7 +211,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             output.merge(made)
     finally:
         ctx.close()
-    output = check_items(output)
+    output = drop_contradictions(check_items(output))
     released, review = output.items, None
     if wants_review(recipe):
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
@@ -225,7 +228,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             seed=recipe.seed,
             recipe_signature=recipe.signature(),
             inputs=inputs,
-            formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))),
+            config=settings,
             sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
             variants=workspace.root / "variants",
             about=release_about(recipe, released, review),

@@ -1,0 +1,130 @@
+"""Put every item of a release into a split.
+
+Items that must not be told apart by the split move as one group: a family (an item,
+the items made from it and their drafts; see :func:`keys.with_family`), the items
+asking the same question, and per split kind the items sharing a SQL skeleton (query
+split) or a database (cross-database split). A group lands in a split by the hash of
+its smallest id, so it stays there as the pool grows. A group holding a label placed
+only in test (``test_only``) goes to test whole, or its family would leak.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from answerable.release.config import TEST_SPLIT, ReleaseConfig
+from answerable.release.keys import item_hash, normalized_question, unit, with_family, with_groups
+
+STEP = "split"
+LINKS = {
+    "question": ["family", "question_key"],
+    "query": ["family", "question_key", "skeleton"],
+    "database": ["family", "question_key", "db_id"],
+    "source": ["family"],
+    "none": ["family"],
+}
+
+
+def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
+    """``frame`` with its ``split`` column set, and the report's ``splits`` section."""
+    kind = config.split.kind
+    work = with_family(frame).with_columns(
+        question_key=normalized_question(),
+        skeleton=pl.col("sql_meta").struct.field("skeleton"),
+    )
+    _check_skeletons(work, config)
+    work = with_groups(work, LINKS[kind])
+    work = work.with_columns(placed=_placement(work, config, seed))
+    _check_family_sizes(work, config)
+    report = {
+        "kind": kind,
+        "ratios": config.split.ratios if kind not in ("source", "none") else None,
+        "test_only": config.split.test_only,
+        "groups": work["group"].n_unique(),
+        "families": work["family"].n_unique(),
+        "groups_moved_to_test": _moved(work, config),
+        "counts": _counts(work),
+    }
+    out = work.with_columns(split=pl.col("placed")).select(frame.columns)
+    return out, report
+
+
+def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:
+    kind, split = config.split.kind, config.split
+    if kind == "none":
+        placed = pl.lit(TEST_SPLIT)
+    elif kind == "source":
+        placed = pl.col("split").drop_nulls().first().over("group")
+    else:
+        draw = unit(item_hash("group", seed, STEP))
+        names, placed, bound = list(split.ratios), None, 0.0
+        for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
+            bound += split.ratios[name]
+            placed = (placed.when if placed is not None else pl.when)(draw < bound).then(
+                pl.lit(name)
+            )
+        placed = pl.lit(names[-1]) if placed is None else placed.otherwise(pl.lit(names[-1]))
+    if split.test_only:
+        forced = pl.col("label").is_in(split.test_only).any().over("group")
+        placed = pl.when(forced).then(pl.lit(TEST_SPLIT)).otherwise(placed)
+    result = work.with_columns(placed.alias("placed"))["placed"]
+    if kind == "source" and result.null_count():
+        example = work.filter(result.is_null())["id"][0]
+        raise config.error(
+            "split.kind",
+            f"'source' keeps the split a source gave, but {result.null_count()} items have "
+            f"none (e.g. {example})",
+            fix="choose kind: question (or query, database) to split them here",
+        )
+    return result
+
+
+def _check_skeletons(work: pl.DataFrame, config: ReleaseConfig) -> None:
+    """A query split groups by skeleton: an item without one must be placed by its label
+    or ride with a family member that has one."""
+    if config.split.kind != "query":
+        return
+    placed_by_label = pl.col("label").is_in(config.split.test_only)
+    has_kin = pl.col("skeleton").is_not_null().any().over("family")
+    loose = work.filter(~placed_by_label & ~has_kin)
+    if loose.height:
+        raise config.error(
+            "split.kind",
+            f"a query split needs a SQL skeleton, and {loose.height} items have none "
+            f"(e.g. {loose['id'][0]}, label {loose['label'][0]})",
+            fix="place their labels in test (split.test_only) or use kind: question",
+        )
+
+
+def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig) -> None:
+    """A group bigger than a split's share of the release cannot keep the ratios."""
+    if config.split.kind in ("source", "none"):
+        return
+    sizes = work.group_by("group").len()
+    largest = sizes.sort(["len", "group"], descending=[True, False]).row(0, named=True)
+    for name, ratio in config.split.ratios.items():
+        target = ratio * work.height
+        if ratio > 0 and largest["len"] > max(target, 1):
+            raise config.error(
+                "split.ratios",
+                f"split '{name}' holds about {target:.0f} items, but the items of family/"
+                f"group {largest['group']} ({largest['len']}) must stay together",
+                fix=f"raise the share of '{name}' or release more items",
+            )
+
+
+def _moved(work: pl.DataFrame, config: ReleaseConfig) -> int:
+    if not config.split.test_only:
+        return 0
+    forced = work.filter(pl.col("label").is_in(config.split.test_only))
+    return forced["group"].n_unique()
+
+
+def _counts(work: pl.DataFrame) -> dict:
+    counts = work.group_by("placed", "label").len().sort("placed", "label")
+    out: dict[str, dict] = {}
+    for row in counts.iter_rows(named=True):
+        entry = out.setdefault(row["placed"], {"total": 0, "by_label": {}})
+        entry["total"] += row["len"]
+        entry["by_label"][row["label"]] = row["len"]
+    return out
