@@ -15,8 +15,8 @@ import polars as pl
 import yaml
 
 from answerable.release.chart import CHART
-from answerable.release.contents import data_files
-from answerable.release.verify import item_schema, resolve
+from answerable.release.contents import data_files, split_order
+from answerable.release.write import open_fields
 
 CARD = "README.md"
 SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
@@ -106,32 +106,18 @@ def composition(frame: pl.DataFrame) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def composition_tables(frame: pl.DataFrame) -> list[str]:
-    """A markdown table per split: items per label, category and database."""
+    """A markdown table per split (train, dev, test first): items per label, category and
+    database."""
     lines = []
-    keys = ["split", "label", "category", "db_id"]
-    counts = frame.group_by(keys).len().sort(keys, nulls_last=True)
-    for (split,), rows in counts.group_by(["split"], maintain_order=True):
+    keys = ["label", "category", "db_id"]
+    for split in split_order(frame.get_column("split").unique().to_list()):
+        rows = frame.filter(pl.col("split") == split).group_by(keys).len()
+        rows = rows.sort(keys, nulls_last=True)
         lines += [f"### {split} ({rows['len'].sum()} items)", ""]
         lines += ["| label | category | database | items |", "|---|---|---|---:|"]
-        lines += [
-            f"| {label} | {category or '—'} | {db} | {n} |"
-            for _, label, category, db, n in rows.iter_rows()
-        ]
+        lines += [f"| {lab} | {cat or '—'} | {db} | {n} |" for lab, cat, db, n in rows.iter_rows()]
         lines.append("")
     return lines
-
-
-def json_text_fields(frame: pl.DataFrame) -> list[str]:
-    """Item fields the data files keep as JSON text (open structures)."""
-    properties = item_schema()["properties"]
-    found = []
-    for name, sub in properties.items():
-        if name in frame.columns and frame.schema[name] == pl.String:
-            types = resolve(sub)[0].get("type")
-            types = set(types) if isinstance(types, list) else {types}
-            if types & {"object", "array"}:
-                found.append(name)
-    return found
 
 
 def flat(value, prefix: str = "") -> list[str]:
@@ -140,6 +126,27 @@ def flat(value, prefix: str = "") -> list[str]:
         return [line for k, v in value.items() for line in flat(v, f"{prefix}{k}.")]
     shown = value if not isinstance(value, list) or len(value) <= 5 else f"{len(value)} entries"
     return [f"- {prefix.rstrip('.') or 'value'}: {shown}"]
+
+
+def leakage_lines(leakage: dict | None) -> list[str]:
+    """The release report's leakage checks as a table (severity, leaks, first example)."""
+    if not leakage:
+        return ["The release report holds no leakage section."]
+    checks = {k: v for k, v in leakage.items() if isinstance(v, dict) and "severity" in v}
+    if not checks:
+        return flat(leakage)
+    lines = [
+        "Checks between splits (`report.json`, section `leakage`); an error stops a release.",
+        "",
+        "| check | severity | leaks | first example |",
+        "|---|---|---:|---|",
+    ]
+    for name, check in checks.items():
+        examples = check.get("examples") or []
+        first = ", ".join(f"{k}={v}" for k, v in examples[0].items()) if examples else "—"
+        leaks = check.get("leaks", "—") if check["severity"] != "off" else "not checked"
+        lines.append(f"| {name.replace('_', ' ')} | {check['severity']} | {leaks} | {first} |")
+    return lines
 
 
 def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | None) -> str:
@@ -173,8 +180,7 @@ def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | 
     lines += ["## Composition", "", f"![Items per split by label and category]({CHART})", ""]
     lines += composition_tables(frame)
     lines += ["## Leakage between splits", ""]
-    leakage = (report or {}).get("leakage")
-    lines += flat(leakage) if leakage else ["The release report holds no leakage section."]
+    lines += leakage_lines((report or {}).get("leakage"))
     lines += ["", "## Limitations", "", *limitation_lines(frame, about), ""]
     lines += load_lines(manifest)
     lines += license_lines(about)
@@ -207,11 +213,10 @@ def fmt(value) -> str:
 def limitation_lines(frame: pl.DataFrame, about: About) -> list[str]:
     """What a user should know before relying on the data."""
     lines = []
-    open_fields = json_text_fields(frame)
-    if open_fields:
-        lines.append(
-            f"- Kept as JSON text in the data files (open structures): {', '.join(open_fields)}."
-        )
+    lines.append(
+        "- Kept as JSON text in the typed data files (their shape varies from item to item): "
+        f"{', '.join(open_fields())}."
+    )
     drafted = {
         g for g in provenance_column(frame, "generator").drop_nulls().to_list() if "draft" in g
     }
@@ -233,7 +238,8 @@ def limitation_lines(frame: pl.DataFrame, about: About) -> list[str]:
 
 def load_lines(manifest: dict) -> list[str]:
     """How to load the release and score predictions on it."""
-    split = next(iter(data_files(manifest)), "test")
+    splits = list(data_files(manifest))
+    split = "test" if "test" in splits or not splits else splits[-1]
     return [
         "## Load and score",
         "",
@@ -241,10 +247,10 @@ def load_lines(manifest: dict) -> list[str]:
         "from datasets import load_dataset",
         'ds = load_dataset("path/to/this/folder")          # a DatasetDict with every split',
         "import polars as pl",
-        f'items = pl.read_parquet("data/{split}.parquet")',
+        f'item = pl.read_parquet("path/to/this/folder/data/{split}.parquet").row(0, named=True)',
         "from answerable.release.databases import open_item_database",
-        'with open_item_database("path/to/this/folder", item) as db:  # item: one row as a dict',
-        '    rows = db.execute(item["sql"]).rows',
+        'with open_item_database("path/to/this/folder", item) as db:  # the gold query, read-only',
+        '    rows = db.execute(item["sql"]).rows if item.get("sql") else None',
         "```",
         "",
         'Score predictions (JSONL lines `{id, sql}` or an EHRSQL-style `{id: sql | "null"}` '

@@ -17,8 +17,8 @@ import polars as pl
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
-from answerable.records import PARQUET_SCHEMA, read_jsonl
 from answerable.release.databases import item_files
+from answerable.release.write import polars_schema, read_split, to_items
 from answerable.schemas import validate
 
 MANIFEST = "manifest.json"
@@ -66,20 +66,8 @@ def split_order(names) -> list[str]:
 
 
 def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:
-    """Every item of a release, from its JSON Lines files, sorted by id.
-
-    An item without a ``split`` field gets the split of the file it came from.
-    """
-    folder = Path(folder)
-    manifest = manifest if manifest is not None else read_release_manifest(folder)
-    items = []
-    for split, files in data_files(manifest).items():
-        if "jsonl" not in files:
-            continue
-        for item in read_jsonl(folder / files["jsonl"]["path"]):
-            item.setdefault("split", split)
-            items.append(item)
-    return sorted(items, key=lambda item: item["id"])
+    """Every item of a release as plain dicts (open fields parsed), sorted by id."""
+    return to_items(read_frame(folder, manifest))
 
 
 def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
@@ -89,14 +77,12 @@ def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
     manifest = manifest if manifest is not None else read_release_manifest(folder)
     frames = []
     for split, files in data_files(manifest).items():
-        entry = files.get("parquet") or files["jsonl"]
-        path = folder / entry["path"]
-        frame = pl.read_parquet(path) if "parquet" in files else pl.read_ndjson(path)
+        frame = read_split(folder / (files.get("parquet") or files["jsonl"])["path"])
         if "split" not in frame.columns:
             frame = frame.with_columns(pl.lit(split).alias("split"))
         frames.append(frame)
     if not frames:
-        return pl.DataFrame(schema={**PARQUET_SCHEMA, "split": pl.String})
+        return pl.DataFrame(schema=polars_schema())
     return pl.concat(frames, how="diagonal_relaxed").sort("id")
 
 

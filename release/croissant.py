@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from answerable.release.card import About, hf_license, json_text_fields, review_lines
+from answerable.release.card import About, hf_license, review_lines
 from answerable.release.contents import data_files
+from answerable.release.write import open_fields
 
 CROISSANT = "croissant.json"
 CONTEXT = {
@@ -116,9 +117,7 @@ def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[s
     return described, nested
 
 
-def croissant(
-    manifest: dict, schemas: dict[str, pl.Schema], frame: pl.DataFrame, about: About
-) -> dict:
+def croissant(manifest: dict, schemas: dict[str, pl.Schema], about: About) -> dict:
     """The Croissant document of a release; ``schemas`` maps each split to its Parquet
     file's schema."""
     record_sets, nested = [], set()
@@ -154,13 +153,9 @@ def croissant(
         ),
         "rai:dataAnnotationProtocol": " ".join(review_lines(about.review)),
         "rai:dataLimitations": (
-            f"{counts['total']} items; labels hold for the shipped databases only. "
-            + (
-                f"JSON text fields: {', '.join(json_text_fields(frame))}."
-                if json_text_fields(frame)
-                else ""
-            )
-        ).strip(),
+            f"{counts['total']} items; labels hold for the shipped databases only. Fields kept "
+            f"as JSON text: {', '.join(open_fields())}."
+        ),
         "rai:dataUseCases": (
             "Evaluating whether text-to-SQL systems answer answerable questions correctly and "
             "abstain on or clarify ambiguous and unanswerable ones."

@@ -54,7 +54,7 @@ def write_documents(folder: Path, manifest: dict, about: About, dataset_dir: Pat
         if "parquet" in files
     }
     described = {**manifest, "files": manifest["files"] + entries}
-    document = croissant(described, schemas, frame, about)
+    document = croissant(described, schemas, about)
     (folder / CROISSANT).write_text(
         json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -15,11 +15,9 @@ checked as text only.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -35,10 +33,9 @@ from answerable.release.contents import (
     read_items,
     read_release_manifest,
 )
-from answerable.schemas import SCHEMA_DIR
+from answerable.release.write import item_schema
 
 SHOWN_PER_RULE = 5  # item ids named per broken rule; the count says how many in all
-ADDED_BY_READER = ("split",)  # read_frame adds the split of a file whose items lack it
 
 
 class ReleaseDiffersError(AnswerableError):
@@ -174,12 +171,6 @@ def check_items(frame: pl.DataFrame) -> list[str]:
     return problems
 
 
-@cache
-def item_schema() -> dict:
-    """The item schema, as JSON."""
-    return json.loads((SCHEMA_DIR / "item.schema.json").read_text(encoding="utf-8"))
-
-
 def frame_rules(frame: pl.DataFrame) -> Iterator[tuple[str, pl.Expr]]:
     """``(rule, expression true on the items that break it)`` for a frame of items."""
     schema = item_schema()
@@ -193,7 +184,7 @@ def frame_rules(frame: pl.DataFrame) -> Iterator[tuple[str, pl.Expr]]:
             yield f"/{name}: required field missing", pl.lit(True)
     if schema.get("additionalProperties") is False:
         for name in frame.columns:
-            if name not in schema["properties"] and name not in ADDED_BY_READER:
+            if name not in schema["properties"]:
                 yield f"/{name}: not an item field", pl.lit(True)
     for conditional in schema.get("allOf", ()):
         yield from conditional_rules(conditional, frame)

@@ -1,10 +1,9 @@
 """Release folders in the release contract's layout, for tests of the publishing side.
 
-Not a second release writer: the package's writer is ``answerable.release.publish``;
-this only lays out a small folder the way the contract says (``data/<split>.parquet`` and
-``.jsonl``, ``databases/<db_id>.sqlite``, ``report.json``, a manifest listing every file
-with sha256, bytes and rows), so that verify, diff, export and the card can be tested on
-releases of any shape.
+Not a second release writer: the data files come from the package's typed writer
+(``release/write.py``); this only puts chosen items in chosen splits without sampling,
+splitting or leakage checks, copies databases and writes the manifest, so that verify,
+diff, export and the card can be tested on releases of any shape.
 """
 
 from __future__ import annotations
@@ -13,10 +12,11 @@ import shutil
 from pathlib import Path
 
 from answerable.ids import sha256_file
-from answerable.records import complete, read_jsonl, write_json, write_jsonl, write_parquet
+from answerable.records import read_jsonl, write_json
 from answerable.release.card import About
 from answerable.release.documents import write_documents
 from answerable.release.publish import count_items, tally
+from answerable.release.write import to_frame, write_data
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
 
@@ -49,16 +49,13 @@ def write_release(
     """Lay out a release of ``splits`` at ``folder`` with copies of ``databases``; with
     ``about``, the documents are written as ``cut_release`` writes them."""
     folder = Path(folder)
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    files, everything = [], []
     shipped = set(databases or {})
-    for split, items in sorted(splits.items()):
-        items = sorted((with_database(i, shipped) for i in items), key=lambda i: i["id"])
-        everything += [{**i, "split": split} for i in items]
-        write_parquet(items, folder / "data" / f"{split}.parquet")
-        write_jsonl((complete(i) for i in items), folder / "data" / f"{split}.jsonl")
-        for fmt in ("parquet", "jsonl"):
-            files.append(entry(folder, f"data/{split}.{fmt}", rows=len(items)))
+    everything = [
+        {**with_database(item, shipped), "split": split}
+        for split, items in sorted(splits.items())
+        for item in items
+    ]
+    files = write_data(to_frame(everything), folder, ("parquet", "jsonl"))
     used = {i["db_id"] for i in everything}
     for db_id, path in sorted((databases or {}).items()):
         if db_id in used:

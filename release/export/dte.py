@@ -47,6 +47,6 @@ def dte_record(item: dict, schema: DatabaseSchema) -> dict:
         "tags": tagged["tags"],
         "label": item["label"],
         "category": item.get("category"),
-        "sql": item["sql"],
+        "sql": item.get("sql"),
         "response": item.get("explanation") or "",
     }

@@ -39,7 +39,7 @@ def export(items: list[dict], _schemas: Mapping[str, DatabaseSchema]) -> Export:
             if category is None:
                 out.leave_out(item, f"OncoMX-NAQ has no category for {item.get('category')!r}")
                 continue
-            rows.append([one_line(item["question"]), category, one_line(item["sql"] or NO_SQL)])
+            rows.append([one_line(item["question"]), category, one_line(item.get("sql") or NO_SQL)])
         if rows:
             out.files[f"{split}.tsv"] = csv_text(["question", "category", "sql"], rows, "\t")
     return out

@@ -39,7 +39,7 @@ def export(items: list[dict], schemas: Mapping[str, DatabaseSchema]) -> Export:
     for key in sorted(folders):
         for split, members in by_split(folders[key]).items():
             data = [{"id": item["id"], "question": item["question"]} for item in members]
-            labels = {item["id"]: item["sql"] or NO_ANSWER for item in members}
+            labels = {item["id"]: item.get("sql") or NO_ANSWER for item in members}
             out.files[f"{key}/{split}_data.json"] = json_text({"version": VERSION, "data": data})
             out.files[f"{key}/{split}_label.json"] = json_text(labels)
         out.files[f"{key}/tables.json"] = tables_json([schemas[key]])
