@@ -17,6 +17,7 @@ import polars as pl
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
+from answerable.records import complete
 from answerable.release.databases import item_files
 from answerable.release.write import polars_schema, read_split, to_items
 from answerable.schemas import validate
@@ -66,8 +67,9 @@ def split_order(names) -> list[str]:
 
 
 def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:
-    """Every item of a release as plain dicts (open fields parsed), sorted by id."""
-    return to_items(read_frame(folder, manifest))
+    """Every item of a release as plain dicts (open fields parsed, every top-level field
+    present), sorted by id."""
+    return [complete(item) for item in to_items(read_frame(folder, manifest))]
 
 
 def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
