@@ -28,7 +28,7 @@ from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
-from answerable.records import read_jsonl
+from answerable.release.write import read_split, to_items
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"
@@ -142,7 +142,7 @@ def release_items(release_dir: str | Path) -> list[dict]:
             f"{folder}: the manifest lists no JSON Lines data file (fix: cut the release "
             "with the jsonl format)"
         )
-    return [item for name in sorted(files) for item in read_jsonl(folder / name)]
+    return [item for name in sorted(files) for item in to_items(read_split(folder / name))]
 
 
 def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:

@@ -126,8 +126,8 @@ def cut_release(
         shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
         frame = to_frame(shipped.items) if shipped else frame
         files = write_data(frame, staging, config.formats)
-        files.append(_entry(write_json(report, staging / "report.json"), staging))
         files += shipped.files if shipped else []
+        files.append(_entry(write_json(report, staging / "report.json"), staging))
         manifest = {
             "dataset": dataset,
             "version": version,

@@ -38,6 +38,9 @@ OPEN_FIELDS = (
 _SCALARS = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
 
 
+_REQUIRED: dict[str, frozenset] = {}  # struct path -> keys the schema requires (kept when null)
+
+
 class SchemaShapeError(ValueError):
     """The item schema has an open field that :data:`OPEN_FIELDS` does not list."""
 
@@ -94,6 +97,7 @@ def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
     if not kinds and "enum" in node:
         kinds = sorted({_json_type(v) for v in node["enum"] if v is not None})
     if kinds == ["object"] and node.get("properties"):
+        _REQUIRED[path] = frozenset(node.get("required", ()))
         return pl.Struct(
             {k: _dtype(v, f"{path}.{k}", schema) for k, v in node.get("properties", {}).items()}
         )
@@ -160,13 +164,13 @@ def _typed(value: Any, dtype: pl.DataType, path: str, item: dict) -> Any:
 
 
 def to_items(frame: pl.DataFrame) -> list[dict]:
-    """Items back from a typed frame: open fields parsed, null struct keys left out.
-
-    A key absent from an item and a key present with null read back alike (absent).
-    """
+    """Items back from a typed frame: every top-level field (null when absent), open
+    fields parsed, null keys inside structs left out unless the schema requires them (an
+    absent key and a null one read back alike)."""
     schema = frame.schema
+    polars_schema()  # derives the required keys
     return [
-        _strip({name: _untyped(row[name], schema[name], name) for name in schema})
+        {name: _untyped(row[name], schema[name], name) for name in schema}
         for row in frame.iter_rows(named=True)
     ]
 
@@ -178,14 +182,15 @@ def _untyped(value: Any, dtype: pl.DataType, path: str) -> Any:
         return json.loads(value)
     if isinstance(dtype, pl.Struct):
         names = {field.name: field.dtype for field in dtype.fields}
-        return _strip({k: _untyped(value.get(k), t, f"{path}.{k}") for k, t in names.items()})
+        required = _REQUIRED.get(path, frozenset())
+        return {
+            k: _untyped(value.get(k), t, f"{path}.{k}")
+            for k, t in names.items()
+            if value.get(k) is not None or k in required
+        }
     if isinstance(dtype, pl.List):
         return [_untyped(v, dtype.inner, path) for v in value]
     return value
-
-
-def _strip(record: dict) -> dict:
-    return {k: v for k, v in record.items() if v is not None}
 
 
 # ---- files -----------------------------------------------------------------------------
