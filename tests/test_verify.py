@@ -45,8 +45,9 @@ def test_one_changed_byte_is_named(release, tmp_path):
     path.write_bytes(bytes(data))
     result = run_in(tmp_path, "verify", release)
     assert result.exit_code == 1
-    assert "data/test.jsonl: sha256 differs from the manifest" in result.output
-    assert "1 problems" in result.output
+    assert result.output.strip().splitlines() == [
+        f"error: {release}: 1 problems: data/test.jsonl: sha256 differs from the manifest"
+    ]
 
 
 def test_a_missing_and_an_unlisted_file_are_named(release, tmp_path):
@@ -55,6 +56,20 @@ def test_a_missing_and_an_unlisted_file_are_named(release, tmp_path):
     found = verify_release(release)
     assert "databases/league.sqlite: missing" in found.problems
     assert "data/extra.jsonl: not in the manifest" in found.problems
+    result = run_in(tmp_path, "verify", release)
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+    assert "databases/league.sqlite: missing" in result.output
+
+
+def test_many_problems_are_listed_one_per_line(release, tmp_path):
+    for path in sorted((release / "data").iterdir()):
+        path.write_bytes(path.read_bytes() + b"\n")
+        path.with_name(path.name + ".bak").write_bytes(b"")
+    result = run_in(tmp_path, "verify", release)
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 9 and lines[-1].endswith("8 problems (listed above)")
+    assert "data/test.jsonl.bak: not in the manifest" in lines
 
 
 def test_counts_and_rows_that_differ_from_the_manifest(release):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+SHOWN_INLINE = 5  # up to this many problems fit the one error line
+
 
 @click.command("verify")
 @click.argument("release", type=click.Path(path_type=Path))
@@ -18,8 +20,11 @@ def command(release: Path, execute: bool) -> None:
     from answerable.release.verify import ReleaseDiffersError, verify_release
 
     found = verify_release(release, execute=execute)
+    if not found.problems:
+        click.echo(found.summary(release))
+        return
+    if len(found.problems) <= SHOWN_INLINE:
+        raise ReleaseDiffersError(f"{found.summary(release)}: " + "; ".join(found.problems))
     for problem in found.problems:
         click.echo(problem)
-    if found.problems:
-        raise ReleaseDiffersError(found.summary(release) + " (listed above)")
-    click.echo(found.summary(release))
+    raise ReleaseDiffersError(found.summary(release) + " (listed above)")
