@@ -117,26 +117,39 @@ def label_of(manifest: dict) -> str:
 
 
 def compare_items(before: pl.DataFrame, after: pl.DataFrame, found: ReleaseDiff) -> None:
-    """Fill ``added``, ``removed`` and ``changed`` by id."""
+    """Fill ``added``, ``removed`` and ``changed`` by id.
+
+    Whole items are compared first by a 64-bit hash of all their fields, so only ids and
+    hashes are joined; the items whose hashes differ are then compared field by field,
+    exactly. An item whose hash stays the same through a change would pass as unchanged
+    only on a hash collision (about one in 2**64).
+    """
     old_ids, new_ids = before.select("id"), after.select("id")
     found.added = sorted(new_ids.join(old_ids, on="id", how="anti").get_column("id").to_list())
     found.removed = sorted(old_ids.join(new_ids, on="id", how="anti").get_column("id").to_list())
-    shared = [c for c in before.columns if c in after.columns and c != "id"]
     for name in sorted(set(before.columns) ^ set(after.columns)):
         side = "new" if name in after.columns else "old"
         found.warnings.append(f"field {name} is only in the {side} release")
-    both = before.select(["id", *shared]).join(
-        after.select(["id", *shared]), on="id", how="inner", suffix="__new"
-    )
-    differs = []
-    for name in shared:
+    shared = []
+    for name in (c for c in before.columns if c in after.columns and c != "id"):
         old_type, new_type = before.schema[name], after.schema[name]
-        if old_type != new_type:
+        if old_type == new_type:
+            shared.append(name)
+        else:
             found.warnings.append(f"field {name} has another type ({old_type} -> {new_type})")
-            continue
-        differs.append(pl.when(pl.col(name).ne_missing(pl.col(f"{name}__new"))).then(pl.lit(name)))
-    if not differs:
+    if not shared:
         return
+    row = pl.struct(shared).hash(seed=0).alias("row")
+    moved = (
+        before.select("id", row)
+        .join(after.select("id", row), on="id", how="inner", suffix="_new")
+        .filter(pl.col("row") != pl.col("row_new"))
+        .select("id")
+    )
+    old_rows = before.join(moved, on="id", how="semi").select("id", *shared)
+    new_rows = after.join(moved, on="id", how="semi").select("id", *shared)
+    both = old_rows.join(new_rows, on="id", how="inner", suffix="__new")
+    differs = [pl.when(pl.col(n).ne_missing(pl.col(f"{n}__new"))).then(pl.lit(n)) for n in shared]
     rows = (
         both.select(pl.col("id"), pl.concat_list(differs).list.drop_nulls().alias("fields"))
         .filter(pl.col("fields").list.len() > 0)

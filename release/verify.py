@@ -15,8 +15,11 @@ checked as text only.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +27,6 @@ import polars as pl
 
 from answerable.builders.executor import Limits
 from answerable.errors import AnswerableError, SQLError
-from answerable.ids import sha256_file
 from answerable.release.contents import (
     MANIFEST,
     data_files,
@@ -72,12 +74,13 @@ def verify_release(
     started = time.perf_counter()
     folder = Path(folder)
     manifest = read_release_manifest(folder)
-    found = Verification(problems=check_files(folder, manifest), files=len(manifest["files"]))
+    problems, lines = file_problems(folder, manifest)
+    found = Verification(problems=problems, files=len(manifest["files"]))
     data = [e["path"] for f in data_files(manifest).values() for e in f.values()]
     if not any(p.startswith(tuple(data)) for p in found.problems):
         frame = read_frame(folder, manifest)
         found.items = frame.height
-        found.problems += check_rows(folder, manifest) + check_items(frame)
+        found.problems += check_rows(folder, manifest, lines) + check_items(frame)
         found.problems += check_counts(frame, manifest)
         if execute:
             items = read_items(folder, manifest)
@@ -90,48 +93,71 @@ def verify_release(
 def check_files(folder: Path, manifest: dict) -> list[str]:
     """Each manifest file missing, of another size or sha256, and each file in the
     release that the manifest does not list."""
+    return file_problems(folder, manifest)[0]
+
+
+def file_problems(folder: Path, manifest: dict) -> tuple[list[str], dict[str, int]]:
+    """:func:`check_files`' problems, and the line count of every file read (JSON Lines
+    rows are counted in the same pass as the hash). Files are read in parallel threads:
+    hashing releases the GIL."""
     folder = Path(folder)
+    present = [e for e in manifest["files"] if (folder / e["path"]).is_file()]
+    sized = [e for e in present if (folder / e["path"]).stat().st_size == e["bytes"]]
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        digests = dict(
+            zip(
+                [e["path"] for e in sized],
+                pool.map(lambda e: digest(folder / e["path"]), sized),
+                strict=True,
+            )
+        )
     problems = []
     for entry in manifest["files"]:
         path = folder / entry["path"]
-        if not path.is_file():
+        if entry not in present:
             problems.append(f"{entry['path']}: missing")
-        elif path.stat().st_size != entry["bytes"]:
+        elif entry["path"] not in digests:
             problems.append(
                 f"{entry['path']}: {path.stat().st_size} bytes, the manifest says {entry['bytes']}"
             )
-        elif sha256_file(path) != entry["sha256"]:
+        elif digests[entry["path"]][0] != entry["sha256"]:
             problems.append(f"{entry['path']}: sha256 differs from the manifest")
     listed = {entry["path"] for entry in manifest["files"]} | {MANIFEST}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder).as_posix()
         if relative not in listed:
             problems.append(f"{relative}: not in the manifest")
-    return problems
+    return problems, {name: lines for name, (_, lines) in digests.items()}
 
 
-def check_rows(folder: Path, manifest: dict) -> list[str]:
-    """Each data file whose number of items differs from the manifest's ``rows``."""
+def digest(path: Path, chunk: int = 1 << 24) -> tuple[str, int]:
+    """Hex sha256 and number of line ends of a file, in one read."""
+    hasher, lines = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            hasher.update(block)
+            lines += block.count(b"\n")
+    return hasher.hexdigest(), lines
+
+
+def check_rows(folder: Path, manifest: dict, lines: dict[str, int] | None = None) -> list[str]:
+    """Each data file whose number of items differs from the manifest's ``rows``: a
+    Parquet file's from its metadata, a JSON Lines file's from ``lines`` (counted while
+    hashing) or by reading it."""
+    lines = lines or {}
     problems = []
     for files in data_files(manifest).values():
         for fmt, entry in files.items():
             if "rows" not in entry:
                 continue
-            rows = count_rows(folder / entry["path"], fmt)
+            path = folder / entry["path"]
+            if fmt == "parquet":
+                rows = pl.scan_parquet(path).select(pl.len()).collect().item()
+            else:
+                rows = lines[entry["path"]] if entry["path"] in lines else digest(path)[1]
             if rows != entry["rows"]:
                 problems.append(f"{entry['path']}: {rows} items, the manifest says {entry['rows']}")
     return problems
-
-
-def count_rows(path: Path, fmt: str) -> int:
-    """Items in a Parquet file (from its metadata) or a JSON Lines file (its lines)."""
-    if fmt == "parquet":
-        return pl.scan_parquet(path).select(pl.len()).collect().item()
-    lines = 0
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 24):
-            lines += block.count(b"\n")
-    return lines
 
 
 def check_counts(frame: pl.DataFrame, manifest: dict) -> list[str]:
