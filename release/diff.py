@@ -50,22 +50,32 @@ class ReleaseDiff:
                 counts[name] = counts.get(name, 0) + 1
         return dict(sorted(counts.items()))
 
-    def lines(self) -> list[str]:
-        """The diff for people: a summary, counts before and after, files, a few ids."""
-        out = [f"warning: {w}" for w in self.warnings]
-        out.append(
+    def summary(self) -> str:
+        """One line: how many items were added, removed and changed."""
+        return (
             f"{self.old} -> {self.new}: {len(self.added)} added, {len(self.removed)} removed, "
             f"{len(self.changed)} changed"
         )
+
+    def details(self, bullet: str) -> list[str]:
+        """The fields that changed, the counts that moved and the files that changed,
+        a line each, each starting with ``bullet``."""
+        out = []
         if self.changed:
             fields = ", ".join(f"{k} {v}" for k, v in self.changed_fields().items())
-            out.append(f"  changed fields: {fields}")
+            out.append(f"{bullet}changed fields: {fields}")
         for key, before_after in self.counts.items():
             moves = count_moves(before_after["old"], before_after["new"])
-            out.append(f"  {key}: " + (", ".join(moves) if moves else "unchanged"))
+            if moves:
+                out.append(f"{bullet}{key.replace('_', ' ')}: {', '.join(moves)}")
         for kind in ("added", "removed", "changed"):
             if self.files.get(kind):
-                out.append(f"  files {kind}: {', '.join(self.files[kind])}")
+                out.append(f"{bullet}files {kind}: {', '.join(self.files[kind])}")
+        return out
+
+    def lines(self) -> list[str]:
+        """The diff for people: warnings, the summary, the details and a few ids."""
+        out = [f"warning: {w}" for w in self.warnings] + [self.summary(), *self.details("  ")]
         for kind, ids in (("added", self.added), ("removed", self.removed)):
             if ids:
                 out.append(f"  {kind}: {shown(ids)}")
@@ -200,19 +210,7 @@ def changelog_section(manifest: dict, found: ReleaseDiff | None) -> str:
     lines = [f"## {manifest['version']}", ""]
     if found is None:
         lines.append(f"First release: {counts['total']} items ({labels}).")
-        return "\n".join(lines) + "\n"
-    lines.append(
-        f"Compared with {found.old}: {len(found.added)} items added, {len(found.removed)} "
-        f"removed, {len(found.changed)} changed; now {counts['total']} items ({labels})."
-    )
-    if found.changed:
-        fields = ", ".join(f"{k} ({v})" for k, v in found.changed_fields().items())
-        lines.append(f"Changed fields: {fields}.")
-    for key, before_after in found.counts.items():
-        moves = count_moves(before_after["old"], before_after["new"])
-        if moves:
-            lines.append(f"- {key.replace('_', ' ')}: {', '.join(moves)}")
-    for kind in ("added", "removed", "changed"):
-        if found.files.get(kind):
-            lines.append(f"- files {kind}: {', '.join(found.files[kind])}")
+    else:
+        lines.append(f"{found.summary()}; now {counts['total']} items ({labels}).")
+        lines += found.details("- ")
     return "\n".join(lines) + "\n"

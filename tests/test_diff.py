@@ -101,10 +101,10 @@ def test_changelog_section_from_a_diff(pair):
     manifest = json.loads((new / "manifest.json").read_text())
     text = changelog_section(manifest, diff_releases(old, new))
     assert text.startswith(
-        "## 0.2.0\n\nCompared with fixture 0.1.0: 1 items added, 1 removed, 2 changed"
+        "## 0.2.0\n\nfixture 0.1.0 -> fixture 0.2.0: 1 added, 1 removed, 2 changed; now 10"
     )
     assert "- by split: test 8 -> 9, train 2 -> 1\n" in text
-    assert "Changed fields: question (1), split (1)." in text
+    assert "- changed fields: question 1, split 1\n" in text
     first = changelog_section(json.loads((old / "manifest.json").read_text()), None)
     assert first.startswith("## 0.1.0\n\nFirst release: 10 items")
 

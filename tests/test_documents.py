@@ -117,7 +117,7 @@ def test_the_changelog_grows_a_section_per_version(release, demo_dir):
     )
     text = (second / "CHANGELOG.md").read_text()
     assert text.startswith(
-        "# Changelog: fixture\n\n## 0.2.0\n\nCompared with fixture 0.1.0: 0 items added, 1 removed"
+        "# Changelog: fixture\n\n## 0.2.0\n\nfixture 0.1.0 -> fixture 0.2.0: 0 added, 1 removed"
     )
     assert "README.md" not in text  # the documents themselves are not news
     assert text.endswith(first[first.index("## 0.1.0") :])
