@@ -129,7 +129,7 @@ def label_of(manifest: dict) -> str:
 def compare_items(before: pl.DataFrame, after: pl.DataFrame, found: ReleaseDiff) -> None:
     """Fill ``added``, ``removed`` and ``changed`` by id.
 
-    Whole items are compared first by a 64-bit hash of all their fields, so only ids and
+    Whole items are compared first by a 64-bit hash of their fields' hashes, so only ids and
     hashes are joined; the items whose hashes differ are then compared field by field,
     exactly. An item whose hash stays the same through a change would pass as unchanged
     only on a hash collision (about one in 2**64).
@@ -149,7 +149,7 @@ def compare_items(before: pl.DataFrame, after: pl.DataFrame, found: ReleaseDiff)
             found.warnings.append(f"field {name} has another type ({old_type} -> {new_type})")
     if not shared:
         return
-    row = pl.struct(shared).hash(seed=0).alias("row")
+    row = pl.struct([pl.col(n).hash(seed=0) for n in shared]).hash(seed=0).alias("row")
     moved = (
         before.select("id", row)
         .join(after.select("id", row), on="id", how="inner", suffix="_new")
