@@ -109,10 +109,22 @@ def item_files(release_dir: Path, item: dict) -> tuple[Path, Path | None]:
         raise ReleaseDatabaseError(
             f"item {item.get('id')}: no database in this release (schema-only source)"
         )
-    base = Path(release_dir) / database["base"]
+    base = _inside(release_dir, database["base"], item)
     if database.get("delta") is None:
         return base, None
-    return Path(release_dir) / database["delta"], base
+    return _inside(release_dir, database["delta"], item), base
+
+
+def _inside(release_dir: Path, relative: str, item: dict) -> Path:
+    """``release_dir / relative``, refused when the path leaves the release."""
+    root = Path(release_dir).resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root / DATABASES):
+        raise ReleaseDatabaseError(
+            f"item {item.get('id')}: database path {relative!r} is outside the release's "
+            f"{DATABASES}/ folder"
+        )
+    return path
 
 
 def open_item_database(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import polars as pl
 
 MASK = (1 << 64) - 1
@@ -54,7 +55,8 @@ def unit(hash_expr: pl.Expr) -> pl.Expr:
 
 def normalized_question() -> pl.Expr:
     """The question lower-cased, words only, single spaces (the drafting check's form)."""
-    return pl.col("question").str.to_lowercase().str.extract_all(r"[a-z0-9]+").list.join(" ")
+    text = pl.col("question").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", " ")
+    return text.str.strip_chars(" ")
 
 
 # ---- fields an item can be grouped by -------------------------------------------------
@@ -101,42 +103,42 @@ def with_family(frame: pl.DataFrame) -> pl.DataFrame:
     An item whose parent is in the frame joins its parent's family; one whose parent is
     elsewhere (a source example, a draft's parent left out) takes that parent's id, so
     every draft of one parent shares a family; one without a parent is its own family.
+    The chain is walked on row numbers (numpy), a few vector steps for any frame size.
     """
-    parents = frame.select(
-        pl.col("id").alias("node"), pl.col("provenance").struct.field("parent").alias("up")
-    )
-    known = frame.select(pl.col("id").alias("node"), pl.lit(True).alias("known"))
-    walk = parents.with_columns(family=pl.col("node"))
+    ids, parents = frame["id"], frame["provenance"].struct.field("parent")
+    rows = pl.DataFrame({"id": ids, "row": pl.int_range(frame.height, eager=True)})
+    up = pl.DataFrame({"id": parents}).join(rows, on="id", how="left", maintain_order="left")
+    up = up["row"].fill_null(-1).to_numpy()
+    top = np.arange(frame.height)
     for _ in range(64):  # parent chains are a few links deep; 64 stops a cycle
-        step = walk.join(
-            parents.rename({"node": "family", "up": "next"}), on="family", how="left"
-        ).join(known.rename({"node": "next"}), on="next", how="left")
-        moved = pl.col("known").fill_null(False) & (pl.col("next") != pl.col("node"))
-        if not step.select(moved.any()).item():
+        above = up[top]
+        moved = (above >= 0) & (above != top)
+        if not moved.any():
             break
-        walk = step.select("node", "up", family=pl.when(moved).then("next").otherwise("family"))
+        top = np.where(moved, above, top)
     # the top item's own parent, when it is outside the frame, names the family
-    top = walk.join(parents.rename({"node": "family", "up": "outside"}), on="family", how="left")
-    family = top.select(
-        pl.col("node").alias("id"), pl.coalesce("outside", "family").alias("family")
-    )
-    return frame.drop("family", strict=False).join(
-        family, on="id", how="left", maintain_order="left"
-    )
+    family = parents.gather(top).fill_null(ids.gather(top))
+    return frame.with_columns(family=family)
 
 
 def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``frame`` with a ``group`` column: items linked through equal values of any of
-    ``keys`` (null values link nothing) share the smallest id among them."""
-    groups = frame.select("id", *keys).with_columns(group=pl.col("id"))
-    for _ in range(10_000):
-        before = groups["group"]
-        for key in keys:
-            linked = pl.when(pl.col(key).is_not_null()).then(pl.col("group").min().over(key))
-            groups = groups.with_columns(group=pl.min_horizontal("group", linked))
-        groups = groups.with_columns(group=pl.col("group").min().over("group"))
-        if groups["group"].equals(before):
+    ``keys`` (null values link nothing) share a group, numbered by its first row (the
+    row of its smallest id, as frames are sorted by id)."""
+    group = np.arange(frame.height)
+    codes = []
+    for key in keys:
+        code = frame[key].cast(pl.String).cast(pl.Categorical).to_physical()
+        valid = code.is_not_null().to_numpy()
+        codes.append((code.fill_null(0).to_numpy()[valid].astype(np.int64), valid))
+    while True:
+        before = group.copy()
+        for code, valid in codes:
+            lowest = np.full(int(code.max(initial=0)) + 1, frame.height)
+            np.minimum.at(lowest, code, group[valid])
+            group[valid] = np.minimum(group[valid], lowest[code])
+        while not np.array_equal(group, group[group]):  # jump to the root of each chain
+            group = group[group]
+        if np.array_equal(group, before):
             break
-    return frame.drop("group", strict=False).join(
-        groups.select("id", "group"), on="id", how="left", maintain_order="left"
-    )
+    return frame.with_columns(group=pl.Series(group, dtype=pl.UInt32))

@@ -27,13 +27,22 @@ class LeakageError(AnswerableError):
 def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     """The ``leakage`` section for a frame whose ``split`` column is set; raises
     :class:`LeakageError` naming the first check set to error that found a leak."""
-    work = with_family(frame).with_columns(
-        same_question=normalized_question(),
-        same_sql=pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
-        same_skeleton=pl.col("sql_meta").struct.field("skeleton"),
-        same_database=pl.col("db_id"),
-        family=pl.col("family"),
+    reused = [name for name in ("family", "question_key") if name in frame.columns]
+    narrow = frame.select(
+        "id", "db_id", "question", "sql", "split", "sql_meta", "provenance", *reused
     )
+    wanted = {check for check in CHECKS if config.severity.get(check, "off") != "off"}
+    columns = {
+        "same_question": pl.col("question_key") if reused else normalized_question(),
+        "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
+        "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
+        "same_database": pl.col("db_id"),
+    }
+    if "near_question" in wanted:
+        wanted.add("same_question")
+    work = narrow.with_columns(**{name: expr for name, expr in columns.items() if name in wanted})
+    if wanted & {"family", "near_question"} and "family" not in work.columns:
+        work = with_family(work)
     section = {}
     for check in CHECKS:
         severity = config.severity.get(check, "off")
@@ -56,30 +65,33 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
 
 def _shared(work: pl.DataFrame, column: str) -> dict:
     """Values of ``column`` that items of two or more splits share."""
-    leaks = (
-        work.filter(pl.col(column).is_not_null())
+    keyed = work.select(column, "split", "id").filter(pl.col(column).is_not_null())
+    code = pl.col("split").cast(pl.Categorical).to_physical()  # min != max: two splits
+    spread = keyed.group_by(column).agg(low=code.min(), high=code.max())
+    leaking = spread.filter(pl.col("low") != pl.col("high")).select(column).sort(column)
+    shown = (
+        keyed.join(leaking.head(EXAMPLES), on=column)
         .group_by(column)
         .agg(pl.col("split").unique().sort().alias("splits"), pl.col("id").sort().alias("ids"))
-        .filter(pl.col("splits").list.len() > 1)
         .sort(column)
     )
     examples = [
         {"value": row[column], "splits": row["splits"], "ids": row["ids"][:4]}
-        for row in leaks.head(EXAMPLES).iter_rows(named=True)
+        for row in shown.iter_rows(named=True)
     ]
-    return {"leaks": leaks.height, "examples": examples}
+    return {"leaks": leaking.height, "examples": examples}
 
 
 def _near(work: pl.DataFrame, threshold: float) -> dict:
     """Pairs of questions in two splits of one database at least ``threshold`` similar
     (3-gram Jaccard), leaving out equal questions and pairs of one family."""
-    rows = work.select("id", "db_id", "split", "family", "question", "same_question").rows()
-    by_db: dict[str, list] = {}
-    for row in rows:
-        by_db.setdefault(row[1], []).append(row)
-    pairs = sum(len(v) * (len(v) - 1) // 2 for v in by_db.values())
+    sizes = work.group_by("db_id").len()["len"]
+    pairs = int((sizes * (sizes - 1) // 2).sum())
     if pairs > NEAR_PAIR_LIMIT:
         return {"skipped": f"{pairs} question pairs exceed the limit of {NEAR_PAIR_LIMIT}"}
+    by_db: dict[str, list] = {}
+    for row in work.select("id", "db_id", "split", "family", "question", "same_question").rows():
+        by_db.setdefault(row[1], []).append(row)
     leaks = []
     for db_rows in by_db.values():
         grams = [ngrams(row[4]) for row in db_rows]

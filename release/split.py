@@ -26,27 +26,33 @@ LINKS = {
 
 
 def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with its ``split`` column set, and the report's ``splits`` section."""
+    """``frame`` with its ``split`` column set (and ``family``, ``question_key`` for the
+    leakage check), and the report's ``splits`` section."""
     kind = config.split.kind
-    work = with_family(frame).with_columns(
+    work = frame.select("id", "db_id", "question", "label", "split", "provenance")
+    work = with_family(work)
+    work = work.with_columns(
         question_key=normalized_question(),
-        skeleton=pl.col("sql_meta").struct.field("skeleton"),
+        skeleton=frame["sql_meta"].struct.field("skeleton"),
     )
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
+    work = work.with_columns(group_id=work["id"].gather(work["group"]))
     work = work.with_columns(placed=_placement(work, config, seed))
     _check_family_sizes(work, config)
     report = {
         "kind": kind,
         "ratios": config.split.ratios if kind not in ("source", "none") else None,
+        "free_ratios": free_ratios(work, config) if kind not in ("source", "none") else None,
         "test_only": config.split.test_only,
         "groups": work["group"].n_unique(),
         "families": work["family"].n_unique(),
         "groups_moved_to_test": _moved(work, config),
         "counts": _counts(work),
     }
-    out = work.with_columns(split=pl.col("placed")).select(frame.columns)
-    return out, report
+    # the family and question keys ride along for the leakage check (writers drop them)
+    keys = {"family": work["family"], "question_key": work["question_key"]}
+    return frame.with_columns(split=work["placed"], **keys), report
 
 
 def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:
@@ -56,10 +62,11 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
     elif kind == "source":
         placed = pl.col("split").drop_nulls().first().over("group")
     else:
-        draw = unit(item_hash("group", seed, STEP))
-        names, placed, bound = list(split.ratios), None, 0.0
+        draw = unit(item_hash("group_id", seed, STEP))  # the group's first id draws
+        ratios = free_ratios(work, config)
+        names, placed, bound = list(ratios), None, 0.0
         for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
-            bound += split.ratios[name]
+            bound += ratios[name]
             placed = (placed.when if placed is not None else pl.when)(draw < bound).then(
                 pl.lit(name)
             )
@@ -77,6 +84,34 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
             fix="choose kind: question (or query, database) to split them here",
         )
     return result
+
+
+def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
+    """The ratios for the groups no ``test_only`` label sends to test, so that the items
+    the ratios are about (those of the other labels) still split as asked: the ones
+    already in test by their family count toward test's share.
+
+    >>> import polars as pl
+    >>> from answerable.release.config import release_config
+    >>> work = pl.DataFrame({"label": ["answerable"] * 10, "group": list(range(10))})
+    >>> free_ratios(work, release_config({"split": {"ratios": {"train": 0.5, "test": 0.5},
+    ...                                              "test_only": ["unanswerable"]}}))
+    {'train': 0.5, 'test': 0.5}
+    """
+    split = config.split
+    if not split.test_only:
+        return dict(split.ratios)
+    forced = pl.col("label").is_in(split.test_only).any().over("group")
+    counted = work.select(forced.alias("forced"), pl.col("label")).filter(
+        ~pl.col("label").is_in(split.test_only)
+    )
+    total, moved = counted.height, int(counted["forced"].sum())
+    if moved == 0 or moved == total:
+        return dict(split.ratios)
+    wanted = {name: ratio * total for name, ratio in split.ratios.items()}
+    wanted[TEST_SPLIT] = max(0.0, wanted[TEST_SPLIT] - moved)
+    whole = sum(wanted.values())
+    return {name: count / whole for name, count in wanted.items()}
 
 
 def _check_skeletons(work: pl.DataFrame, config: ReleaseConfig) -> None:
@@ -102,6 +137,7 @@ def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig) -> None:
         return
     sizes = work.group_by("group").len()
     largest = sizes.sort(["len", "group"], descending=[True, False]).row(0, named=True)
+    largest["group"] = work["id"][largest["group"]]
     for name, ratio in config.split.ratios.items():
         target = ratio * work.height
         if ratio > 0 and largest["len"] > max(target, 1):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -167,8 +168,8 @@ def to_items(frame: pl.DataFrame) -> list[dict]:
     """Items back from a typed frame: every top-level field (null when absent), open
     fields parsed, null keys inside structs left out unless the schema requires them (an
     absent key and a null one read back alike)."""
+    frame = frame.select([name for name in polars_schema() if name in frame.columns])
     schema = frame.schema
-    polars_schema()  # derives the required keys
     return [
         {name: _untyped(row[name], schema[name], name) for name in schema}
         for row in frame.iter_rows(named=True)
@@ -201,24 +202,33 @@ SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
 def write_split(frame: pl.DataFrame, folder: Path, split: str, formats: Iterable[str]) -> list:
     """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
     entries of the files written."""
-    entries = []
-    for fmt in formats:
+
+    def write(fmt: str) -> dict:
         relative = f"data/{split}{SUFFIXES[fmt]}"
         path = Path(folder) / relative
         with atomic_path(path) as tmp:
             if fmt == "parquet":
                 frame.write_parquet(tmp, compression="zstd", statistics=False)
             else:
-                frame.write_ndjson(tmp)
-        entries.append(
-            {
-                "path": relative,
-                "sha256": sha256_file(path),
-                "bytes": path.stat().st_size,
-                "rows": frame.height,
-            }
-        )
-    return entries
+                _write_ndjson(frame, tmp)
+        return {
+            "path": relative,
+            "sha256": sha256_file(path),
+            "bytes": path.stat().st_size,
+            "rows": frame.height,
+        }
+
+    formats = list(formats)
+    with ThreadPoolExecutor(len(formats)) as pool:  # polars writes without the GIL
+        return list(pool.map(write, formats))
+
+
+def _write_ndjson(frame: pl.DataFrame, path: Path, rows: int = 50_000) -> None:
+    """JSON Lines in slices of ``rows``, so the text of a whole split is never in memory
+    at once (the bytes are those of one write)."""
+    with open(path, "wb") as out:
+        for start in range(0, frame.height, rows):
+            frame.slice(start, rows).write_ndjson(out)
 
 
 def read_split(path: Path) -> pl.DataFrame:
@@ -233,7 +243,9 @@ def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> lis
     """The write step: one file per split and format under ``folder/data``, rows sorted by
     id, splits in name order; the manifest entries of every file written."""
     entries = []
-    frame = frame.sort("id")
-    for split in sorted(frame["split"].unique().to_list()):
+    frame = frame.select(list(polars_schema()))  # item fields only, in the schema's order
+    if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
+        frame = frame.sort("id")
+    for split in sorted(frame["split"].unique().to_list()):  # one split's copy at a time
         entries += write_split(frame.filter(pl.col("split") == split), folder, split, formats)
     return entries

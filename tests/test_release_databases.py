@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from answerable.builders.executor import result_hash
+from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
 from answerable.ids import sha256_file
 from answerable.release.databases import (
@@ -106,8 +106,7 @@ def test_materialize_full_writes_whole_copies_that_answer_alike(alone, tmp_path)
     variants = {i["db_variant"] for i in items if i["db_variant"]}
     assert f"{len(variants)} full copies in" in result.output
     for item in (i for i in executed(items) if i["db_variant"]):
-        copy = {**item, "database": {"base": f"{item['db_variant']}.sqlite", "delta": None}}
-        with open_item_database(tmp_path / "full", copy) as db:
+        with ReadOnlyDatabase(tmp_path / "full" / f"{item['db_variant']}.sqlite") as db:
             assert db.execute(item["sql"]).hash == item["result"]["hash"]
     again = run_in(tmp_path, "materialize", folder, "--full", "--out", tmp_path / "full")
     assert again.output == result.output
@@ -145,3 +144,6 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
     )
     with pytest.raises(ReleaseDatabaseError, match="schema-only"):
         open_item_database(tmp_path / "out", shipped.items[2])
+    escaping = {**edited, "database": {"base": "../../etc/x.sqlite", "delta": None}}
+    with pytest.raises(ReleaseDatabaseError, match="outside"):
+        open_item_database(tmp_path / "out", escaping)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from answerable.pipeline import StepOutput
-from answerable.records import read_jsonl
+from answerable.records import read_jsonl, read_parquet
 from answerable.release.guards import contradictions, drop_contradictions
 from answerable.release.inspect import load_items
 from answerable.release.publish import read_manifest
@@ -93,35 +95,36 @@ def test_the_release_section_splits_and_reports(tmp_path):
     assert next(i for i in items if i["label"] == "unanswerable")["split"] == "test"
 
 
-def test_ratios_that_do_not_sum_to_one(tmp_path):
-    recipe, result = _release(tmp_path, "release: {split: {ratios: {train: 0.5, test: 0.4}}}\n")
-    assert_clean_error(result, str(recipe), "release.split.ratios", "sum to 0.9", "fix:")
-    _nothing_published(tmp_path)
+BAD_SETTINGS = {
+    "ratios that do not sum to one": (
+        "release: {split: {ratios: {train: 0.5, test: 0.4}}}",
+        ["<recipe>", "release.split.ratios", "sum to 0.9"],
+    ),
+    "quotas that exceed the pool": (
+        "release: {sample: {strata: [label], count: 10}}",
+        ["<recipe>", "release.sample.count", "the pool holds 5"],
+    ),
+    "a stratum short of its minimum": (
+        "release: {sample: {strata: [label], count: 2}}",
+        ["stratum label=unanswerable holds 1 items", "minimum 2"],
+    ),
+    "an unknown stratum field": (
+        "release: {sample: {strata: [colour], count: 1}}",
+        ["<recipe>", "release.sample.strata", "'colour'"],
+    ),
+    "a query split over items without sql": (
+        "release: {split: {kind: query, ratios: {train: 0.5, test: 0.5}}}",
+        ["<recipe>", "release.split.kind", "skeleton"],
+    ),
+}
 
 
-def test_quotas_that_exceed_the_pool(tmp_path):
-    recipe, result = _release(tmp_path, "release: {sample: {strata: [label], count: 10}}\n")
-    assert_clean_error(result, str(recipe), "release.sample.count", "the pool holds 5", "fix:")
-    _nothing_published(tmp_path)
-
-
-def test_a_stratum_short_of_its_minimum(tmp_path):
-    _, result = _release(tmp_path, "release: {sample: {strata: [label], count: 2}}\n")
-    assert_clean_error(result, "stratum label=unanswerable holds 1 items", "minimum 2", "fix:")
-    _nothing_published(tmp_path)
-
-
-def test_an_unknown_stratum_field(tmp_path):
-    recipe, result = _release(tmp_path, "release: {sample: {strata: [colour], count: 1}}\n")
-    assert_clean_error(result, str(recipe), "release.sample.strata", "'colour'", "fix:")
-    _nothing_published(tmp_path)
-
-
-def test_a_query_split_over_items_without_sql(tmp_path):
-    recipe, result = _release(
-        tmp_path, "release: {split: {kind: query, ratios: {train: 0.5, test: 0.5}}}\n"
-    )
-    assert_clean_error(result, str(recipe), "release.split.kind", "skeleton", "fix:")
+@pytest.mark.parametrize("case", sorted(BAD_SETTINGS))
+def test_a_bad_release_setting_is_one_line_and_publishes_nothing(tmp_path, case):
+    section, words = BAD_SETTINGS[case]
+    recipe, result = _release(tmp_path, section + "\n")
+    words = [str(recipe) if word == "<recipe>" else word for word in words]
+    assert_clean_error(result, *words, "fix:")
     _nothing_published(tmp_path)
 
 
@@ -155,3 +158,16 @@ def test_a_leak_set_to_error_stops_the_release(tmp_path):
     )
     assert_clean_error(result, "release leakage: same_sql", "fix:")
     _nothing_published(tmp_path)
+
+
+def test_the_split_a_source_gives_is_kept_on_the_item_and_in_the_release(tmp_path):
+    seeds = [{**s, "split": ("train", "dev")[n % 2]} for n, s in enumerate(SEEDS)]
+    _, result = _release(tmp_path, "release: {split: {kind: source}}\n", seeds)
+    assert result.exit_code == 0, result.output
+    candidates = read_parquet(tmp_path / ".answerable" / "tiny" / "candidates.parquet")
+    wanted = {s["question"]: s["split"] for s in seeds}
+    assert {i["question"]: i["split"] for i in candidates} == wanted
+    released = load_items(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert {i["question"]: i["split"] for i in released} == wanted
+    manifest = read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert manifest["counts"]["by_split"] == {"dev": 2, "train": 3}

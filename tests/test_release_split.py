@@ -173,3 +173,19 @@ def test_source_split_over_items_without_one():
     items = [make_item("a", split="train"), make_item("b")]
     with pytest.raises(ConfigError, match=r"release\.split\.kind: 'source' .* 1 items have none"):
         split_items(frame_of(items), config(split={"kind": "source"}), 1)
+
+
+def test_families_sent_to_test_count_toward_its_share_of_the_other_labels():
+    items = []
+    for i in range(600):
+        items.append(make_item(f"p{i}"))
+        if i % 5 == 0:  # a fifth of the parents have an unanswerable edit
+            items.append(make_item(f"u{i}", parent=f"p{i}", label="unanswerable"))
+    settings = config(split={"ratios": RATIOS, "test_only": ["unanswerable"]})
+    frame, report = split_items(frame_of(items), settings, seed=3)
+    answerable = frame.filter(pl.col("label") == "answerable")
+    shares = {k: v / answerable.height for k, v in answerable["split"].value_counts().rows()}
+    for name, ratio in RATIOS.items():
+        assert abs(shares[name] - ratio) < 0.06, shares
+    assert report["free_ratios"]["test"] < 0.01  # the forced parents fill test already
+    assert report["free_ratios"]["train"] == pytest.approx(0.75)

@@ -4,6 +4,7 @@ pandas and Hugging Face datasets without losing a field."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pandas as pd
 import polars as pl
@@ -160,3 +161,22 @@ def test_the_demo_releases_a_question_split_with_unanswerable_items_only_in_test
     assert report["splits"]["kind"] == "question"
     assert report["leakage"]["family"] == {"severity": "error", "leaks": 0, "examples": []}
     assert report["leakage"]["same_question"]["leaks"] == 0
+
+
+def test_the_readme_consumer_runs_a_gold_query_from_the_release_folder_alone(demo_build, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    from answerable.release.databases import open_item_database
+
+    cwd, _ = demo_build
+    release = tmp_path / "copy"
+    shutil.copytree(cwd / "releases" / "answerable-demo" / "0.1.0", release)
+    demo = datasets.load_dataset(str(release))
+    train = pl.read_parquet(release / "data" / "train.parquet")
+    hardness = train.select(pl.col("sql_meta").struct.field("hardness"))["hardness"]
+    assert set(hardness) <= {"easy", "medium", "hard"} and hardness.null_count() == 0
+    answerable = [i for part in demo.values() for i in part if i["label"] == "answerable"]
+    edited = [i for i in answerable if i["database"]["delta"]]
+    assert edited, "the demo releases answerable items over edited databases (controls)"
+    for item in (answerable[0], edited[0]):
+        with open_item_database(release, item) as db:
+            assert db.execute(item["sql"]).hash == item["result"]["hash"]
