@@ -1,10 +1,9 @@
 """``croissant.json``: the release described in ML Commons Croissant 1.0 (JSON-LD).
 
 The distribution lists every data and database file with its sha256; each split is a
-record set whose fields are the Parquet file's columns with their types. Nested columns
-(structs and lists of the typed files) are described by their sub-fields where they are
-structs of plain values, and otherwise left to the Parquet schema (named in the
-description). Responsible-AI fields (``rai:``) say how the data was collected and
+record set whose fields are the Parquet file's columns with their types; a struct column
+is a field with a sub-field per plain member, and lists are left to the Parquet schema
+(named in the description). Responsible-AI fields (``rai:``) say how the data was collected and
 annotated and what its limits are, where the build knows.
 """
 
@@ -89,32 +88,72 @@ def file_object(entry: dict) -> dict:
     }
 
 
-def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[str]]:
-    """The record set of one split's Parquet file, and the nested columns left out."""
-    fields, nested = [], []
-    for name, dtype in schema.items():
-        kind = data_type(dtype)
-        if kind is None:
-            nested.append(name)
+def column_field(split: str, source: str, name: str, dtype: pl.DataType) -> dict | None:
+    """The field of one Parquet column: a plain column with its type, or a struct with a
+    sub-field per plain member (read by JSON path); None for a column of neither kind
+    (lists), which the Parquet schema describes."""
+    fid = f"{split}/{name}"
+    kind = data_type(dtype)
+    if kind is not None:
+        source_of = {"fileObject": {"@id": source}, "extract": {"column": name}}
+        return {
+            "@type": "cr:Field",
+            "@id": fid,
+            "name": name,
+            "dataType": kind,
+            "source": source_of,
+        }
+    if not isinstance(dtype, pl.Struct):
+        return None
+    members = []
+    for member in dtype.fields:
+        member_kind = data_type(member.dtype)
+        if member_kind is None:
             continue
-        fields.append(
+        members.append(
             {
                 "@type": "cr:Field",
-                "@id": f"{split}/{name}",
-                "name": name,
-                "dataType": kind,
-                "source": {"fileObject": {"@id": source}, "extract": {"column": name}},
+                "@id": f"{fid}/{member.name}",
+                "name": member.name,
+                "dataType": member_kind,
+                "source": {
+                    "fileObject": {"@id": source},
+                    "extract": {"column": name},
+                    "transform": {"jsonPath": member.name},
+                },
             }
         )
-    described = {
+    if not members:
+        return None
+    return {
+        "@type": "cr:Field",
+        "@id": fid,
+        "name": name,
+        "dataType": "sc:Text",
+        "subField": members,
+    }
+
+
+def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[str]]:
+    """The record set of one split's Parquet file, and the columns it leaves to the
+    Parquet schema (lists, and list members of structs)."""
+    fields, nested = [], []
+    for name, dtype in schema.items():
+        described = column_field(split, source, name, dtype)
+        if described is None:
+            nested.append(name)
+        else:
+            fields.append(described)
+            if isinstance(dtype, pl.Struct) and len(described["subField"]) < len(dtype.fields):
+                nested.append(name)
+    return {
         "@type": "cr:RecordSet",
         "@id": split,
         "name": split,
         "description": f"The {split} split: one record per item.",
         "key": {"@id": f"{split}/id"},
         "field": fields,
-    }
-    return described, nested
+    }, nested
 
 
 def croissant(manifest: dict, schemas: dict[str, pl.Schema], about: About) -> dict:
@@ -129,8 +168,8 @@ def croissant(manifest: dict, schemas: dict[str, pl.Schema], about: About) -> di
     description = about.description.strip() or "A text-to-SQL benchmark built with answerable."
     if nested:
         description += (
-            f" Nested fields ({', '.join(sorted(nested))}) are typed in the Parquet schema "
-            "and not repeated here."
+            f" Lists in {', '.join(sorted(nested))} are typed in the Parquet schema and not "
+            "repeated in the record sets."
         )
     counts = manifest["counts"]
     return {

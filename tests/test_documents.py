@@ -139,6 +139,15 @@ def test_croissant_loads_in_mlcroissant_and_every_split_iterates(release):
         counts[record_set] = len(records)
         ids = {r[f"{record_set}/id"] for r in records}
         assert all(len(i) == 16 for i in ids)
+        generators = {
+            r[f"{record_set}/provenance"][f"{record_set}/provenance/generator"] for r in records
+        }
+        assert generators <= {
+            b"seed_v1",
+            b"template_v1",
+            b"offline_drafter_v1",
+            b"value_unanswerable_v1",
+        }
     assert counts == {"test": 9, "train": 2}
 
 
