@@ -132,7 +132,7 @@ def test_naq_reads_like_the_real_onco_mx_naq_file(release, tmp_path):
     export_release(release, "naq", tmp_path)
     with open(tmp_path / "test.tsv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
-    assert rows and {"question", "category", "sql"} == set(rows[0])
+    assert rows and {"question", "category", "sql", "db_id"} == set(rows[0])
     assert {r["category"] for r in rows} - {"Answerable"} <= names
 
 

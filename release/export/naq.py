@@ -1,5 +1,7 @@
 """OncoMX-NAQ's layout: ``<split>.tsv`` with the columns ``question``, ``category`` and
-``sql`` (the gold SQL, or ``none``).
+``sql`` (the gold SQL, or ``none``), plus ``db_id``: NAQ asks over one database, a release
+over several and over edited variants, where the same question can be answerable on the
+source and unanswerable on a variant.
 
 NAQ names eight no-answer categories; ours map onto them as below (vague words such as
 "high" or "more reliable" are NAQ's operator ambiguity, a reference to something unnamed
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from answerable.builders.schema import DatabaseSchema
+from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, csv_text
 
 NO_SQL = "none"
@@ -39,9 +42,12 @@ def export(items: list[dict], _schemas: Mapping[str, DatabaseSchema]) -> Export:
             if category is None:
                 out.leave_out(item, f"OncoMX-NAQ has no category for {item.get('category')!r}")
                 continue
-            rows.append([one_line(item["question"]), category, one_line(item.get("sql") or NO_SQL)])
+            sql = one_line(item.get("sql") or NO_SQL)
+            rows.append([one_line(item["question"]), category, sql, database_key(item)])
         if rows:
-            out.files[f"{split}.tsv"] = csv_text(["question", "category", "sql"], rows, "\t")
+            out.files[f"{split}.tsv"] = csv_text(
+                ["question", "category", "sql", "db_id"], rows, "\t"
+            )
     return out
 
 
