@@ -67,8 +67,23 @@ def header(manifest: dict, about: About) -> str:
         "size_categories": [size_category(manifest["counts"]["total"])],
         "tags": ["text-to-sql", "unanswerable-questions", "ambiguous-questions"],
         "configs": configs,
+        "dataset_info": dataset_info(manifest),
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
+
+
+def dataset_info(manifest: dict) -> dict:
+    """The card's ``dataset_info``: items and Parquet bytes per split. ``datasets`` keys
+    its cache of a local folder on the card's YAML, not on the files, so without these
+    two releases of one layout would share (and serve each other's) cached data; with
+    them it rebuilds, and checks the item counts it reads."""
+    splits = [
+        {"name": split, "num_bytes": entry["bytes"], "num_examples": entry.get("rows", 0)}
+        for split, files in data_files(manifest).items()
+        for entry in [files.get("parquet") or files["jsonl"]]
+    ]
+    size = sum(split["num_bytes"] for split in splits)
+    return {"config_name": "default", "splits": splits, "download_size": size, "dataset_size": size}
 
 
 def provenance_column(frame: pl.DataFrame, name: str) -> pl.Series:

@@ -186,3 +186,25 @@ def test_the_demo_release_is_documented_loadable_and_verified(demo_build, tmp_pa
     card = copy / "README.md"
     card.write_bytes(card.read_bytes().replace(b"# answerable-demo", b"# answerable-demx", 1))
     assert verify_release(copy).problems == ["README.md: sha256 differs from the manifest"]
+
+
+def test_datasets_loads_each_release_not_a_cached_other(tmp_path):
+    """``datasets`` keys its cache of a local folder on the card's YAML: two releases of
+    one layout and version name must still load their own items (the card's
+    dataset_info differs), never the other's cached copy."""
+    datasets = pytest.importorskip("datasets")
+    items = fixture_items()
+    first = write_release(tmp_path / "a" / "0.1.0", default_splits(items), about=ABOUT)
+    second = write_release(tmp_path / "b" / "0.1.0", default_splits(items[2:]), about=ABOUT)
+    meta = front_matter((first / "README.md").read_text())
+    sizes = {
+        f["path"]: f["bytes"] for f in json.loads((first / "manifest.json").read_text())["files"]
+    }
+    assert meta["dataset_info"]["splits"] == [
+        {"name": "train", "num_bytes": sizes["data/train.parquet"], "num_examples": 2},
+        {"name": "test", "num_bytes": sizes["data/test.parquet"], "num_examples": 9},
+    ]
+    cache = tmp_path / "hf-cache"
+    for folder, expected in ((first, {"train": 2, "test": 9}), (second, {"train": 2, "test": 7})):
+        loaded = datasets.load_dataset(str(folder), cache_dir=str(cache))
+        assert {name: len(part) for name, part in loaded.items()} == expected
