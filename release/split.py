@@ -10,6 +10,7 @@ only in test (``test_only``) goes to test whole, or its family would leak.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from answerable.release.config import TEST_SPLIT, ReleaseConfig
@@ -37,7 +38,11 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
     )
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
-    work = work.with_columns(group_id=work["id"].gather(work["group"]))
+    work = work.with_columns(
+        # a group draws with the hash of its first id, so it stays put as the pool grows
+        draw=unit(item_hash("id", seed, STEP)).gather(pl.col("group")),
+        forced=_forced(work, config.split.test_only),
+    )
     work = work.with_columns(placed=_placement(work, config, seed))
     _check_family_sizes(work, config)
     report = {
@@ -62,7 +67,7 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
     elif kind == "source":
         placed = pl.col("split").drop_nulls().first().over("group")
     else:
-        draw = unit(item_hash("group_id", seed, STEP))  # the group's first id draws
+        draw = pl.col("draw")
         ratios = free_ratios(work, config)
         names, placed, bound = list(ratios), None, 0.0
         for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
@@ -72,8 +77,7 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
             )
         placed = pl.lit(names[-1]) if placed is None else placed.otherwise(pl.lit(names[-1]))
     if split.test_only:
-        forced = pl.col("label").is_in(split.test_only).any().over("group")
-        placed = pl.when(forced).then(pl.lit(TEST_SPLIT)).otherwise(placed)
+        placed = pl.when("forced").then(pl.lit(TEST_SPLIT)).otherwise(placed)
     result = work.with_columns(placed.alias("placed"))["placed"]
     if kind == "source" and result.null_count():
         example = work.filter(result.is_null())["id"][0]
@@ -86,6 +90,14 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
     return result
 
 
+def _forced(work: pl.DataFrame, test_only: list[str]) -> pl.Series:
+    """Whether each item's group holds a label placed only in test (numpy: one pass)."""
+    group = work["group"].to_numpy()
+    marked = np.zeros(work.height, dtype=bool)
+    marked[group[work["label"].is_in(test_only).to_numpy()]] = True
+    return pl.Series(marked[group])
+
+
 def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
     """The ratios for the groups no ``test_only`` label sends to test, so that the items
     the ratios are about (those of the other labels) still split as asked: the ones
@@ -93,7 +105,7 @@ def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
 
     >>> import polars as pl
     >>> from answerable.release.config import release_config
-    >>> work = pl.DataFrame({"label": ["answerable"] * 10, "group": list(range(10))})
+    >>> work = pl.DataFrame({"label": ["answerable"] * 10, "forced": [False] * 10})
     >>> free_ratios(work, release_config({"split": {"ratios": {"train": 0.5, "test": 0.5},
     ...                                              "test_only": ["unanswerable"]}}))
     {'train': 0.5, 'test': 0.5}
@@ -101,10 +113,7 @@ def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
     split = config.split
     if not split.test_only:
         return dict(split.ratios)
-    forced = pl.col("label").is_in(split.test_only).any().over("group")
-    counted = work.select(forced.alias("forced"), pl.col("label")).filter(
-        ~pl.col("label").is_in(split.test_only)
-    )
+    counted = work.select("forced", "label").filter(~pl.col("label").is_in(split.test_only))
     total, moved = counted.height, int(counted["forced"].sum())
     if moved == 0 or moved == total:
         return dict(split.ratios)

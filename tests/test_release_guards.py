@@ -119,6 +119,12 @@ BAD_SETTINGS = {
 }
 
 
+def test_validate_checks_the_release_settings(tmp_path):
+    recipe = tiny_project(tmp_path, SEEDS, extra="release: {split: {ratios: {train: 0.5}}}\n")
+    result = run_in(tmp_path, "validate", recipe)
+    assert_clean_error(result, str(recipe), "release.split.ratios", "sum to 0.5", "fix:")
+
+
 @pytest.mark.parametrize("case", sorted(BAD_SETTINGS))
 def test_a_bad_release_setting_is_one_line_and_publishes_nothing(tmp_path, case):
     section, words = BAD_SETTINGS[case]

@@ -94,7 +94,9 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
     """Read every source without building: ``(sources read, examples read)``.
 
     Sources over the demo databases are read only once those exist (``build`` makes them).
+    The release settings are checked too.
     """
+    release_config(recipe.section("release"), recipe.file)
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
     examples = sum(len(load_source(spec, recipe.base, recipe.demo_dir).examples) for spec in specs)
