@@ -26,12 +26,16 @@ from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
 from answerable.records import write_json
+from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
+from answerable.release.contents import read_release_manifest
 from answerable.release.databases import ship_databases
+from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
 from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
+from answerable.release.verify import ReleaseDiffersError, check_files
 from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
 
@@ -104,11 +108,14 @@ def cut_release(
     config: ReleaseConfig | None = None,
     sources: dict[str, Path | None] | None = None,
     variants: Path | None = None,
+    about: About | None = None,
 ) -> Release:
     """Sample, split, check and write the release of ``items``; where it went. With
     ``sources`` (db_id to database file) and ``variants`` (the build's variants folder),
-    the databases the released items use ship with them
-    (:func:`answerable.release.databases.ship_databases`)."""
+    the databases the items use ship with them
+    (:func:`answerable.release.databases.ship_databases`). With ``about``, the card,
+    Croissant, changelog and license are written beside the data
+    (:func:`answerable.release.documents.write_documents`)."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
     frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}")
@@ -131,6 +138,8 @@ def cut_release(
             "counts": frame_counts(frame),
             "files": files,
         }
+        if about is not None:
+            manifest["files"] += write_documents(staging, manifest, about, target.parent)
         validate("manifest", manifest)
         write_json(manifest, staging / "manifest.json")
         return _publish(staging, target, manifest)
@@ -148,7 +157,14 @@ def _entry(path: Path, root: Path) -> dict:
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:
     if target.exists():
-        published = read_manifest(target)
+        published = read_release_manifest(target)
+        damaged = check_files(target, published)
+        if damaged:
+            raise ReleaseDiffersError(
+                f"{target}: the published release differs from its manifest: "
+                + "; ".join(damaged)
+                + " (fix: restore the folder from a copy, or delete it to publish again)"
+            )
         if published != manifest:
             raise ReleaseExistsError(
                 f"{target}: version {manifest['version']} is already published with other "
@@ -163,16 +179,3 @@ def _publish(staging: Path, target: Path, manifest: dict) -> Release:
 def read_manifest(folder: Path) -> dict:
     """The manifest of a release directory."""
     return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
-
-
-def verify_release(folder: Path) -> list[str]:
-    """Problems found checking a release's files against its manifest (empty: all good)."""
-    folder = Path(folder)
-    problems = []
-    for entry in read_manifest(folder)["files"]:
-        path = folder / entry["path"]
-        if not path.is_file():
-            problems.append(f"{entry['path']}: missing")
-        elif sha256_file(path) != entry["sha256"]:
-            problems.append(f"{entry['path']}: sha256 differs from the manifest")
-    return problems

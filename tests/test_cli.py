@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from answerable.cli import main
 from answerable.ids import sha256_file
 from answerable.records import read_jsonl, read_parquet
-from answerable.release.publish import read_manifest, verify_release
+from answerable.release.publish import read_manifest
+from answerable.release.verify import check_files
 from answerable.schemas import validate
 from tests.conftest import DEMO_RECIPE, run_in
 
@@ -35,15 +36,18 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     release = cwd / "releases" / "answerable-demo" / "0.1.0"
     assert f"release: {release}" in result.output
     assert "data/test.parquet" in result.output
-    assert verify_release(release) == []
     manifest = read_manifest(release)
+    assert check_files(release, manifest) == []
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
-    paths = {f["path"] for f in manifest["files"]}
     splits, formats = ("train", "dev", "test"), ("parquet", "jsonl")
     data = {f"data/{split}.{fmt}" for split in splits for fmt in formats}
-    assert data | {"report.json", "databases/clinic.sqlite"} <= paths
-    assert any(p.startswith("databases/variants/") for p in paths)
+    documents = {"README.md", "composition.png", "croissant.json", "CHANGELOG.md", "LICENSE"}
+    paths = {f["path"] for f in manifest["files"]}
+    databases = {p for p in paths if p.startswith("databases/")}
+    assert paths == data | {"report.json"} | documents | databases
+    assert "databases/clinic.sqlite" in databases
+    assert any(p.startswith("databases/variants/") for p in databases)
     assert "databases/ (" in result.output
 
 

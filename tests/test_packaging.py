@@ -17,3 +17,18 @@ def test_every_package_folder_is_listed_in_pyproject():
             relative = init.parent.relative_to(REPO / folder)
             found.add(".".join([package, *relative.parts]))
     assert found - listed == set(), "add these to [tool.setuptools] packages"
+
+
+def test_license_and_citation_match_pyproject():
+    """LICENSE holds the license pyproject names, and CITATION.cff says the same license
+    and version."""
+    import yaml
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0"
+    assert "Apache License" in (REPO / "LICENSE").read_text()
+    assert "Version 2.0, January 2004" in (REPO / "LICENSE").read_text()
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    assert (citation["license"], citation["version"]) == (project["license"], project["version"])
+    assert citation["title"] and citation["authors"]

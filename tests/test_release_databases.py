@@ -22,7 +22,8 @@ from answerable.release.databases import (
     ship_databases,
     storage_line,
 )
-from answerable.release.publish import read_manifest, verify_release
+from answerable.release.publish import read_manifest
+from answerable.release.verify import verify_release
 from answerable.schemas import validate
 from tests.conftest import run_in
 
@@ -42,7 +43,7 @@ def executed(items: list[dict]) -> list[dict]:
 
 def test_the_release_lists_its_databases_with_sha256(alone):
     folder, items = alone
-    assert verify_release(folder) == []
+    assert verify_release(folder).problems == []
     entries = {e["path"]: e for e in read_manifest(folder)["files"]}
     shipped = {p.relative_to(folder).as_posix() for p in (folder / "databases").rglob("*")}
     assert {p for p in shipped if p.endswith(".sqlite")} == {

@@ -34,7 +34,9 @@ from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sor
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
+from answerable.release.card import About
 from answerable.release.config import release_config
+from answerable.release.documents import source_licenses
 from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
@@ -238,8 +240,22 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             config=settings,
             sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
             variants=workspace.root / "variants",
+            about=release_about(recipe, released, review),
         )
     return report
+
+
+def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None) -> About:
+    """What the release's card says beyond its items: description, license, sources'
+    licenses, and the review report."""
+    report = review.report if review is not None else None
+    return About(
+        description=recipe.data.get("description", ""),
+        recipe=recipe.file.name,
+        license=recipe.section("release").get("license"),
+        source_licenses=source_licenses(sorted({i["db_id"] for i in items})),
+        review=read_json(report) if report is not None and Path(report).is_file() else None,
+    )
 
 
 def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:

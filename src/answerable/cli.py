@@ -229,3 +229,13 @@ def bio(path: Path, out: Path, force: bool) -> None:
 
 main.add_command(full_copies.materialize)
 main.add_command(evaluate)  # answerable evaluate (release/evaluate/command.py)
+
+
+# Commands in their own modules (answerable.commands), one registration line each.
+from answerable.commands import diff as _diff  # noqa: E402
+from answerable.commands import export as _export  # noqa: E402
+from answerable.commands import verify as _verify  # noqa: E402
+
+main.add_command(_export.command)
+main.add_command(_verify.command)
+main.add_command(_diff.command)

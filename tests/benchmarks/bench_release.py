@@ -6,15 +6,19 @@ and a draft; one family in ten has an unanswerable draft) over 20 databases, in 
 strata (the first candidate SQL's SCARE stratum x hardness). The recipe: a share of 0.95
 per stratum, a 6:2:2 question split with unanswerable items only in test, the default
 leakage checks of a question split, Parquet and JSON Lines. Before the timed run it
-builds the demo release and prints its database storage. The last two lines are exactly
+builds the demo release and prints its database storage. The lines on stdout are exactly
 
     db_bytes=<all files under the demo release's databases folder> base_bytes=<sources>
+    verify_seconds=<s>    (issue 10: answerable verify of the written release, no --execute)
+    diff_seconds=<s>      (issue 10: answerable diff against a next version; see
+                           publish_timing.py)
     items=<n> seconds=<s> peak_rss_mb=<m>
 
 ``items`` is the pool every step goes through (the release keeps about 95% of it; the
 line before gives the counts); ``seconds`` covers sampling, splitting, the leakage checks
 and writing every file (the synthetic pool is made before the clock starts);
-``peak_rss_mb`` is this process's largest resident memory. Run with
+``peak_rss_mb`` is this process's largest resident memory, taken before verify and diff
+run. Run with
 ``python tests/benchmarks/bench_release.py [n]``.
 """
 
@@ -29,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from publish_timing import publish_lines  # beside this file: the script's folder is on the path
 
 from answerable.build import build
 from answerable.recipe import load_recipe
@@ -169,7 +174,9 @@ def main(n: int) -> None:
         + f"cpu_seconds={cpu:.2f}",
         file=sys.stderr,
     )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before verify and diff
+    with tempfile.TemporaryDirectory() as folder:  # issue 10: verify and diff of such a release
+        print("\n".join(publish_lines(frame, Path(folder))))
     print(f"items={n} seconds={seconds:.2f} peak_rss_mb={peak:.0f}")
 
 

@@ -1,0 +1,47 @@
+"""The composition chart of a release: stacked bars per split, by label and by category.
+
+Made with matplotlib's Agg backend, with fixed size, order, colours and no timestamp or
+software metadata in the PNG, so the same counts give the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
+
+import matplotlib.pyplot as plt
+
+from answerable.release.contents import split_order
+
+CHART = "composition.png"
+
+
+def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
+    """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
+    (one per key, in order) and save the PNG at ``path``."""
+    with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
+        figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+        for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
+            stacked_bars(axis, title, by_split)
+        figure.tight_layout()
+        figure.savefig(path, format="png", metadata={"Software": None})
+        plt.close(figure)
+    return Path(path)
+
+
+def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
+    """One panel: a bar per split, stacked by the values of ``title``."""
+    splits = split_order(by_split)
+    values = sorted({value for counts in by_split.values() for value in counts})
+    colours = plt.get_cmap("tab20").colors
+    bottoms = [0] * len(splits)
+    for index, value in enumerate(values):
+        heights = [by_split[split].get(value, 0) for split in splits]
+        axis.bar(splits, heights, bottom=bottoms, label=value, color=colours[index % 20])
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    axis.set_title(f"items per split, by {title}")
+    axis.set_ylabel("items")
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)

@@ -1,0 +1,127 @@
+"""A published release read back: its manifest, its items per split, its databases.
+
+The layout (the release contract): ``manifest.json``; ``data/<split>.parquet`` and
+``data/<split>.jsonl`` per split; ``databases/<db_id>.sqlite`` and
+``databases/variants/<variant>.sqlite`` (a delta: the tables an edit changed, read over
+its base). Every reader here takes a release folder and names it when it is not one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from answerable.builders.schema import DatabaseSchema
+from answerable.errors import ConfigError, RecordError
+from answerable.ids import sha256_file
+from answerable.records import complete
+from answerable.release.databases import item_files
+from answerable.release.write import polars_schema, read_split, to_items
+from answerable.schemas import validate
+
+MANIFEST = "manifest.json"
+DATA_FILE = re.compile(r"^data/(?P<split>[^/]+)\.(?P<fmt>parquet|jsonl)$")
+_FIX = "give the folder of a release (<out>/<dataset>/<version>/, holding manifest.json)"
+
+
+def read_release_manifest(folder: Path) -> dict:
+    """The manifest of a release folder, checked against its schema.
+
+    A folder that is not a release, a manifest that is not JSON or not a manifest: a
+    :class:`ConfigError` naming the file.
+    """
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise ConfigError(folder, None, "not a folder", fix=_FIX)
+    if not path.is_file():
+        raise ConfigError(folder, None, f"not a release: no {MANIFEST}", fix=_FIX)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(path, None, f"not JSON ({error})", fix=_FIX) from None
+    try:
+        validate("manifest", manifest)
+    except RecordError as error:
+        raise ConfigError(path, error.pointer or None, error.problem, fix=_FIX) from None
+    return manifest
+
+
+def data_files(manifest: dict) -> dict[str, dict[str, dict]]:
+    """``{split: {"parquet": entry, "jsonl": entry}}`` of the manifest's data files."""
+    splits: dict[str, dict[str, dict]] = {}
+    for entry in manifest["files"]:
+        match = DATA_FILE.match(entry["path"])
+        if match:
+            splits.setdefault(match["split"], {})[match["fmt"]] = entry
+    return {name: splits[name] for name in split_order(splits)}
+
+
+def split_order(names) -> list[str]:
+    """Split names in reading order: train, dev (or validation), test, then the rest."""
+    rank = {"train": 0, "dev": 1, "validation": 1, "test": 2}
+    return sorted(names, key=lambda name: (rank.get(name, 3), name))
+
+
+def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:
+    """Every item of a release as plain dicts (open fields parsed, every top-level field
+    present), sorted by id."""
+    items = [complete(item) for item in to_items(read_frame(folder, manifest))]
+    return sorted(items, key=lambda item: item["id"])
+
+
+def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
+    """Every item of a release as one polars frame (from the Parquet files, or the JSON
+    Lines files where a split has no Parquet), with a ``split`` column; split by split,
+    each sorted by id as written (sort it when the order matters: that costs seconds on a
+    million items)."""
+    folder = Path(folder)
+    manifest = manifest if manifest is not None else read_release_manifest(folder)
+    frames = []
+    for split, files in data_files(manifest).items():
+        frame = read_split(folder / (files.get("parquet") or files["jsonl"])["path"])
+        if "split" not in frame.columns:
+            frame = frame.with_columns(pl.lit(split).alias("split"))
+        frames.append(frame)
+    if not frames:
+        return pl.DataFrame(schema=polars_schema())
+    same = all(frame.schema == frames[0].schema for frame in frames)
+    return pl.concat(frames, how="vertical" if same else "diagonal_relaxed")
+
+
+def database_key(item: dict) -> str:
+    """The database an item is asked over: its edited variant, else its source database."""
+    return item.get("db_variant") or item["db_id"]
+
+
+def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema]:
+    """The schema of every database the items are asked over, keyed by
+    :func:`database_key` (a variant's: its delta's tables over its base's). Items whose
+    database the release does not ship (schema-only sources) have none here."""
+    folder = Path(folder)
+    schemas: dict[str, DatabaseSchema] = {}
+    for item in items:
+        key = database_key(item)
+        if key in schemas or not item.get("database"):
+            continue
+        path, base = item_files(folder, item)
+        schemas[key] = DatabaseSchema.from_sqlite(path, key, base=base)
+    return schemas
+
+
+def frame_tally(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    """Counts of a column's values, sorted, null or empty as ``none`` (the manifest's
+    tally); empty when the column is absent."""
+    if column not in frame.columns or frame.height == 0:
+        return {}
+    values = frame.get_column(column).cast(pl.String).fill_null("none").replace("", "none")
+    return dict(sorted(values.value_counts().iter_rows()))
+
+
+def file_entry(folder: Path, relative: str) -> dict:
+    """The manifest entry of a file in a release: path, sha256 and bytes."""
+    path = Path(folder) / relative
+    return {"path": relative, "sha256": sha256_file(path), "bytes": path.stat().st_size}

@@ -1,0 +1,48 @@
+"""``answerable export``: a release written in one export format's layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from answerable.errors import ConfigError
+from answerable.records import write_jsonl
+from answerable.release.contents import read_items, read_release_manifest, release_schemas
+from answerable.release.export import FORMATS, Export
+
+LEFT_OUT = "left_out.jsonl"
+
+
+def export_release(folder: Path, fmt: str, out: Path) -> Export:
+    """Write the release at ``folder`` in format ``fmt`` under ``out``; the items the
+    format cannot hold are listed in ``out/left_out.jsonl`` with the reason.
+
+    An unknown format, or one that can hold none of the release's items, is a
+    :class:`ConfigError` and writes nothing.
+    """
+    if fmt not in FORMATS:
+        raise ConfigError(
+            "--format",
+            None,
+            f"unknown export format {fmt!r}",
+            fix=f"use one of {', '.join(FORMATS)}",
+        )
+    folder, out = Path(folder), Path(out)
+    manifest = read_release_manifest(folder)
+    items = read_items(folder, manifest)
+    result = FORMATS[fmt](items, release_schemas(folder, items))
+    if not result.files:
+        reasons = "; ".join(f"{n} items: {reason}" for reason, n in result.reasons().items())
+        raise ConfigError(
+            folder,
+            None,
+            f"format {fmt} can hold none of the {len(items)} items ({reasons or 'no items'})",
+            fix="choose a format that holds these labels (dte holds every label)",
+        )
+    for name, text in result.files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    if result.left_out:
+        rows = [{"id": item_id, "reason": reason} for item_id, reason in sorted(result.left_out)]
+        write_jsonl(rows, out / LEFT_OUT)
+    return result

@@ -1,0 +1,23 @@
+"""``answerable export RELEASE --format F --out DIR``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("export")
+@click.argument("release", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", required=True, help="trustsql, scare, naq, biomedsql, dte, spider")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder to write.")
+def command(release: Path, fmt: str, out: Path) -> None:
+    """Write a release in a paper's file layout (TrustSQL, SCARE, OncoMX-NAQ, BiomedSQL,
+    DTE, Spider); items the layout cannot hold are listed with the reason."""
+    from answerable.release.export.run import LEFT_OUT, export_release
+
+    result = export_release(release, fmt, out)
+    click.echo(f"{fmt}: {len(result.files)} files in {out}")
+    if result.left_out:
+        reasons = "; ".join(f"{n}: {reason}" for reason, n in result.reasons().items())
+        click.echo(f"left out {len(result.left_out)} items ({reasons}); listed in {out / LEFT_OUT}")
