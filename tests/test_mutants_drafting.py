@@ -16,9 +16,9 @@ from answerable.builders.drafting.checks import NearDuplicates, check_draft, ngr
 from answerable.builders.drafting.client import ChatClient, LLMError
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft, Job
-from answerable.builders.drafting.settings import LLMSettings
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from tests.llm_server import LLMServer, rate_limited, server_error
+from tests.test_drafting_client import PROMPT, settings
 
 PARENT = {"id": "p" * 16, "db_id": "ward", "question": "How many patients are there?"}
 WARD = DatabaseSchema(
@@ -76,22 +76,11 @@ def test_the_size_filter_stops_at_exactly_the_threshold():
 
 # ---- the client ---------------------------------------------------------------------------
 
-PROMPT = [
-    {"role": "system", "content": "You write test questions."},
-    {"role": "user", "content": "Category: vague-word (ambiguous)\nParent question: How many?"},
-]
-
 
 @pytest.fixture
 def server():
     with LLMServer() as running:
         yield running
-
-
-def settings(server: LLMServer, **overrides) -> LLMSettings:
-    values = {"base_url": server.base_url, "model": "test-model", "backoff_s": 0.01}
-    values.update(overrides)
-    return LLMSettings(**values)
 
 
 def run(client_settings, cache_file, calls: int = 1):
