@@ -51,7 +51,7 @@ PROBES = {
 }
 
 _PROBE_SCRIPT = textwrap.dedent("""\
-    import json, resource, sqlite3, sys, time
+    import json, sqlite3, sys, time
     from answerable.builders.executor import Limits, ReadOnlyDatabase
     from answerable.errors import SQLError
     path, sql, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -64,7 +64,11 @@ _PROBE_SCRIPT = textwrap.dedent("""\
             reason = error.reason
         seconds = time.monotonic() - started
         after = db.execute("SELECT count(*) FROM t").rows
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM is this process's own peak: ru_maxrss would carry over the parent's peak
+    # through fork and exec, so a large test run would fail the probe.
+    with open("/proc/self/status") as status:
+        hwm = next(line for line in status if line.startswith("VmHWM:"))
+    rss_mb = int(hwm.split()[1]) / 1024
     print(json.dumps({"reason": reason, "seconds": seconds, "rss_mb": rss_mb, "after": after}))
 """)
 
