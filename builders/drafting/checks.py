@@ -22,6 +22,8 @@ children, which are meant to be close to it.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from difflib import SequenceMatcher
 
 from answerable.builders.drafting import lexicon
@@ -209,32 +211,67 @@ def family(item: dict) -> frozenset[str]:
 
 
 class NearDuplicates:
-    """Remembers questions per database; says whether a new one repeats one of them."""
+    """Remembers questions per database; says whether a new one repeats one of them.
+
+    The answer is the earliest remembered question that repeats the new one, as a scan
+    of all of them in order would find, but without the scan: a dict finds the same
+    normalized text, and an inverted index of n-gram prefixes proposes the only
+    questions that can reach the threshold (prefix filtering: when two sets have Jaccard
+    similarity >= t, their first ``|A| - ceil(t|A|) + 1`` n-grams in any fixed order
+    share one). The exact similarity then decides. The order ranks n-grams rarest first
+    among the built items' questions, so the posting lists probed are short.
+    """
 
     def __init__(self, threshold: float, built: list[dict] = ()):
         self.threshold = threshold
+        built = list(built)
+        self._frequency = Counter(g for item in built for g in ngrams(item["question"]))
         self._seen: dict[str, list[tuple[str, frozenset, str, frozenset]]] = {}
+        self._first: dict[str, dict[str, int]] = {}  # db -> normalized text -> first index
+        self._postings: dict[str, dict[str, list[int]]] = {}  # db -> n-gram -> indexes
         for item in built:
             self.add(item["db_id"], item["id"], item["question"], family(item))
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
-        self._seen.setdefault(db_id, []).append(
-            (record_id, kin, normalize(question), ngrams(question))
-        )
+        seen = self._seen.setdefault(db_id, [])
+        text, grams = normalize(question), ngrams(question)
+        self._first.setdefault(db_id, {}).setdefault(text, len(seen))
+        postings = self._postings.setdefault(db_id, {})
+        for gram in self._prefix(grams):
+            postings.setdefault(gram, []).append(len(seen))
+        seen.append((record_id, kin, text, grams))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
         text, grams = normalize(question), ngrams(question)
-        for other_id, other_kin, other_text, other_grams in self._seen.get(db_id, ()):
-            if text == other_text:
-                return "duplicate", f"same question as {other_id}"
-            if kin & other_kin or _too_short(grams, other_grams, self.threshold):
-                continue
-            score = similarity(grams, other_grams)
-            if score >= self.threshold:
-                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        seen, postings = self._seen.get(db_id, []), self._postings.get(db_id, {})
+        same = self._first.get(db_id, {}).get(text)
+        proposed = {i for gram in self._prefix(grams) for i in postings.get(gram, ())}
+        for index in sorted(proposed | ({same} if same is not None else set())):
+            failure = self._repeats(seen[index], text, grams, kin)
+            if failure is not None:
+                return failure
         return None
+
+    def _repeats(self, other, text: str, grams: frozenset, kin: frozenset) -> Failure | None:
+        other_id, other_kin, other_text, other_grams = other
+        if text == other_text:
+            return "duplicate", f"same question as {other_id}"
+        if kin & other_kin or _too_short(grams, other_grams, self.threshold):
+            return None
+        score = similarity(grams, other_grams)
+        if score >= self.threshold:
+            return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        return None
+
+    def _prefix(self, grams: frozenset[str]) -> list[str]:
+        """The rarest n-grams of a set, as many as a match at the threshold must share one of.
+
+        The margin keeps float rounding from shortening the prefix (longer is always safe).
+        """
+        keep = len(grams) - math.ceil(self.threshold * len(grams) - 1e-9) + 1
+        return sorted(grams, key=lambda g: (self._frequency[g], g))[:keep]
 
 
 def _too_short(a: frozenset, b: frozenset, threshold: float) -> bool:
