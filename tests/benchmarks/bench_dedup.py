@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import random
 import string
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,27 +34,18 @@ from faker import Faker
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from answerable.builders.drafting.checks import NearDuplicates
-from answerable.records import read_parquet
+from tests.benchmarks.demo_build import demo_candidates
 from tests.test_drafting_dedup import Scan, decisions
 
 SIZES = (1000, 2000, 4000, 8000)
 SCAN_UP_TO = 1000
 RUNS = 3
 THRESHOLD = 0.8
-RECIPE = Path(__file__).resolve().parents[2] / "raw" / "demo" / "recipe.yaml"
 
 
 def demo_questions() -> list[tuple[str, str]]:
     """(db_id, question) of every candidate of a demo build."""
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(
-            [sys.executable, "-c", "from answerable.cli import main; main()", "build", RECIPE],
-            cwd=folder,
-            check=True,
-            capture_output=True,
-        )
-        items = read_parquet(next(Path(folder).glob(".answerable/*/candidates.parquet")))
-    return [(item["db_id"], item["question"]) for item in items]
+    return [(item["db_id"], item["question"]) for item in demo_candidates()]
 
 
 def stream(pool: list[tuple[str, str]], size: int, dense: bool) -> list[tuple]:

@@ -9,31 +9,21 @@ Run with ``python tests/benchmarks/bench_validate.py``. The last line is exactly
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from answerable.records import read_parquet
 from answerable.schemas import fast_validator, validator
+from tests.benchmarks.demo_build import demo_candidates
 
 ITEMS = 5000
-RECIPE = Path(__file__).resolve().parents[2] / "raw" / "demo" / "recipe.yaml"
 
 
 def demo_items() -> list[dict]:
     """5,000 items cycled from a demo build's candidates, each with its own id."""
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(
-            [sys.executable, "-c", "from answerable.cli import main; main()", "build", RECIPE],
-            cwd=folder,
-            check=True,
-            capture_output=True,
-        )
-        candidates = read_parquet(next(Path(folder).glob(".answerable/*/candidates.parquet")))
+    candidates = demo_candidates()
     return [{**candidates[i % len(candidates)], "id": f"{i:016x}"} for i in range(ITEMS)]
 
 
