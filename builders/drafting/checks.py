@@ -24,6 +24,9 @@ children, which are meant to be close to it.
 
 from __future__ import annotations
 
+import heapq
+import math
+from collections import Counter
 from difflib import SequenceMatcher
 
 from answerable.builders.drafting import lexicon, settled
@@ -235,7 +238,10 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     >>> round(similarity(ngrams("How many patients?"), ngrams("How many patients are there?")), 2)
     0.65
     """
-    return len(a & b) / len(a | b) if a or b else 1.0
+    if not (a or b):
+        return 1.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # one set operation: |a | b| by counting
 
 
 def family(item: dict) -> frozenset[str]:
@@ -245,32 +251,78 @@ def family(item: dict) -> frozenset[str]:
 
 
 class NearDuplicates:
-    """Remembers questions per database; says whether a new one repeats one of them."""
+    """Remembers questions per database; says whether a new one repeats one of them.
+
+    The answer is the earliest remembered question that repeats the new one, as a scan
+    of all of them in order would find, but without the scan: a dict finds the same
+    normalized text, and an inverted index from each n-gram to the questions holding it
+    proposes the only questions that can reach the threshold. When two n-gram sets have
+    Jaccard similarity >= t they share at least ``ceil(t|A|)`` of ``A``'s n-grams, so any
+    ``|A| - ceil(t|A|) + 1`` of them hold a shared one (prefix filtering); the check looks
+    up that many of the new question's n-grams, the rarest so far, whose lists are short.
+    The exact similarity then decides.
+    """
 
     def __init__(self, threshold: float, built: list[dict] = ()):
         self.threshold = threshold
         self._seen: dict[str, list[tuple[str, frozenset, str, frozenset]]] = {}
+        self._first: dict[str, dict[str, int]] = {}  # db -> normalized text -> first index
+        self._postings: dict[str, dict[str, list[int]]] = {}  # db -> n-gram -> indexes
         for item in built:
             self.add(item["db_id"], item["id"], item["question"], family(item))
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
-        self._seen.setdefault(db_id, []).append(
-            (record_id, kin, normalize(question), ngrams(question))
-        )
+        seen = self._seen.setdefault(db_id, [])
+        text, grams = normalize(question), ngrams(question)
+        self._first.setdefault(db_id, {}).setdefault(text, len(seen))
+        postings = self._postings.setdefault(db_id, {})
+        for gram in grams:
+            postings.setdefault(gram, []).append(len(seen))
+        seen.append((record_id, kin, text, grams))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
         text, grams = normalize(question), ngrams(question)
-        for other_id, other_kin, other_text, other_grams in self._seen.get(db_id, ()):
-            if text == other_text:
-                return "duplicate", f"same question as {other_id}"
-            if kin & other_kin or _too_short(grams, other_grams, self.threshold):
-                continue
-            score = similarity(grams, other_grams)
-            if score >= self.threshold:
-                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        seen, postings = self._seen.get(db_id, []), self._postings.get(db_id, {})
+        same = self._first.get(db_id, {}).get(text)
+        rarest = self._prefix(grams, postings)
+        hits = Counter(i for gram in rarest for i in postings.get(gram, ()))
+        # at most every n-gram not looked up is shared too: a question below that is out
+        unseen = len(grams) - len(rarest)
+        proposed = {i for i, n in hits.items() if self._may_reach(n + unseen, grams, seen[i][3])}
+        for index in sorted(proposed | ({same} if same is not None else set())):
+            failure = self._repeats(seen[index], text, grams, kin)
+            if failure is not None:
+                return failure
         return None
+
+    def _repeats(self, other, text: str, grams: frozenset, kin: frozenset) -> Failure | None:
+        other_id, other_kin, other_text, other_grams = other
+        if text == other_text:
+            return "duplicate", f"same question as {other_id}"
+        if kin & other_kin or _too_short(grams, other_grams, self.threshold):
+            return None
+        score = similarity(grams, other_grams)
+        if score >= self.threshold:
+            return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        return None
+
+    def _may_reach(self, shared: int, a: frozenset, b: frozenset) -> bool:
+        """Whether sets sharing at most ``shared`` members can be ``threshold`` similar.
+
+        Jaccard ``s / (|a| + |b| - s)`` >= t holds exactly when ``s (1 + t)`` >=
+        ``t (|a| + |b|)``; the margin keeps float rounding from ruling a match out.
+        """
+        return shared * (1 + self.threshold) >= self.threshold * (len(a) + len(b)) - 1e-9
+
+    def _prefix(self, grams: frozenset[str], postings: dict[str, list[int]]) -> list[str]:
+        """The rarest n-grams of a set, as many as a match at the threshold must share one of.
+
+        The margin keeps float rounding from shortening the prefix (longer is always safe).
+        """
+        keep = len(grams) - math.ceil(self.threshold * len(grams) - 1e-9) + 1
+        return heapq.nsmallest(keep, grams, key=lambda g: (len(postings.get(g, ())), g))
 
 
 def _too_short(a: frozenset, b: frozenset, threshold: float) -> bool:

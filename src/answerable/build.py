@@ -8,6 +8,7 @@ before it becomes a candidate, and every dropped record lands in the rejects rep
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ class BuildReport:
     counts: dict
     reject_counts: dict
     steps: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)  # per step; shown, never written (varies)
     release: Release | None = None
     review: ReviewResult | None = None
 
@@ -211,10 +213,12 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
-    output, steps = StepOutput(rejects=list(loaded.rejects)), {}
+    output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
     try:
         for name, stage in stages(recipe):
+            started = time.perf_counter()
             made, cached = stage(ctx, list(output.items))
+            seconds[name] = time.perf_counter() - started
             steps[name] = _step_line(made, cached, log, name)
             output.merge(made)
     finally:
@@ -227,7 +231,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         released = review.outcome.accepted
     ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
-    report.review = review
+    report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
         report.release = cut_release(
             released,

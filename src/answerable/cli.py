@@ -35,16 +35,21 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="answerable")
-def main() -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Print results only, no progress lines.")
+def main(quiet: bool) -> None:
     """Build and curate text-to-SQL benchmarks with answerable, ambiguous and
     unanswerable questions.
 
     Start with:  answerable build raw/demo/recipe.yaml
     """
+    click.get_current_context().meta["answerable.quiet"] = quiet
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    """A progress line on stderr, unless ``-q`` asked for results only."""
+    context = click.get_current_context(silent=True)  # None in a server thread
+    if context is None or not context.meta.get("answerable.quiet"):
+        click.echo(message, err=True)
 
 
 @main.group()
@@ -101,6 +106,13 @@ def build(recipe: Path, no_release: bool) -> None:
     rejected = sum(report.reject_counts.values())
     reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"
     click.echo(f"rejects: {rejected} ({reasons}) listed in {report.rejects}")
+    _say(
+        "steps: "
+        + ", ".join(
+            f"{name} {report.seconds[name]:.1f} s" + (" (cached)" if line["cached"] else "")
+            for name, line in report.steps.items()
+        )
+    )
     if report.review is not None and report.review.awaiting:
         from answerable.annotation.review import where_to_review
 

@@ -1,0 +1,29 @@
+"""The build's end summary names each step's time and cache state; -q keeps only results."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import DEMO_RECIPE, run_in
+
+
+def test_the_summary_names_every_step_its_time_and_the_cache(demo_build):
+    cwd, first = demo_build
+    steps = re.search(r"^steps: (.*)$", first.output, re.MULTILINE).group(1).split(", ")
+    names = [step.split()[0] for step in steps]
+    assert names == ["seed_v1", "template_v1", "counterfactual", "drafting", "candidate_sql"]
+    assert all(re.fullmatch(r"\S+ \d+\.\d s", step) for step in steps), steps
+    rerun = run_in(cwd, "build", DEMO_RECIPE)
+    assert rerun.exit_code == 0, rerun.output
+    again = re.search(r"^steps: (.*)$", rerun.output, re.MULTILINE).group(1).split(", ")
+    assert all(step.endswith("(cached)") for step in again), again
+
+
+def test_quiet_prints_the_results_only(demo_build):
+    cwd, _first = demo_build
+    quiet = run_in(cwd, "-q", "build", DEMO_RECIPE)
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    assert "candidates: " in quiet.stdout and "release: " in quiet.stdout
+    loud = run_in(cwd, "build", DEMO_RECIPE)
+    assert "steps: " in loud.stderr and "loaded " in loud.stderr

@@ -1,0 +1,88 @@
+"""The indexed near-duplicate check decides as a scan of every earlier question would."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from answerable.builders.drafting.checks import NearDuplicates, family, ngrams, similarity
+from answerable.builders.drafting.text import normalize
+from tests.test_drafting_offline import demo, draft_all  # noqa: F401 (demo is a fixture)
+
+
+class Scan:
+    """Today's check before the index: every earlier question of the database, in order."""
+
+    def __init__(self, threshold: float, built: list[dict] = ()):
+        self.threshold, self.seen = threshold, {}
+        for item in built:
+            self.add(item["db_id"], item["id"], item["question"], family(item))
+
+    def add(self, db_id, record_id, question, kin):
+        self.seen.setdefault(db_id, []).append((record_id, kin, question))
+
+    def check(self, db_id, question, kin):
+        for other_id, other_kin, other in self.seen.get(db_id, ()):
+            if normalize(question) == normalize(other):
+                return "duplicate", f"same question as {other_id}"
+            a, b = ngrams(question), ngrams(other)
+            small, large = sorted((len(a), len(b)))
+            if kin & other_kin or small / large < self.threshold:
+                continue
+            score = similarity(a, b)
+            if score >= self.threshold:
+                return "near-duplicate", f"{score:.2f} similar to {other_id}: {normalize(other)!r}"
+        return None
+
+
+def decisions(checker, stream) -> list:
+    """The check's answer on each (db, id, question, kin), remembering the ones kept."""
+    answers = []
+    for db_id, record_id, question, kin in stream:
+        answer = checker.check(db_id, question, kin)
+        if answer is None:
+            checker.add(db_id, record_id, question, kin)
+        answers.append(answer)
+    return answers
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.8])
+def test_same_decisions_as_the_scan_on_the_demo_drafts(demo, threshold):  # noqa: F811
+    parents, contexts = demo
+    made = [(job, d) for job, d in draft_all(parents, contexts, per_item=3) if d is not None]
+    stream = [
+        (job.db_id, d.id, d.question, frozenset({d.parent_id} if d.parent_id else ()))
+        for job, d in made
+    ]
+    # the parents' questions again, as drafts that repeat them exactly
+    stream += [(p["db_id"], f"again-{p['id']}", p["question"], frozenset()) for p in parents]
+    expected = decisions(Scan(threshold, parents), stream)
+    assert decisions(NearDuplicates(threshold, parents), stream) == expected
+    reasons = {answer[0] for answer in expected if answer}
+    assert reasons == {"duplicate", "near-duplicate"}, "the drafts should exercise both"
+
+
+WORDS = ["how", "many", "patients", "players", "are", "there", "old", "which", "team", "a"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    threshold=st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.85, 1.0]),
+    built=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), max_size=8),
+    drafts=st.lists(
+        st.tuples(st.sampled_from(["x", "y"]), st.lists(st.sampled_from(WORDS), max_size=6)),
+        max_size=25,
+    ),
+)
+def test_same_decisions_as_the_scan_on_random_questions(threshold, built, drafts):
+    items = [
+        {"id": f"b{i}", "db_id": "x", "question": " ".join(q), "provenance": {}}
+        for i, q in enumerate(built)
+    ]
+    stream = [
+        (db, f"d{i}", " ".join(words), frozenset({f"b{i % 3}"}) if i % 4 == 0 else frozenset())
+        for i, (db, words) in enumerate(drafts)
+    ]
+    expected = decisions(Scan(threshold, items), stream)
+    assert decisions(NearDuplicates(threshold, items), stream) == expected
