@@ -72,7 +72,7 @@ BAD = [
     ("review_decision", {**GOOD["review_decision"], "label": None}, "/label"),
     (
         "recipe",
-        {**GOOD["recipe"], "sources": [{"name": "a", "format": "csv"}]},
+        {**GOOD["recipe"], "sources": [{"name": "a", "format": "xlsx"}]},
         "/sources/0/format",
     ),
 ]
