@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from answerable.builders import sqlkit
-from answerable.builders.opening import check_sqlite_file, source_uri
+from answerable.builders import sqlite_files, sqlkit
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -281,29 +280,35 @@ def _classify(error: sqlite3.Error, timed_out: bool) -> SQLError:
     return SQLError("sql-error", message)
 
 
-def open_read_only(path: str | Path, limits: Limits | None = None) -> sqlite3.Connection:
+def open_read_only(
+    path: str | Path, limits: Limits | None = None, base: str | Path | None = None
+) -> sqlite3.Connection:
     """A gated connection to ``path`` (see :func:`install_gate`) that writes nothing.
 
-    Raises :class:`SQLError` (``not-a-database``) when the file is missing or not SQLite.
+    With ``base``, ``path`` is a delta opened over its base (see
+    :mod:`answerable.builders.sqlite_files`); the base is attached before the authorizer
+    is installed, so user SQL still cannot ATTACH anything. Raises :class:`SQLError`
+    (``not-a-database``) when a file is missing or not SQLite.
     """
-    path = Path(path)
-    check_sqlite_file(path)
-    con = sqlite3.connect(source_uri(path), uri=True, check_same_thread=False)
-    return install_gate(con, limits)
+    return install_gate(sqlite_files.connect(path, base), limits)
 
 
 class ReadOnlyDatabase:
-    """One SQLite file opened read-only, executing one statement at a time.
+    """One SQLite file opened read-only, executing one statement at a time; with ``base``,
+    a delta over its base (the merged view).
 
     >>> db = ReadOnlyDatabase(path)                       # doctest: +SKIP
     >>> db.execute("SELECT count(*) FROM patients").rows  # doctest: +SKIP
     [[1200]]
     """
 
-    def __init__(self, path: str | Path, limits: Limits | None = None):
+    def __init__(
+        self, path: str | Path, limits: Limits | None = None, base: str | Path | None = None
+    ):
         self.path = Path(path)
+        self.base = None if base is None else Path(base)
         self.limits = limits or Limits()
-        self._con = open_read_only(self.path, self.limits)
+        self._con = open_read_only(self.path, self.limits, self.base)
         self._deadline = float("inf")
         self._byte_cap = self.limits.result_bytes
         self._con.set_progress_handler(self._past_deadline, _PROGRESS_EVERY)

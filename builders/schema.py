@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from answerable.builders.opening import source_uri
+from answerable.builders import sqlite_files
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,15 @@ class DatabaseSchema:
         return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in self.tables}
 
     @classmethod
-    def from_sqlite(cls, path: str | Path, db_id: str | None = None) -> DatabaseSchema:
-        """Read the schema of a SQLite file without writing to it."""
+    def from_sqlite(
+        cls, path: str | Path, db_id: str | None = None, base: str | Path | None = None
+    ) -> DatabaseSchema:
+        """Read the schema of a SQLite file without writing to it; with ``base``, of the
+        delta ``path`` over its base (a delta's table shadows the base's of that name)."""
         path = Path(path)
-        con = sqlite3.connect(source_uri(path), uri=True)
+        con = sqlite_files.connect(path, base)
         try:
-            names = [
-                r[0]
-                for r in con.execute(
-                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-                )
-            ]
-            tables = [_read_table(con, name) for name in names]
+            tables = [_read_table(con, name) for name in _names(con, base is not None)]
         finally:
             con.close()
         return cls(db_id or path.stem, tables)
@@ -97,6 +93,19 @@ class DatabaseSchema:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _names(con: sqlite3.Connection, merged: bool) -> list[str]:
+    """Table and view names, sorted; of main and the attached base when ``merged``."""
+    schemas = ["main", sqlite_files.BASE_SCHEMA] if merged else ["main"]
+    seen: dict[str, str] = {}
+    for schema in schemas:
+        for (name,) in con.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
+        ):
+            seen.setdefault(name.lower(), name)  # main first: the delta's name wins
+    return sorted(seen.values())
 
 
 def _read_table(con: sqlite3.Connection, name: str) -> Table:

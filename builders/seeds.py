@@ -54,7 +54,7 @@ def _execute(example: dict, ctx: BuildContext):
 
 def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
     verified_by = "execution" if result else ("binding" if example["sql"] else "none")
-    return plain_item(
+    item = plain_item(
         example["db_id"],
         example["question"],
         example["sql"],
@@ -73,6 +73,9 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
             **_source_category(example),
         },
     )
+    if example.get("split"):  # the source's own split, kept unless the release re-splits
+        item["split"] = example["split"]
+    return item
 
 
 def _source_category(example: dict) -> dict:

@@ -7,13 +7,16 @@ from pathlib import Path
 from answerable.errors import ConfigError
 from answerable.records import read_jsonl, read_parquet
 from answerable.release.publish import count_items, tally
+from answerable.release.write import read_split, to_items
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))
 
 
 def load_items(path: Path) -> list[dict]:
-    """Items from a release directory, a Parquet file or a JSON Lines file."""
+    """Items from a release directory (every split), a Parquet file or a JSON Lines file."""
     path = Path(path)
+    if path.is_dir() and sorted(path.glob("data/*.parquet")):
+        return [item for part in sorted(path.glob("data/*.parquet")) for item in load_items(part)]
     if path.is_dir():
         for name in ("items.parquet", "candidates.parquet", "items.jsonl"):
             if (path / name).is_file():
@@ -27,6 +30,8 @@ def load_items(path: Path) -> list[dict]:
     if not path.is_file():
         raise ConfigError(path, None, "not found", fix="give a release directory or an items file")
     try:
+        if path.parent.name == "data":  # a release's typed data file
+            return to_items(read_split(path))
         return read_parquet(path) if path.suffix == ".parquet" else list(read_jsonl(path))
     except Exception as error:  # polars and json raise many kinds; all mean "unreadable"
         raise ConfigError(

@@ -1,9 +1,14 @@
-"""Cut a release: ``<out>/<dataset>/<version>/`` with items in Parquet and JSON Lines
-and a ``manifest.json`` holding counts and a sha256 per file.
+"""Cut a release: ``<out>/<dataset>/<version>/`` with its items sampled, split,
+checked for leakage and written as typed files per split (``data/<split>.parquet``,
+``data/<split>.jsonl``), a ``report.json`` (sampling, splits, leakage) and a
+``manifest.json`` holding counts and a sha256 per file.
 
-The directory is written beside its final place and renamed into it, so a reader never
-sees half a release. A published version is never rewritten: cutting the same version
-again with identical content is a no-op, with different content an error.
+Each step takes a frame of items and returns one (see sample.py, split.py, leakage.py,
+write.py); :func:`cut_release` composes them. The directory is written beside its final
+place and renamed into it, so a reader never sees half a release. A published version
+is never rewritten: cutting the same version again with identical content is a no-op,
+with different content an error. A release that would be empty, or short of a required
+stratum, publishes nothing and uses up no version.
 """
 
 from __future__ import annotations
@@ -15,16 +20,20 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
-from answerable.records import complete, sort_items, write_json, write_jsonl, write_parquet
+from answerable.records import write_json
+from answerable.release.config import ReleaseConfig
+from answerable.release.databases import ship_databases
+from answerable.release.guards import require_items
+from answerable.release.leakage import check_leakage
+from answerable.release.sample import balance_test, sample_items
+from answerable.release.split import split_items
+from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
-
-WRITERS = {
-    "parquet": ("items.parquet", write_parquet),
-    "jsonl": ("items.jsonl", lambda items, path: write_jsonl((complete(i) for i in items), path)),
-}
 
 
 class ReleaseExistsError(AnswerableError):
@@ -56,6 +65,33 @@ def count_items(items: list[dict]) -> dict:
     }
 
 
+def frame_counts(frame: pl.DataFrame) -> dict:
+    """The manifest's counts of a frame of items: total, per label, category, database and
+    split (null shows as ``none``)."""
+
+    def by(column: str) -> dict[str, int]:
+        values = frame[column].cast(pl.String).fill_null("none").value_counts()
+        return dict(sorted((row[0], row[1]) for row in values.iter_rows()))
+
+    counts = {"total": frame.height, "by_label": by("label"), "by_category": by("category")}
+    return {**counts, "by_db": by("db_id"), "by_split": by("split")}
+
+
+def prepare_release(
+    frame: pl.DataFrame, config: ReleaseConfig, seed: int, name: str
+) -> tuple[pl.DataFrame, dict]:
+    """Sample, split and check a frame of items: the released frame and its report."""
+    require_items(frame.height, name)
+    frame, sampling = sample_items(frame, config, seed)
+    frame, splits = split_items(frame, config, seed)
+    frame, balanced = balance_test(frame, config, seed)
+    if balanced:
+        sampling["per_answerable_test"] = balanced
+        splits["counts_after_balance"] = frame_counts(frame)["by_split"]
+    require_items(frame.height, name)
+    return frame, {"sampling": sampling, "splits": splits, "leakage": check_leakage(frame, config)}
+
+
 def cut_release(
     items: list[dict],
     *,
@@ -65,16 +101,26 @@ def cut_release(
     seed: int,
     recipe_signature: str,
     inputs: list[dict],
-    formats: tuple[str, ...] = ("parquet", "jsonl"),
+    config: ReleaseConfig | None = None,
+    sources: dict[str, Path | None] | None = None,
+    variants: Path | None = None,
 ) -> Release:
-    """Write the release of ``items`` and return where it went."""
+    """Sample, split, check and write the release of ``items``; where it went. With
+    ``sources`` (db_id to database file) and ``variants`` (the build's variants folder),
+    the databases the released items use ship with them
+    (:func:`answerable.release.databases.ship_databases`)."""
+    config = config or ReleaseConfig()
     target = Path(out) / dataset / version
-    items = sort_items(items)
+    frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}")
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        files = [_write(items, staging, fmt) for fmt in formats]
+        shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
+        frame = to_frame(shipped.items) if shipped else frame
+        files = write_data(frame, staging, config.formats)
+        files += shipped.files if shipped else []
+        files.append(_entry(write_json(report, staging / "report.json"), staging))
         manifest = {
             "dataset": dataset,
             "version": version,
@@ -82,7 +128,7 @@ def cut_release(
             "tool": {"name": "answerable", "version": __version__},
             "recipe_signature": recipe_signature,
             "inputs": inputs,
-            "counts": count_items(items),
+            "counts": frame_counts(frame),
             "files": files,
         }
         validate("manifest", manifest)
@@ -92,14 +138,11 @@ def cut_release(
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _write(items: list[dict], folder: Path, fmt: str) -> dict:
-    name, writer = WRITERS[fmt]
-    path = writer(items, folder / name)
+def _entry(path: Path, root: Path) -> dict:
     return {
-        "path": name,
+        "path": path.relative_to(root).as_posix(),
         "sha256": sha256_file(path),
         "bytes": path.stat().st_size,
-        "rows": len(items),
     }
 
 

@@ -20,6 +20,7 @@ from answerable.errors import RecordError
 
 SCHEMA_DIR = Path(__file__).parent
 KINDS = ("source_example", "template", "item", "review_decision", "manifest", "recipe")
+KINDS += ("prediction",)  # a system's answer to one released item (answerable evaluate)
 
 
 @cache

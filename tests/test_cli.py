@@ -34,12 +34,17 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     cwd, result = demo_build
     release = cwd / "releases" / "answerable-demo" / "0.1.0"
     assert f"release: {release}" in result.output
-    assert "items.parquet" in result.output
+    assert "data/test.parquet" in result.output
     assert verify_release(release) == []
     manifest = read_manifest(release)
     validate("manifest", manifest)
     assert manifest["counts"]["total"] > 0
-    assert {f["path"] for f in manifest["files"]} == {"items.parquet", "items.jsonl"}
+    paths = {f["path"] for f in manifest["files"]}
+    splits, formats = ("train", "dev", "test"), ("parquet", "jsonl")
+    data = {f"data/{split}.{fmt}" for split in splits for fmt in formats}
+    assert data | {"report.json", "databases/clinic.sqlite"} <= paths
+    assert any(p.startswith("databases/variants/") for p in paths)
+    assert "databases/ (" in result.output
 
 
 def test_demo_candidates_are_valid_verified_items(demo_build):
@@ -65,8 +70,9 @@ def test_two_builds_give_identical_files(demo_build, tmp_path):
     for relative in (
         ".answerable/answerable-demo/candidates.parquet",
         ".answerable/answerable-demo/reports/rejects.jsonl",
-        "releases/answerable-demo/0.1.0/items.parquet",
-        "releases/answerable-demo/0.1.0/items.jsonl",
+        "releases/answerable-demo/0.1.0/data/train.parquet",
+        "releases/answerable-demo/0.1.0/data/test.jsonl",
+        "releases/answerable-demo/0.1.0/report.json",
         "releases/answerable-demo/0.1.0/manifest.json",
     ):
         assert sha256_file(first / relative) == sha256_file(tmp_path / relative), relative

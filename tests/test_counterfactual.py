@@ -18,7 +18,7 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import lexicon
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
 from answerable.builders.counterfactual.edits import _filters_every_row, looks_like
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
 from answerable.builders.counterfactual.grounding import ground
@@ -120,11 +120,13 @@ def test_exact_synonyms(a, b, table, same):
     assert lexicon.is_exact_synonym(a, b, table) is same
 
 
-def test_qualifier_groups_leave_out_words_the_name_has():
-    assert ("home", "away") not in lexicon.qualifier_groups("home_score", "count")
-    assert lexicon.qualifier_groups("name", "name", 2, "players")[0] == ("first", "last")
-    assert lexicon.qualifier_groups("name", "name", 2, "stadiums")[0] == ("short", "long")
-    assert len(lexicon.qualifier_groups("position", "category", 3)[0]) == 3
+def test_contrast_groups_leave_out_words_the_name_has():
+    assert ("home", "away") not in contrast_groups("matches", "home_score")
+    assert contrast_groups("matches", "score")[0] == ("home", "away")
+    assert contrast_groups("players", "name")[0] == ("first", "last")
+    assert contrast_groups("teams", "name")[0] == ("short", "long")
+    assert contrast_groups("tracks", "name") == []  # a track has no first name
+    assert contrast_groups("players", "position") == []  # primary is the default
 
 
 def test_near_synonym_groups_are_new_and_not_synonyms(demo_dir):
@@ -135,10 +137,8 @@ def test_near_synonym_groups_are_new_and_not_synonyms(demo_dir):
             for group in near_synonym_groups(schema, table.name, column.name, 3):
                 assert not set(group) & existing
                 assert not any(lexicon.is_exact_synonym(g, column.name, table.name) for g in group)
-    assert near_synonym_groups(schema, "players", "position")[0] == (
-        "primary_position",
-        "secondary_position",
-    )
+    assert near_synonym_groups(schema, "players", "name")[0] == ("first_name", "last_name")
+    assert near_synonym_groups(schema, "players", "position") == []
     assert near_synonym_groups(schema, "players", "player_id") == []
 
 
@@ -198,7 +198,8 @@ def test_schema_edits_match_what_sqlite_reports(demo_dir, tmp_path):
         drop_column("teams", "name"),
     ]
     target = materialize(demo_dir / "league.sqlite", ops, tmp_path / "v.sqlite")
-    assert DatabaseSchema.from_sqlite(target, "league") == apply_to_schema(schema, ops)
+    merged = DatabaseSchema.from_sqlite(target, "league", base=demo_dir / "league.sqlite")
+    assert merged == apply_to_schema(schema, ops)
 
 
 KEYED = """
@@ -207,7 +208,7 @@ CREATE INDEX a_label ON a(label);
 CREATE INDEX a_n ON a(n);
 CREATE TABLE b (id INTEGER PRIMARY KEY, a_code TEXT REFERENCES a(code), x INT);
 CREATE VIEW v_labels AS SELECT label FROM a;
-CREATE VIEW v_codes AS SELECT code FROM a;
+CREATE VIEW v_pairs AS SELECT b.x, a.id FROM b JOIN a ON a.id = b.id;
 CREATE TRIGGER t_a AFTER INSERT ON a BEGIN UPDATE b SET x = 1; END;
 INSERT INTO a VALUES (1, 'c1', 'L1', 1.5), (2, 'c2', 'L2', 2), (5, 'c5', NULL, 0);
 INSERT INTO b VALUES (1, 'c1', 3);
@@ -243,10 +244,8 @@ def rows(path: Path, sql: str) -> list:
 @pytest.mark.parametrize(
     ("column", "gone", "kept"),
     [
-        ("code", {"v_codes"}, {"a_label", "a_n", "v_labels", "t_a"}),  # UNIQUE: rebuilt
-        ("id", set(), {"a_label", "a_n", "v_labels", "v_codes", "t_a"}),  # primary key
-        ("label", {"a_label", "v_labels"}, {"a_n", "v_codes", "t_a"}),  # index and view
-        ("n", {"a_n"}, {"a_label", "v_labels", "v_codes", "t_a"}),  # CHECK and index
+        ("code", set(), {"a_label", "a_n", "v_labels", "v_pairs"}),  # UNIQUE: rebuilt
+        ("n", {"a_n"}, {"a_label", "v_labels", "v_pairs"}),  # CHECK and index
     ],
 )
 def test_drop_column_in_keys_indexes_and_views(keyed, tmp_path, column, gone, kept):
@@ -255,9 +254,35 @@ def test_drop_column_in_keys_indexes_and_views(keyed, tmp_path, column, gone, ke
     assert sha256_file(keyed) == before
     names = objects(target)
     assert not gone & set(names) and kept <= set(names)
-    columns = [c.name for c in DatabaseSchema.from_sqlite(target).table("a").columns]
+    assert "b" in names and "t_a" not in names  # b: read by v_pairs; triggers never fire
+    merged = DatabaseSchema.from_sqlite(target, base=keyed)
+    columns = [c.name for c in merged.table("a").columns]
     assert column not in columns and len(columns) == 3
     assert [r[0] for r in rows(target, "SELECT rowid FROM a ORDER BY rowid")] == [1, 2, 5]
+    with ReadOnlyDatabase(target, base=keyed) as db:
+        assert db.execute("SELECT x, id FROM v_pairs").rows == [[3, 1]]
+
+
+@pytest.mark.parametrize(("column", "view"), [("label", "v_labels"), ("id", "v_pairs")])
+def test_an_edit_that_breaks_a_view_fails(keyed, tmp_path, column, view):
+    """A full copy would drop the view; a delta cannot hide the base's, which still
+    shows the dropped column, so the edit fails and names the view."""
+    with pytest.raises(MaterializeError, match=view):
+        materialize(keyed, [drop_column("a", column)], tmp_path / "v.sqlite")
+    assert list(tmp_path.glob("v*")) == []
+
+
+def test_a_delta_holds_only_the_changed_tables(demo_dir, tmp_path):
+    source = demo_dir / "league.sqlite"
+    ops = [set_value("players", "position", "Sweeper", 3, seed=1)]
+    target = materialize(source, ops, tmp_path / "v.sqlite")
+    assert set(objects(target)) == {"players"}
+    assert target.stat().st_size < source.stat().st_size / 5
+    with ReadOnlyDatabase(target, base=source) as db:
+        assert db.execute("SELECT count(*) FROM players WHERE position = 'Sweeper'").rows == [[3]]
+        assert db.execute("SELECT count(*) FROM appearances").rows[0][0] > 0  # from the base
+    with ReadOnlyDatabase(source) as db:
+        assert db.execute("SELECT count(*) FROM players WHERE position = 'Sweeper'").rows == [[0]]
 
 
 def test_a_failing_edit_leaves_no_file(keyed, tmp_path):

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from answerable.records import read_jsonl, read_parquet
+from answerable.release.inspect import load_items
 from answerable.release.publish import read_manifest
 from tests.conftest import REPO, run_in
 from tests.review_helpers import fill_sheet
@@ -102,7 +103,7 @@ def test_review_from_queue_to_release(project):
     manifest = read_manifest(release)
     assert manifest["counts"]["total"] == 2
     assert manifest["counts"]["by_label"] == {"ambiguous": 1, "answerable": 1}
-    released = {i["question"]: i for i in read_jsonl(release / "items.jsonl")}
+    released = {i["question"]: i for i in load_items(release)}
     assert released[count]["category"] == "vague-question"
     assert released[count]["review"]["relabeled_from"] == {"label": "answerable", "category": None}
     assert [d["annotator"] for d in released[cheapest]["review"]["decisions"]] == [
@@ -123,7 +124,7 @@ def test_demo_build_auto_accepts_machine_verified_items(demo_build):
     # The drafted items await review, and the demo releases what is accepted so far.
     assert f"{accepted[3]} items await review" in built.output
     assert "answerable review serve" in built.output
-    items = list(read_jsonl(tmp_path / "releases" / "answerable-demo" / "0.1.0" / "items.jsonl"))
+    items = load_items(tmp_path / "releases" / "answerable-demo" / "0.1.0")
     assert len(items) == int(accepted[1])
     assert all(i["review"]["reason"].startswith("auto-accepted: ") for i in items)
 
@@ -136,9 +137,10 @@ def test_release_is_held_while_items_await_review_unless_the_recipe_says_otherwi
     assert not (cwd / "releases").exists()
     recipe.write_text(recipe.read_text().replace("review:\n", "review:\n  hold_release: false\n"))
     released = run_in(cwd, "build", recipe)
-    assert released.exit_code == 0, released.output
-    assert "they join a later version once accepted" in released.output
-    assert (cwd / "releases").is_dir()
+    # nothing is accepted yet, so the release would be empty: an error, and no version used
+    assert released.exit_code == 1, released.output
+    assert "no items to release, nothing published" in released.output
+    assert not (cwd / "releases" / "tiny" / "0.1.0").exists()
 
 
 def test_review_help_lists_the_commands():

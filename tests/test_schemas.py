@@ -59,6 +59,7 @@ GOOD = {
         "seed": 1,
         "sources": [{"name": "a", "format": "jsonl", "path": "a.jsonl", "databases": "dbs"}],
     },
+    "prediction": {"id": "0123456789abcdef", "sql": None, "label": "ambiguous", "tags": ["O"]},
 }
 
 BAD = [
@@ -70,6 +71,7 @@ BAD = [
     ("template", {**GOOD["template"], "questions": []}, "/questions"),
     ("review_decision", {**GOOD["review_decision"], "time": "yesterday"}, "/time"),
     ("review_decision", {**GOOD["review_decision"], "label": None}, "/label"),
+    ("prediction", {**GOOD["prediction"], "sql": ""}, "/sql"),
     (
         "recipe",
         {**GOOD["recipe"], "sources": [{"name": "a", "format": "xlsx"}]},

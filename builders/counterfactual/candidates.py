@@ -1,9 +1,12 @@
 """Near-synonym candidates: columns associated with a target but not equivalent to it.
 
-Two sources, as in the DTE recipe: the lexicon's contrasting qualifiers for the target's
-role (``position`` -> ``primary_position``, ``secondary_position``), and the names of
-columns in other tables that share the target's head noun (``Track.Name`` ->
-``FirstName``, ``LastName`` from ``Customer``). A group is kept only when every name is
+Two sources, as in the DTE recipe: the curated contrasts of
+:mod:`answerable.builders.lexical.contrasts` for the target's words in its kind of table
+(``location`` of ``admissions`` -> ``admission_location``, ``discharge_location``; the
+``name`` of a table of people -> ``first_name``, ``last_name``), and the names of columns
+in other tables that share the target's head noun (``Customer.FirstName``,
+``Customer.LastName`` for ``Employee.Name``). The plausibility gate
+(:mod:`.gate`) judges every group before an item is emitted. A group is kept only when every name is
 new to the table, none is an exact synonym of the target or of another in the group,
 and each holds every word of the target (so the question's mention fits all of them).
 Groups are ranked by closeness to the target (token overlap) plus fit to the table
@@ -11,25 +14,26 @@ Groups are ranked by closeness to the target (token overlap) plus fit to the tab
 ``matches``); ties keep the lexicon's order of preference.
 
 >>> from answerable.builders.schema import Column, DatabaseSchema, Table
->>> db = DatabaseSchema("league", [Table("players", [Column("name", "TEXT"),
-...                                                  Column("position", "TEXT")])])
->>> near_synonym_groups(db, "players", "position", 2)[0]
-('primary_position', 'secondary_position')
+>>> db = DatabaseSchema("clinic", [Table("icu_stays", [Column("stay_id", "INTEGER"),
+...                                                    Column("careunit", "TEXT")])])
+>>> near_synonym_groups(db, "icu_stays", "careunit", 2)[0]
+('first_careunit', 'last_careunit')
 """
 
 from __future__ import annotations
 
 import itertools
 
+from answerable.builders.counterfactual.gate import is_people, owner_word, table_words, words_of
 from answerable.builders.counterfactual.lexicon import (
     canonical,
     column_role,
     is_exact_synonym,
     name_tokens,
-    qualifier_groups,
-    singular,
     spell_like,
 )
+from answerable.builders.lexical import contrasts
+from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import DatabaseSchema, Table
 
 MAX_OTHER_TABLE_NAMES = 6
@@ -46,12 +50,27 @@ def near_synonym_groups(
         return []
     lexicon = [
         tuple(spell_like(target.name, q) for q in group)
-        for group in qualifier_groups(target.name, role, size, owner.name)
+        for group in contrast_groups(owner.name, target.name)
+        if len(group) == size
     ]
     groups = lexicon + _from_other_tables(schema, owner, target.name, size)
     kept = [g for g in dict.fromkeys(groups) if _acceptable(g, owner, target.name)]
     order = {g: i for i, g in enumerate(kept)}
     return sorted(kept, key=lambda g: (-score(g, owner, target.name), order[g]))
+
+
+def contrast_groups(table: str, column: str) -> list[tuple[str, ...]]:
+    """The curated contrasts for any of the column's words in this table, best first,
+    without those that share a word with the column (``home_score`` gets no
+    ``home``/``away``)."""
+    own, target = table_words(table), set(words_of(column))
+    people = is_people({owner_word(table, column)})
+    found = []
+    for word in words_of(column)[::-1]:  # the head noun (last) first
+        for pair in contrasts.contrasts_for(word, own | target, people):
+            if not set(pair) & target and pair not in found:
+                found.append(pair)
+    return found
 
 
 def _from_other_tables(

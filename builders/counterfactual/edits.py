@@ -27,9 +27,10 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import explain, trees, verify
+from answerable.builders.counterfactual import explain, gate, trees, verify
 from answerable.builders.counterfactual.candidates import near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill
+from answerable.builders.counterfactual.gate import looks_like
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
 from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import (
@@ -251,6 +252,7 @@ class Proposal:
     params: dict
     readings: list[str] = field(default_factory=list)
     reading_trees: list[exp.Expr] = field(default_factory=list)
+    reading_results: list = field(default_factory=list)  # executor Results, when run
     question_edit: dict | None = None
     mention: Mention | None = None
     subtype: str | None = None
@@ -391,7 +393,7 @@ class AddNearSynonyms:
             return chosen
         target, mention = chosen
         table, column = split(target)
-        names = list(groups(target)[0])
+        names = list(self.best_group(parent, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
         reading_trees = [_renamed(parent.tree, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
@@ -414,6 +416,18 @@ class AddNearSynonyms:
             mention=mention,
         )
 
+    def best_group(
+        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+    ) -> tuple[str, ...]:
+        """The first group the plausibility gate passes for this question; else the first
+        group (its verification then rejects it with the gate's reason)."""
+        for group in groups:
+            if gate.judge_columns(
+                parent.item["question"], mention.text, table, column, list(group)
+            ).ok:
+                return group
+        return groups[0]
+
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""
         declared = parent.schema.table(table).column(column).type
@@ -425,13 +439,18 @@ class AddNearSynonyms:
         return [*added, drop_column(table, column)]
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """Names are not synonyms and fit the span; the gold SQL does not bind; nothing
-        left answers the target; the readings differ (or bind, schema-only)."""
+        """The plausibility gate passes; names are not synonyms and fit the span; the gold
+        SQL does not bind; nothing left answers the target; the readings differ (or bind,
+        schema-only)."""
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
-        failure = verify.candidates_are_not_synonyms(
-            table, column, names
-        ) or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
+        failure = (
+            verify.plausible(
+                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
+            )
+            or verify.candidates_are_not_synonyms(table, column, names)
+            or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
+        )
         if failure:
             return failure
         database = env.edited_database(parent, proposal.ops)
@@ -452,7 +471,9 @@ class AddNearSynonyms:
                 lambda: verify.candidates_differ_from_target(
                     env.database(parent.db_id), database, table, column, names
                 ),
-            ) or verify.readings_differ(proposal.readings, database, parent.ordered)
+            ) or verify.readings_differ(
+                proposal.readings, database, parent.ordered, proposal.reading_results
+            )
         if failure is None:
             proposal.explanation = explain.column_ambiguous(proposal.mention.text, table, names)
         return failure
@@ -726,7 +747,8 @@ class ValueAmbiguous:
         seconds = self.second_columns(parent, env, mention.concept, value)
         if not seconds:
             return "no-second-column"
-        second = rng.choice(seconds)
+        fitting = [s for s in seconds if self.fit(parent, env, s, value).ok]
+        second = rng.choice(fitting or seconds)  # a misfit is rejected by verify
         reading = _swap_compared_column(parent.tree, mention.concept, value, second)
         if reading is None:
             return "no-second-column"
@@ -774,6 +796,14 @@ class ValueAmbiguous:
         best = min((rank for rank, _ in found), default=None)
         return sorted(q for rank, q in found if rank == best)
 
+    def fit(self, parent: Parent, env: EditEnv, second: str, value: str) -> gate.Verdict:
+        """Whether the value fits the second column (:func:`gate.judge_value`)."""
+        known = env.known_values(parent.db_id, *split(second))
+        return env.once(
+            ("value-fit", parent.db_id, second, value),
+            lambda: gate.judge_value(value, second, known),
+        )
+
     def op(self, parent: Parent, env: EditEnv, second: str, value: str) -> dict:
         """Write the value into 5 % of the second column's rows (3 to 200), seeded."""
         table, column = split(second)
@@ -784,39 +814,23 @@ class ValueAmbiguous:
         return set_value(table, column, value, count, seed)
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """Both readings run on the edited copy and give different non-empty results."""
+        """The value fits the second column; both readings run on the edited copy and give
+        different non-empty results."""
+        params = proposal.params
+        failure = verify.plausible(
+            self.fit(proposal.parent, env, params["second"], params["value"])
+        )
+        if failure:
+            return failure
         database = env.edited_database(proposal.parent, proposal.ops)
-        failure = verify.readings_differ(proposal.readings, database, proposal.parent.ordered)
+        failure = verify.readings_differ(
+            proposal.readings, database, proposal.parent.ordered, proposal.reading_results
+        )
         if failure is None:
             proposal.explanation = explain.value_ambiguous(
                 proposal.params["value"], proposal.trigger["columns"]
             )
         return failure
-
-
-def shape(value: str) -> tuple[str, bool]:
-    """A value's look: its case style and whether it has digits."""
-    letters = [c for c in value if c.isalpha()]
-    case = (
-        "upper"
-        if letters and all(c.isupper() for c in letters)
-        else "lower"
-        if letters and all(c.islower() for c in letters)
-        else "title"
-        if value[:1].isupper()
-        else "mixed"
-    )
-    return case, any(c.isdigit() for c in value)
-
-
-def looks_like(value: str, known: list[str]) -> bool:
-    """Whether most of a column's values share the value's shape and are of a like
-    length (within a factor of three): 'Medicare' may sit among insurers' names but
-    'Vancomycin' does not sit among dose units such as 'mg'."""
-    if not known:
-        return False
-    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
-    return len(alike) * 2 >= len(known)
 
 
 def _is_text(declared: str) -> bool:

@@ -1,12 +1,10 @@
-"""Words about columns: name tokens, roles, contrasting qualifiers and synonym checks.
+"""Words about columns: name tokens, roles and synonym checks.
 
 A column's name is split into tokens (``home_score`` -> ``home``, ``score``;
-``FirstName`` -> ``first``, ``name``). Its *role* (measure, count, date, time, name,
-code, category, flag, identifier) picks the qualifier pairs that make near-synonyms:
-two qualifiers that contrast with each other without either being the default reading
-(``minimum``/``maximum``, not ``estimated``/``actual``) and without adding up to the
-original (``first_half``/``second_half`` of a score would sum back to it, so the lexicon
-leaves such pairs out).
+``FirstName`` -> ``first``, ``name``); its *role* (measure, count, date, time, name,
+code, category, flag, identifier) picks the fill of an added column. The qualifier pairs
+that make near-synonyms live in :mod:`answerable.builders.lexical.contrasts`, and
+``singular()`` in :mod:`answerable.builders.lexical.inflection`.
 
 :func:`canonical` is the one normal form behind both synonym checks: two names that
 normalize to the same token set are *exact synonyms* (``length_of_stay`` and
@@ -24,6 +22,8 @@ False
 from __future__ import annotations
 
 import re
+
+from answerable.builders.lexical.inflection import singular
 
 STOPWORDS = frozenset({"of", "the", "a", "an", "in", "on", "at", "for", "to", "by", "and", "per"})
 UNITS = frozenset(
@@ -81,63 +81,12 @@ MENTION_SYNONYMS = (
 _CANON = {word: group[0] for group in SYNONYMS for word in group}
 _MENTION = {word: group[0] for group in MENTION_SYNONYMS for word in group}
 
-ROLE_QUALIFIERS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "measure": (
-        ("first", "second", "third"),
-        ("minimum", "maximum", "median"),
-    ),
-    "count": (
-        ("home", "away", "neutral"),
-        ("confirmed", "provisional", "disputed"),
-        ("first", "second", "third"),
-    ),
-    "date": (
-        ("registered", "reported", "verified"),
-        ("planned", "confirmed", "revised"),
-        ("first", "second", "third"),
-    ),
-    "time": (("local", "utc", "server"), ("planned", "confirmed", "revised")),
-    "name": (
-        ("first", "last", "middle"),
-        ("short", "long", "display"),
-        ("legal", "native", "english"),
-    ),
-    "code": (
-        ("old", "new", "legacy"),
-        ("internal", "external", "partner"),
-        ("primary", "secondary", "tertiary"),
-    ),
-    "category": (
-        ("primary", "secondary", "tertiary"),
-        ("previous", "next", "requested"),
-        ("initial", "final", "interim"),
-    ),
-    "flag": (("confirmed", "suspected", "reported"),),
-    "identifier": (),
-}
-"""Groups of contrasting qualifiers by role, best first. Within a group no qualifier is
-the default reading of the bare name, and the columns they make do not add up to it;
-the first two (or three) of a group name the added columns."""
-
-HEAD_QUALIFIERS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "score": (("our", "opponent", "neutral"),),
-    "gender": (("registered", "declared", "legal"),),
-    "nationality": (("birth", "sporting", "second"),),
-    "price": (("list", "sale", "wholesale"),),
-    "unit": (("input", "output", "display"),),
-}
-PERSON_ONLY = frozenset({("first", "last", "middle")})
-"""Groups that suit people's names only (a team has no first name)."""
-
 PERSON_TABLES = frozenset(
     {"player", "coach", "patient", "customer", "employee", "artist", "person", "people"}
     | {"user", "student", "singer", "driver", "teacher", "author", "actor", "member", "staff"}
     | {"doctor", "nurse", "physician", "manager", "owner", "pilot", "director", "writer"}
 )
 """Tables whose rows are people (by their singular name)."""
-
-"""Groups that fit one bare head noun (a column named just ``score``) better than its
-role's groups; tried first."""
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _NUMERIC_TYPES = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
@@ -155,17 +104,6 @@ def name_tokens(name: str) -> list[str]:
     for part in re.split(r"[\s_\-.]+", name):
         tokens += [t.lower() for t in _CAMEL.findall(part)]
     return tokens
-
-
-def singular(word: str) -> str:
-    """A simple singular: ``capacities`` -> ``capacity``, ``matches`` -> ``match``."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
 
 
 def canon_word(word: str) -> str:
@@ -214,36 +152,6 @@ def column_role(name: str, declared_type: str = "", primary_key: bool = False) -
     if any(t in kind for t in _NUMERIC_TYPES):
         return "count" if tokens & _COUNT_WORDS else "measure"
     return "category"
-
-
-def qualifier_groups(
-    name: str, role: str, size: int = 2, table: str | None = None
-) -> list[tuple[str, ...]]:
-    """Contrasting qualifiers for a column, ``size`` per group, best first.
-
-    Head-specific groups come first when the name is its bare head; a group that shares
-    a word with the name is left out (``home_score`` gets no ``home``/``away``), and
-    first/last names are for tables of people.
-
-    >>> qualifier_groups("position", "category")[0]
-    ('primary', 'secondary')
-    >>> qualifier_groups("name", "name", table="teams")[0]
-    ('short', 'long')
-    """
-    tokens = set(name_tokens(name))
-    head = head_token(name) or ""
-    bare = content_tokens(name) == [head]
-    people = table is not None and is_person_table(table)
-    groups = [*(HEAD_QUALIFIERS.get(singular(head), ()) if bare else ()), *ROLE_QUALIFIERS[role]]
-    kept = []
-    for group in groups:
-        if group in PERSON_ONLY and not (people and head == "name"):
-            continue
-        chosen = group[:size]
-        words = {w for q in chosen for w in q.split("_")}
-        if len(chosen) == size and not words & tokens and chosen not in kept:
-            kept.append(chosen)
-    return kept
 
 
 def is_person_table(table: str) -> bool:

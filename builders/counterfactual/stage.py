@@ -27,7 +27,7 @@ from answerable.builders.counterfactual.edits import (
 )
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.script import edit_script, variant_id
-from answerable.builders.counterfactual.verify import Failure
+from answerable.builders.counterfactual.verify import Failure, reading_records
 from answerable.builders.executor import Limits
 from answerable.errors import SQLError
 from answerable.ids import item_id
@@ -254,4 +254,15 @@ def make_item(proposal: Proposal, env: EditEnv) -> dict:
             "seed": env.seed,
             "parent": parent.id,
         },
+        **_readings(proposal),
     }
+
+
+def _readings(proposal: Proposal) -> dict:
+    """``readings`` of an ambiguous item verified by execution: each reading's name
+    (the candidate column, or the column the value is compared with), SQL and results."""
+    if not proposal.reading_results:
+        return {}
+    trigger = proposal.trigger or {}
+    names = trigger.get("candidates") or trigger.get("columns") or []
+    return {"readings": reading_records(names, proposal.readings, proposal.reading_results)}

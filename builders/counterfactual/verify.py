@@ -11,6 +11,7 @@ a detail) when it does not; an edit is kept only when all of its checks pass.
 - :func:`candidates_are_not_synonyms`, :func:`candidates_cover_mention`,
   :func:`candidates_differ_from_target`: an added near-synonym is not the target under
   another name, fits the question's words, and does not copy the target's values;
+- :func:`plausible`: the plausibility gate passes the ambiguous item;
 - :func:`readings_differ`: the readings of an ambiguous item run and give different,
   non-empty answers;
 - :func:`value_is_absent`, :func:`finds_nothing`: a replaced value is in no row of its
@@ -42,6 +43,12 @@ class Failure:
 
     reason: str
     detail: str
+
+
+def plausible(verdict) -> Failure | None:
+    """The plausibility gate's verdict (:mod:`.gate`) as a check: its reason code becomes
+    ``implausible-<reason>`` in the rejects report."""
+    return None if verdict.ok else Failure(f"implausible-{verdict.reason}", verdict.detail)
 
 
 def binding_error(tree: exp.Expr, schema: DatabaseSchema) -> SQLError | None:
@@ -141,9 +148,10 @@ def _column_hash(db: ReadOnlyDatabase, table: str, column: str) -> str:
 
 
 def readings_differ(
-    readings: list[str], database: ReadOnlyDatabase, ordered: bool
+    readings: list[str], database: ReadOnlyDatabase, ordered: bool, keep: list | None = None
 ) -> Failure | None:
-    """Each reading runs on the edited copy, finds something, and no two agree."""
+    """Each reading runs on the edited copy, finds something, and no two agree; each
+    :class:`Result` is appended to ``keep`` when given (the item stores them)."""
     hashes = []
     for sql in readings:
         try:
@@ -153,9 +161,30 @@ def readings_differ(
         if is_nothing(result):
             return Failure("reading-empty", f"a reading finds nothing: {sql}")
         hashes.append(result.hash)
+        if keep is not None:
+            keep.append(result)
     if len(set(hashes)) < len(hashes):
         return Failure("readings-equal", "two readings give the same result")
     return None
+
+
+READING_ROWS_KEPT = 5
+
+
+def reading_records(names: list[str], readings: list[str], results: list[Result]) -> list[dict]:
+    """The item's ``readings``: per reading its name, SQL, columns, first rows, true row
+    count and result hash (what reviewers and consumers compare)."""
+    return [
+        {
+            "name": name,
+            "sql": sql,
+            "columns": list(result.columns),
+            "rows": [list(row) for row in result.rows[:READING_ROWS_KEPT]],
+            "row_count": result.row_count,
+            "result_hash": result.hash,
+        }
+        for name, sql, result in zip(names, readings, results, strict=True)
+    ]
 
 
 def readings_bind(readings: list[str], errors: list[SQLError | None]) -> Failure | None:

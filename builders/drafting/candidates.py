@@ -291,7 +291,7 @@ def label(item: dict, found: dict, database: ReadOnlyDatabase | None) -> dict:
     if not found["sql"]:
         return {**found, "stratum": "answerable-incorrect", "error": found["error"] or "no-sql"}
     gold = item.get("result") or {}
-    if database is None or item.get("db_variant") or not gold.get("hash"):
+    if database is None or not gold.get("hash"):
         return found  # nothing to compare with: stays unlabelled
     try:
         result = database.execute(found["sql"], ordered=gold.get("ordered"))

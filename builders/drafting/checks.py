@@ -6,9 +6,11 @@ Per category (the issue's rules):
   and is not a near-synonym of a column (``column-near-synonym``);
 - ``out-of-domain``, ``small-talk``: the question shares no schema term (``shares-schema-term``);
 - ``vague-word`` and ``vague-question``: the trigger is in the question
-  (``trigger-not-in-question``);
+  (``trigger-not-in-question``); a vague word must leave something open that the rest
+  of the question does not fix (``vague-word-settled``, see :mod:`.settled`);
 - ``ambiguous-reference``: the trigger is in the question and holds a reference word
-  (``no-reference-word``), and the draft has a parent (``no-parent``);
+  (``no-reference-word``), the draft has a parent (``no-parent``), and the draft does not
+  still name the referent the parent determines (``reference-determined``, :mod:`.settled`);
 - ``out-of-scope``: the question asks for a prediction, a chart, a clustering or an
   explanation (``not-out-of-scope``).
 
@@ -24,10 +26,11 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from answerable.builders.drafting import lexicon
+from answerable.builders.drafting import lexicon, settled
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft
-from answerable.builders.drafting.text import find_phrase, name_words, normalize, singular, words
+from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
+from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import DatabaseSchema
 
 Failure = tuple[str, str]  # (reason, detail)
@@ -160,6 +163,39 @@ def check_ambiguous_reference(draft: Draft, context: DatabaseContext) -> Failure
     return None
 
 
+def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
+    """The trigger is in the question, and the question does not already fix what the
+    vague word leaves open (:func:`settled.vague_word_settled`)."""
+    missing = check_trigger_in_question(draft, context)
+    if missing is not None:
+        return missing
+    fixed = settled.vague_word_settled(draft.question, draft.trigger)
+    if fixed is not None:
+        return "vague-word-settled", f"'{draft.trigger}' is settled by '{fixed}'"
+    return None
+
+
+def check_reference_not_determined(draft: Draft, context: DatabaseContext) -> Failure | None:
+    """The ambiguous-reference checks, then: the parent does not determine the referent
+    in a way the draft still shows (:func:`settled.reference_determined`)."""
+    failure = check_ambiguous_reference(draft, context)
+    if failure is not None:
+        return failure
+    value = settled.reference_determined(
+        draft.question,
+        draft.trigger,
+        draft.job.parent,
+        context.schema,
+        draft.details.get("concept"),
+    )
+    if value is not None:
+        return (
+            "reference-determined",
+            f"'{draft.trigger}' is determined: the question names {value!r}",
+        )
+    return None
+
+
 def check_out_of_scope(draft: Draft, _context: DatabaseContext) -> Failure | None:
     if not out_of_scope_tasks(draft.question):
         return "not-out-of-scope", "asks for no prediction, chart, clustering or explanation"
@@ -168,8 +204,8 @@ def check_out_of_scope(draft: Draft, _context: DatabaseContext) -> Failure | Non
 
 CHECKS = {
     "vague-question": check_trigger_in_question,
-    "vague-word": check_trigger_in_question,
-    "ambiguous-reference": check_ambiguous_reference,
+    "vague-word": check_vague_word,
+    "ambiguous-reference": check_reference_not_determined,
     "missing-column": check_missing_column,
     "out-of-scope": check_out_of_scope,
     "out-of-domain": check_out_of_domain,

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from answerable.builders.drafting import lexicon
-from answerable.builders.drafting.text import name_words, singular
+from answerable.builders.drafting.text import name_words
 from answerable.builders.executor import ReadOnlyDatabase
+from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
 

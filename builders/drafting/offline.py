@@ -40,9 +40,9 @@ from answerable.builders.drafting.text import (
     find_phrase,
     humanize,
     name_words,
-    singular,
     words,
 )
+from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import Table
 from answerable.errors import SQLError
 

@@ -239,9 +239,7 @@ def with_candidates(ctx: BuildContext, config: DraftingConfig, items: list[dict]
     return [
         {
             **item,
-            "candidates": [
-                sql_candidates.label(item, c, ctx.database(item["db_id"])) for c in made
-            ],
+            "candidates": [sql_candidates.label(item, c, ctx.item_database(item)) for c in made],
         }
         for item, made in zip(items, found, strict=True)
     ]

@@ -1,7 +1,8 @@
 """Words in questions and schema names: the small text helpers drafting shares.
 
-Everything here is pure: tokens, singular forms, phrases found on word boundaries, and
-schema names turned into words (``length_of_stay`` -> ``length of stay``).
+Everything here is pure: tokens, singular forms (``singular`` is the lexical module's),
+phrases found on word boundaries, and schema names turned into words (``length_of_stay``
+-> ``length of stay``).
 """
 
 from __future__ import annotations
@@ -19,23 +20,6 @@ def words(text: str) -> list[str]:
     ['what', 's', 'the', 'icu', 'length', 'of', 'stay']
     """
     return _WORD.findall(text.lower())
-
-
-def singular(word: str) -> str:
-    """A rough singular of an English word, good enough to match schema names.
-
-    >>> [singular(w) for w in ("patients", "diagnoses", "stays", "cities", "status", "class")]
-    ['patient', 'diagnosis', 'stay', 'city', 'status', 'class']
-    """
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ses") and word[:-3].endswith("no"):
-        return word[:-2] + "is"
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "xes", "sses")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") else word
 
 
 def name_words(name: str) -> list[str]:

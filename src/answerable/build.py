@@ -33,6 +33,9 @@ from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
+from answerable.release.audit import audit, schemas_of
+from answerable.release.config import release_config
+from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
 
@@ -91,8 +94,10 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
     """Read every source without building: ``(sources read, examples read)``.
 
     Sources over the demo databases are read only once those exist (``build`` makes them).
-    Templates are checked too (their db_ids once every source is read).
+    Templates are checked too (their db_ids once every source is read), and so are the
+    release settings.
     """
+    release_config(recipe.section("release"), recipe.file)
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
     limits = recipe.section("limits")
@@ -192,6 +197,7 @@ def check_items(output: StepOutput) -> StepOutput:
 
 def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
     """Run the recipe: sources, verification, candidates, rejects report and release."""
+    settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)
@@ -214,12 +220,13 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             output.merge(made)
     finally:
         ctx.close()
-    output = check_items(output)
+    output = drop_contradictions(check_items(output))
     released, review = output.items, None
     if wants_review(recipe):
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
+    ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review = review
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
@@ -231,7 +238,9 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             seed=recipe.seed,
             recipe_signature=recipe.signature(),
             inputs=inputs,
-            formats=tuple(recipe.section("release").get("formats", ("parquet", "jsonl"))),
+            config=settings,
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+            variants=workspace.root / "variants",
         )
     return report
 

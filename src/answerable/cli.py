@@ -15,6 +15,8 @@ import click
 from answerable import __version__
 from answerable.errors import AnswerableError, os_error_line
 from answerable.inert import printable
+from answerable.release import full_copies
+from answerable.release.evaluate.command import evaluate
 
 
 class Group(click.Group):
@@ -108,13 +110,15 @@ def build(recipe: Path, no_release: bool) -> None:
         else:
             click.echo(f"review: {waiting}; they join a later version once accepted")
     if report.release:
+        from answerable.release.databases import shown_files
+
         state = "written" if report.release.written else "unchanged, already published"
         released = report.release.manifest["counts"]
         labels = ", ".join(f"{k} {v}" for k, v in released["by_label"].items())
         click.echo(
             f"release: {report.release.path} ({state}): {released['total']} items "
             f"({labels}); files: "
-            + ", ".join(f["path"] for f in report.release.manifest["files"])
+            + ", ".join(shown_files(report.release.manifest["files"]))
             + ", manifest.json"
         )
 
@@ -126,6 +130,15 @@ def inspect(path: Path) -> None:
     from answerable.release.inspect import format_summary, load_items, summarize
 
     click.echo(format_summary(path, summarize(load_items(path))))
+
+
+@main.command("audit")
+@click.argument("path", type=click.Path(path_type=Path))
+def audit_command(path: Path) -> None:
+    """Shortcut audit of a RECIPE's candidates or a RELEASE: can the label be guessed?"""
+    from answerable.release.audit import audit_path, format_audit
+
+    click.echo(format_audit(audit_path(path)))
 
 
 @main.group()
@@ -212,3 +225,7 @@ def bio(path: Path, out: Path, force: bool) -> None:
 
     items = load_items(path)
     click.echo(f"{len(items)} items tagged in {write_bio(items, out, force)}")
+
+
+main.add_command(full_copies.materialize)
+main.add_command(evaluate)  # answerable evaluate (release/evaluate/command.py)

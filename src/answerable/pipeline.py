@@ -111,6 +111,7 @@ class BuildContext:
     inputs: list[dict] = field(default_factory=list)  # input files with their sha256
     report: dict = field(default_factory=dict)  # sections stages add to reports/build.json
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
+    _variants: Any = None  # the VariantStore of edited items, opened on first use
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:
         """A read-only connection to ``db_id``'s file, or None for schema-only sources."""
@@ -120,6 +121,21 @@ class BuildContext:
         if db_id not in self._open:
             self._open[db_id] = ReadOnlyDatabase(ref.path, self.limits)
         return self._open[db_id]
+
+    def item_database(self, item: dict) -> ReadOnlyDatabase | None:
+        """The database an item runs on: for an edited item, its variant's merged view
+        (the delta over its source, made again if missing); else its source."""
+        if not item.get("db_variant"):
+            return self.database(item["db_id"])
+        ref = self.databases.get(item["db_id"])
+        if ref is None or ref.path is None:
+            return None
+        if self._variants is None:
+            # imported here: the counterfactual package imports this module
+            from answerable.builders.counterfactual.materialize import VariantStore
+
+            self._variants = VariantStore(self.workspace.root / "variants", self.limits)
+        return self._variants.database(item["db_id"], ref.path, item["edit"]["ops"])
 
     def schema(self, db_id: str):
         """The :class:`DatabaseSchema` of ``db_id``."""
@@ -148,3 +164,5 @@ class BuildContext:
         for db in self._open.values():
             db.close()
         self._open.clear()
+        if self._variants is not None:
+            self._variants.close()

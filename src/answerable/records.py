@@ -36,14 +36,17 @@ PLAIN_FIELDS = (
 )
 NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
 NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
+NESTED_FIELDS += ("database",)  # in a release: base and delta paths (release/databases.py)
+PLAIN_FIELDS += ("split",)  # optional: the split a source gave the example (or a release)
+NESTED_FIELDS += ("readings",)  # optional: an ambiguous item's readings and results (issue 12)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
-_DEFAULTS = {"dialect": "sqlite", "spans": []}
+DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
 
 
 def complete(item: dict) -> dict:
     """The item with every field present, in the schema's order (missing ones null)."""
-    return {name: item.get(name, _DEFAULTS.get(name)) for name in FIELDS}
+    return {name: item.get(name, DEFAULTS.get(name)) for name in FIELDS}
 
 
 def sort_items(items: Iterable[dict]) -> list[dict]:

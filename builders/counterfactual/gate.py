@@ -1,0 +1,301 @@
+"""The plausibility gate: an ambiguous item is emitted only when a careful reader would
+agree that it is ambiguous.
+
+Column-ambiguous (:func:`judge_columns`): the target ``table.column`` is dropped and the
+candidates added; the item passes when
+
+1. each candidate is a *reading* of the question's mention: it keeps the target's content
+   words and adds one qualifier (``admission_location`` for ``location``), or its head is
+   a WordNet synonym or hyponym of the mention's head (``reading``);
+2. the question does not already say which (its words hold neither qualifier:
+   ``goals at home`` settles ``home``/``away``, ``resolved-by-question``), the target
+   is not already one part of the pair (``LName`` is a last name, ``already-qualified``),
+   and the mention says the word the pair qualifies (``winners`` grounded on
+   ``winner_name`` does not say ``name``, ``not-mentioned``);
+3. the two qualifiers are a curated contrast for the target's head noun in this kind of
+   table (:mod:`answerable.builders.lexical.contrasts`): they differ in meaning, neither
+   is the default. Otherwise the reason is the rule they break (``default-marked``,
+   ``ordinal``, ``range``, ``parts-of-total``, ``no-contrast``). A fill that shuffles the
+   target's values makes the data differ; it never makes a second meaning, so it counts
+   for nothing here.
+
+Value-ambiguous (:func:`judge_value`): the value written into the second column must fit
+it (:func:`value_fits`): its shape (case, digits, length) must be the shape of most of the
+column's values, and, when WordNet knows the column's values, the value must share their
+kind: of the WordNet hypernyms held by at least half of the values that WordNet knows, at
+depth :data:`SPECIFIC_DEPTH` or below, the narrowest ones and their direct parents
+(``state capital`` and ``city`` for a capital column; ``American state`` and ``state``
+for a state column) must meet the value's hypernyms ('Medicare' is health insurance, not
+an ethnic group; 'austin' is a city, not a state). When WordNet
+knows no kind of the column's values, the column's name decides: the value's hypernyms
+must hold the column's head noun (or a compound ending in it: 'Medicare' is social
+insurance, so it fits ``insurance``), and a value WordNet knows only as an adjective or verb
+('Widowed') names no thing of that kind.
+
+>>> judge_columns("What is the location of each admission?", "location", "admissions",
+...               "location", ["admission_location", "discharge_location"]).ok
+True
+>>> judge_columns("What is the position of each player?", "position", "players",
+...               "position", ["primary_position", "secondary_position"]).reason
+'default-marked'
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+from answerable.builders.counterfactual.grounding import same_stem, stem
+from answerable.builders.counterfactual.lexicon import (
+    STOPWORDS,
+    UNITS,
+    head_token,
+    is_person_table,
+    name_tokens,
+)
+from answerable.builders.lexical import contrasts, wordnet
+from answerable.builders.lexical.inflection import singular
+
+SPECIFIC_DEPTH = 5
+"""Hypernyms shallower than this (``entity``, ``location``, ``region``) say too little
+about a column's kind to judge a value by."""
+SHARED_SHARE = 0.5
+MIN_KNOWN = 3
+SAMPLE = 40
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision: ``ok``, or a reason code and a one-line detail."""
+
+    ok: bool
+    reason: str = ""
+    detail: str = ""
+
+
+PASS = Verdict(True)
+
+
+def _reject(reason: str, detail: str) -> Verdict:
+    return Verdict(False, reason, detail)
+
+
+def words_of(name: str) -> list[str]:
+    """A name's content words, singular (units and stopwords left out)."""
+    return [singular(t) for t in name_tokens(name) if t not in STOPWORDS | UNITS]
+
+
+def table_words(table: str) -> set[str]:
+    """The singular words of a table's name."""
+    return {singular(t) for t in name_tokens(table)}
+
+
+def judge_columns(
+    question: str, mention: str, table: str, column: str, candidates: list[str]
+) -> Verdict:
+    """Whether replacing ``table.column`` by ``candidates`` makes the question ambiguous."""
+    if len(candidates) < 2:
+        return _reject("one-candidate", "an ambiguity needs two readings")
+    target = set(words_of(column))
+    qualifiers = []
+    for name in candidates:
+        extra = [w for w in words_of(name) if w not in target]
+        if not target <= set(words_of(name)):
+            verdict = _wordnet_reading(mention, column, name)
+            if not verdict.ok:
+                return verdict
+        if not extra:
+            return _reject("same-meaning", f"{name} adds nothing to {column}")
+        qualifiers.append(" ".join(extra))
+    if len(set(qualifiers)) < len(qualifiers):
+        return _reject("same-meaning", f"{' / '.join(candidates)} qualify {column} alike")
+    return judge_qualifiers(question, table, column, tuple(qualifiers[:2]), mention)
+
+
+def judge_qualifiers(
+    question: str, table: str, column: str, pair: tuple[str, str], mention: str = ""
+) -> Verdict:
+    """Rules 2 and 3 for a pair of qualifiers of ``table.column``; with ``mention``, the
+    word the pair qualifies must be one the mention says (``winners`` grounded on
+    ``winner_name`` does not say ``name``: first/last name is not a reading of it)."""
+    own = table_words(table)
+    asked = {singular(w) for w in name_tokens(question)} | set(name_tokens(question))
+    said = sorted((asked - own) & set(pair))
+    if said:
+        return _reject("resolved-by-question", f"the question says {said[0]!r}")
+    head = head_token(column) or column.lower()
+    target = set(words_of(column))
+    if target & contrasts.NAME_PARTS and head == "name":
+        return _reject("already-qualified", f"{column} is already one part of a name")
+    people = is_people({owner_word(table, column)})
+    split = [
+        word for word in sorted(target) if contrasts.is_contrast(pair, word, own | target, people)
+    ]
+    if split and mention and not any(_says(mention, word) for word in split):
+        return _reject("not-mentioned", f"{mention!r} does not say {split[0]!r}")
+    if split:
+        return PASS
+    reason = contrasts.why_not(pair)
+    if reason == "default-marked" and contrasts.both_live(pair, asked):
+        return PASS
+    return _reject(reason, f"{pair[0]}/{pair[1]} {head}: {_EXPLAIN[reason]}")
+
+
+_EXPLAIN = {
+    "default-marked": "one of them is what the bare word means",
+    "ordinal": "ordinals of one figure are not two meanings",
+    "range": "the bounds of one figure are not two meanings",
+    "parts-of-total": "the parts add up to what the word means",
+    "no-contrast": "not a known pair of readings of this word in this table",
+}
+
+
+def _says(mention: str, word: str) -> bool:
+    """Whether the mention holds the word, by stem (``named`` ~ ``name``, ``rated`` ~
+    ``rating``), its words joined in pairs too (``care unit`` ~ ``careunit``)."""
+    said = [w.lower() for w in name_tokens(mention)]
+    said += [a + b for a, b in itertools.pairwise(said)]
+    return any(same_stem(stem(w), stem(word)) for w in said)
+
+
+def owner_word(table: str, column: str) -> str:
+    """What a column's head belongs to: the word before the head (a singer's
+    ``song_name`` names the song, ``winner_name`` a winner), else the last word of the
+    table's name (English compounds are head-final: ``Ref_Feature_Types`` holds types)."""
+    words = words_of(column)
+    if len(words) > 1:
+        return words[-2]
+    return singular(name_tokens(table)[-1]) if name_tokens(table) else ""
+
+
+def is_people(words: set[str]) -> bool:
+    """Whether these words name people: the curated list, or a WordNet noun whose first
+    sense is a person (``conductor``, ``visitor``; an unknown compound by its head:
+    ``highschooler`` by ``schooler``)."""
+    if any(is_person_table(w) for w in words):
+        return True
+    for word in words:
+        senses = _compound_senses(word)
+        if senses and senses[0].lexname() == "noun.person":
+            return True
+    return False
+
+
+def _compound_senses(word: str) -> tuple:
+    """The noun senses of the word, or of the longest noun that ends it (English
+    compounds are head-final)."""
+    for start in range(max(len(word) - 3, 1)):
+        senses = wordnet.noun_synsets(word[start:])
+        if senses:
+            return senses
+    return ()
+
+
+def _wordnet_reading(mention: str, column: str, candidate: str) -> Verdict:
+    """A candidate that does not keep the target's words is a reading only when its head
+    is a WordNet synonym or hyponym of the mention's head."""
+    said = [singular(w) for w in name_tokens(mention)]
+    head = head_token(candidate) or candidate
+    for word in said[::-1]:
+        if wordnet.relation(word, singular(head)) in ("synonym", "hyponym"):
+            return PASS
+    return _reject("not-a-reading", f"{candidate} is not a reading of {mention!r}")
+
+
+# ---- values ----------------------------------------------------------------------------
+
+
+def judge_value(value: str, column: str, known: list[str]) -> Verdict:
+    """Whether ``value`` fits the column it is written into (see the module doc)."""
+    if not looks_like(value, known):
+        return _reject("format-misfit", f"{value!r} does not look like the values of {column}")
+    return value_fits(value, column, tuple(sorted(set(known))[:SAMPLE]))
+
+
+def shape(value: str) -> tuple[str, bool]:
+    """A value's look: its case style and whether it has digits."""
+    letters = [c for c in value if c.isalpha()]
+    upper = bool(letters) and all(c.isupper() for c in letters)
+    lower = bool(letters) and all(c.islower() for c in letters)
+    case = "upper" if upper else "lower" if lower else "title" if value[:1].isupper() else "mixed"
+    return case, any(c.isdigit() for c in value)
+
+
+def looks_like(value: str, known: list[str]) -> bool:
+    """Whether most of a column's values share the value's shape and are of a like
+    length (within a factor of three): 'Medicare' may sit among insurers' names but
+    'Vancomycin' does not sit among dose units such as 'mg'."""
+    if not known:
+        return False
+    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
+    return len(alike) * 2 >= len(known)
+
+
+def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:
+    """The vocabulary test: the value shares the kind of the column's values."""
+    kinds = column_kinds(known)
+    mine = _specific_hypernyms(value)
+    if kinds:
+        if mine & kinds:
+            return PASS
+        kind = sorted(kinds)[0]
+        return _reject(
+            "vocabulary-misfit", f"{value!r} is not a {kind} like the values of {column}"
+        )
+    head = head_token(column.rpartition(".")[2]) or ""
+    if not wordnet.is_noun(head):
+        return PASS  # nothing to judge by: the shape test stands
+    if not mine:
+        if wordnet.is_word(value):  # 'widowed': a word, but no thing of any kind
+            return _reject("vocabulary-misfit", f"{value!r} is not a name of a {head}")
+        return PASS  # a name WordNet does not know: the shape test stands
+    heads = {head, singular(head)}
+    if any(h.split()[-1] in heads for h in _all_hypernyms(value)):  # "social insurance"
+        return PASS
+    return _reject("vocabulary-misfit", f"{value!r} is not a kind of {head}")
+
+
+@functools.cache
+def column_kinds(known: tuple[str, ...]) -> frozenset[str]:
+    """Specific hypernyms held by at least half of the values WordNet knows (empty when it
+    knows fewer than :data:`MIN_KNOWN` of them)."""
+    sets = [h for h in (_specific_hypernyms(v) for v in known) if h]
+    if len(sets) < MIN_KNOWN:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for found in sets:
+        for name in found:
+            counts[name] = counts.get(name, 0) + 1
+    shared = {n for n, c in counts.items() if c >= SHARED_SHARE * len(sets)}
+    return frozenset(_narrowest(shared))
+
+
+def _narrowest(kinds: set[str]) -> set[str]:
+    """The most specific of the kinds (none of the others is below them) and their direct
+    parents: a state capital column takes any city, but no state."""
+    synsets = {name: wordnet.wordnet().synset(name) for name in kinds}
+    above = {a.name() for s in synsets.values() for a in _ancestors(s)}
+    narrow = [s for name, s in synsets.items() if name not in above]
+    return {s.name() for s in narrow} | {p.name() for s in narrow for p in _parents(s)}
+
+
+def _parents(synset) -> list:
+    return synset.hypernyms() + synset.instance_hypernyms()
+
+
+def _ancestors(synset) -> set:
+    return set(synset.closure(_parents))
+
+
+@functools.cache
+def _specific_hypernyms(value: str) -> frozenset[str]:
+    found = set()
+    for synset in wordnet.noun_synsets(value):
+        for path in synset.hypernym_paths():
+            found |= {s.name() for s in path[SPECIFIC_DEPTH:-1]}
+    return frozenset(found)
+
+
+def _all_hypernyms(value: str) -> frozenset[str]:
+    return wordnet.hypernyms(value)

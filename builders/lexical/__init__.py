@@ -1,0 +1,13 @@
+"""Lexical knowledge shared by drafting and the counterfactual edits.
+
+- ``inflection``: the one :func:`singular` and :func:`plural` (through ``inflect``);
+- ``wordnet``: WordNet 3.0 from Debian's packages through nltk (synonyms, hyponyms,
+  hypernyms), assembled with nothing downloaded;
+- ``contrasts``: qualifier pairs that make two readings of a noun (curated domain
+  contrasts) and the rules that say why other pairs do not (default-marked, ordinal,
+  range, parts of a total).
+"""
+
+from answerable.builders.lexical.inflection import plural, singular
+
+__all__ = ["plural", "singular"]

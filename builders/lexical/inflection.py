@@ -1,0 +1,43 @@
+"""Singular and plural nouns through ``inflect``, the one ``singular()`` of the project.
+
+``inflect`` knows the irregular and classical forms (``diagnoses`` -> ``diagnosis``,
+``criteria`` -> ``criterion``, ``people`` -> ``person``); short words and words that end
+like a singular (``status``, ``class``, ``analysis``) are kept as they are, because
+``inflect`` reads ``bus`` or ``this`` as plurals.
+
+>>> [singular(w) for w in ("patients", "diagnoses", "stays", "cities", "status", "class")]
+['patient', 'diagnosis', 'stay', 'city', 'status', 'class']
+>>> [singular(w) for w in ("matches", "capacities", "is", "data", "series")]
+['match', 'capacity', 'is', 'data', 'series']
+>>> plural("city"), plural("diagnosis")
+('cities', 'diagnoses')
+"""
+
+from __future__ import annotations
+
+import functools
+
+import inflect
+
+_ENGINE = inflect.engine()
+KEEP = frozenset({"data", "media", "has", "was", "this", "yes", "gas", "news", "sales"})
+"""Words kept as they are: mass nouns in schema names and words inflect misreads."""
+
+
+@functools.cache
+def singular(word: str) -> str:
+    """The singular of a noun, lower-case words kept in their case; the word itself when
+    it is not a plural."""
+    low = word.lower()
+    if len(low) <= 3 or low in KEEP or low.endswith(("ss", "us", "is")) or not low.isalpha():
+        return word
+    found = _ENGINE.singular_noun(low)
+    if not found:
+        return word
+    return found if word.islower() else word[: len(found)] if word.startswith(found) else found
+
+
+@functools.cache
+def plural(word: str) -> str:
+    """The plural of a singular noun (``city`` -> ``cities``)."""
+    return _ENGINE.plural_noun(word)

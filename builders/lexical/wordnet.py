@@ -1,0 +1,216 @@
+"""WordNet 3.0 from Debian's packages, read with nltk, with nothing downloaded.
+
+``wordnet-base`` and ``wordnet-sense-index`` install the dictionary files under
+``/usr/share/wordnet``; nltk's reader also needs a ``lexnames`` file that Debian does not
+ship (the 45 lines of the ``lexnames(5WN)`` table). :func:`wordnet` copies the installed
+files into ``<cache>/corpora/wordnet`` (``<cache>`` is ``$ANSWERABLE_CACHE/nltk_data``,
+by default ``~/.cache/answerable/nltk_data``), writes ``lexnames`` there, puts ``<cache>``
+on ``nltk.data.path`` and returns ``nltk.corpus.wordnet``. Without the packages it raises
+:class:`WordNetMissing`, whose message is one line naming them.
+
+The relations used by the gate and the candidates are nouns only, and read both ways:
+:func:`relation` says whether one word names the same thing as another (``synonym``), a
+kind of it (``hyponym``) or a more general thing (``hypernym``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from pathlib import Path
+
+from answerable.errors import ConfigError
+
+DEBIAN_DIR = Path("/usr/share/wordnet")
+APT_PACKAGES = "wordnet-base wordnet-sense-index"
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
+"""The lexicographer files in number order (``lexnames(5WN)``)."""
+_CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
+NEEDED = ("index.noun", "data.noun", "noun.exc", "index.sense")
+HYPONYM_DEPTH = 2
+
+
+class WordNetMissing(ConfigError):
+    """WordNet's files are not installed."""
+
+
+def lexnames_text() -> str:
+    """The ``lexnames`` file: number, name and syntactic category, tab separated."""
+    return "".join(
+        f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES)
+    )
+
+
+def cache_dir() -> Path:
+    """Where the nltk corpus folder is assembled."""
+    root = os.environ.get("ANSWERABLE_CACHE")
+    base = Path(root) if root else Path.home() / ".cache" / "answerable"
+    return base / "nltk_data"
+
+
+def available(source: Path = DEBIAN_DIR) -> bool:
+    """Whether Debian's WordNet files are installed."""
+    return all((source / name).is_file() for name in NEEDED)
+
+
+def missing(source: Path = DEBIAN_DIR) -> WordNetMissing:
+    """The error raised when WordNet is absent: one line naming the apt packages."""
+    return WordNetMissing(
+        str(source), None, "WordNet 3.0 is not installed", fix=f"apt-get install {APT_PACKAGES}"
+    )
+
+
+def missing_reason() -> str:
+    """The one line said when WordNet is absent (also the reason tests skip)."""
+    return str(missing())
+
+
+def corpus_folder(source: Path = DEBIAN_DIR, cache: Path | None = None) -> Path:
+    """``<cache>/corpora/wordnet`` with the installed files linked in and ``lexnames``."""
+    if not available(source):
+        raise missing(source)
+    folder = (cache or cache_dir()) / "corpora" / "wordnet"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.iterdir()):
+        if path.is_file():
+            _write_once(folder / path.name, path.read_bytes())
+    _write_once(folder / "lexnames", lexnames_text().encode())
+    return folder
+
+
+def _write_once(target: Path, data: bytes) -> None:
+    """Write a file unless it is there with the same size (atomically: concurrent builds
+    may assemble the same folder). nltk refuses files linked from outside its root."""
+    if target.exists() and target.stat().st_size == len(data):
+        return
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    partial.write_bytes(data)
+    partial.replace(target)
+
+
+@functools.cache
+def wordnet():
+    """``nltk.corpus.wordnet`` over Debian's WordNet 3.0 (assembled on first use)."""
+    import nltk
+
+    root = str(corpus_folder().parent.parent)
+    if root not in nltk.data.path:
+        nltk.data.path.insert(0, root)
+    from nltk.corpus import wordnet as reader
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available"
+        reader.ensure_loaded()
+    return reader
+
+
+@functools.cache
+def noun_synsets(word: str) -> tuple:
+    """The word's noun senses (a phrase's words joined by ``_``, as WordNet spells it)."""
+    return tuple(wordnet().synsets(word.strip().replace(" ", "_"), pos="n"))
+
+
+def synonyms(word: str) -> set[str]:
+    """Other lemmas of the word's noun senses (``earnings`` -> ``net income``, ``profit``)."""
+    found = {
+        lemma.replace("_", " ").lower()
+        for synset in noun_synsets(word)
+        for lemma in synset.lemma_names()
+    }
+    return found - {word.lower()}
+
+
+@functools.cache
+def _below(word: str) -> frozenset[str]:
+    """Lemmas of the hyponyms of the word's senses, to :data:`HYPONYM_DEPTH` levels."""
+    found, layer = set(), list(noun_synsets(word))
+    for _ in range(HYPONYM_DEPTH):
+        layer = [h for s in layer for h in s.hyponyms()]
+        found |= {lemma.lower() for s in layer for lemma in s.lemma_names()}
+    return frozenset(name.replace("_", " ") for name in found)
+
+
+def hyponyms(word: str) -> set[str]:
+    """Kinds of the word (two levels down): ``date`` -> ``due date``, ``birth date`` ..."""
+    return set(_below(word))
+
+
+@functools.cache
+def hypernyms(word: str) -> frozenset[str]:
+    """Everything the word's noun senses are a kind of (``city`` -> ``municipality`` ...)."""
+    return frozenset(
+        lemma.replace("_", " ").lower()
+        for synset in noun_synsets(word)
+        for path in synset.hypernym_paths()
+        for ancestor in path[:-1]
+        for lemma in ancestor.lemma_names()
+    )
+
+
+def relation(word: str, other: str) -> str | None:
+    """How ``other`` relates to ``word``: ``synonym``, ``hyponym`` (a kind of it),
+    ``hypernym`` (more general), or None."""
+    if other.lower() in synonyms(word):
+        return "synonym"
+    if other.lower() in _below(word):
+        return "hyponym"
+    if other.lower() in hypernyms(word):
+        return "hypernym"
+    return None
+
+
+def is_word(text: str) -> bool:
+    """Whether WordNet knows the text as a word of any part of speech."""
+    return bool(wordnet().synsets(text.strip().replace(" ", "_")))
+
+
+def is_noun(word: str) -> bool:
+    """Whether WordNet knows the word as a noun."""
+    return bool(noun_synsets(word))

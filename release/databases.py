@@ -1,0 +1,195 @@
+"""The databases a release ships, and opening an item's database from a release.
+
+A release is self-contained: ``databases/<db_id>.sqlite`` is a byte copy of every source
+database its items use, and ``databases/variants/<variant_id>.sqlite`` is the DELTA of
+every edited variant they use (only the tables the edit changed; see
+:mod:`answerable.builders.counterfactual.materialize`). Each item names its files with
+paths relative to the release root::
+
+    "database": {"base": "databases/league.sqlite",
+                 "delta": "databases/variants/league.1f0c2a9e4b7d.sqlite"}
+
+``delta`` is null for an item over the unedited database. To run an item's SQL, open the
+delta (or the base when there is none) and ATTACH the base read-only: with Python's
+``sqlite3`` that is :func:`open_item_database`; with the ``sqlite3`` shell,
+``sqlite3 -readonly <delta> "ATTACH 'databases/league.sqlite' AS base" ...``. Consumers
+whose tools cannot attach run ``answerable materialize RELEASE --full`` for full copies.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.schema import DatabaseSchema
+from answerable.errors import AnswerableError
+from answerable.ids import sha256_file
+from answerable.release.write import read_split, to_items
+
+DATABASES = "databases"
+VARIANTS = f"{DATABASES}/variants"
+
+
+class ReleaseDatabaseError(AnswerableError):
+    """An item's database cannot be found or opened from a release."""
+
+
+@dataclass
+class Shipped:
+    """The items with their ``database`` paths and the manifest entries of the files."""
+
+    items: list[dict]
+    files: list[dict]
+
+
+def base_path(db_id: str) -> str:
+    """Where a source database goes in a release (relative to its root)."""
+    return f"{DATABASES}/{db_id}.sqlite"
+
+
+def delta_path(variant: str) -> str:
+    """Where a variant's delta goes in a release (relative to its root)."""
+    return f"{VARIANTS}/{variant}.sqlite"
+
+
+def ship_databases(
+    items: list[dict], folder: Path, sources: dict[str, Path | None], variants: Path
+) -> Shipped:
+    """Copy into ``folder`` every base and delta the items use; return the items with
+    their ``database`` field and the files' manifest entries (sorted by path).
+
+    ``sources`` maps each db_id to its database file (None for a schema-only source,
+    whose items get ``database: null``); ``variants`` is the build's variants folder.
+    A delta is reused from there only when its sidecar says it was made from this very
+    base; otherwise it is made again from the item's edit script.
+    """
+    folder = Path(folder)
+    store = VariantStore(variants)
+    wanted: dict[str, Path] = {}
+    shipped = []
+    for item in items:
+        source = sources.get(item["db_id"])
+        if source is None:
+            shipped.append({**item, "database": None})
+            continue
+        base = base_path(item["db_id"])
+        wanted[base] = Path(source)
+        delta = None
+        if item.get("db_variant"):
+            delta = delta_path(item["db_variant"])
+            if delta not in wanted:
+                wanted[delta] = store.ensure(item["db_id"], Path(source), item["edit"]["ops"])
+        shipped.append({**item, "database": {"base": base, "delta": delta}})
+    files = [_copy(wanted[path], folder, path) for path in sorted(wanted)]
+    return Shipped(shipped, files)
+
+
+def _copy(source: Path, folder: Path, relative: str) -> dict:
+    target = folder / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return {"path": relative, "sha256": sha256_file(target), "bytes": target.stat().st_size}
+
+
+def shown_files(files: list[dict]) -> list[str]:
+    """The manifest's file paths for a one-line summary, the databases as one entry."""
+    shown = [f["path"] for f in files if not f["path"].startswith(f"{DATABASES}/")]
+    count = len(files) - len(shown)
+    return shown + ([f"{DATABASES}/ ({count} files)"] if count else [])
+
+
+def item_files(release_dir: Path, item: dict) -> tuple[Path, Path | None]:
+    """``(file to open, base to attach or None)`` of a released item."""
+    database = item.get("database")
+    if not database:
+        raise ReleaseDatabaseError(
+            f"item {item.get('id')}: no database in this release (schema-only source)"
+        )
+    base = _inside(release_dir, database["base"], item)
+    if database.get("delta") is None:
+        return base, None
+    return _inside(release_dir, database["delta"], item), base
+
+
+def _inside(release_dir: Path, relative: str, item: dict) -> Path:
+    """``release_dir / relative``, refused when the path leaves the release."""
+    root = Path(release_dir).resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root / DATABASES):
+        raise ReleaseDatabaseError(
+            f"item {item.get('id')}: database path {relative!r} is outside the release's "
+            f"{DATABASES}/ folder"
+        )
+    return path
+
+
+def open_item_database(
+    release_dir: str | Path, item: dict, limits: Limits | None = None
+) -> ReadOnlyDatabase:
+    """A read-only connection to the item's database in a release: the merged view of
+    its delta over its base, or its base alone. Close it (or use it in ``with``).
+
+    >>> with open_item_database(release, item) as db:      # doctest: +SKIP
+    ...     db.execute(item["sql"]).hash == item["result"]["hash"]
+    True
+    """
+    path, base = item_files(Path(release_dir), item)
+    return ReadOnlyDatabase(path, limits, base=base)
+
+
+def release_items(release_dir: str | Path) -> list[dict]:
+    """Every item of a release, read from the JSON Lines data files its manifest lists."""
+    folder = Path(release_dir)
+    manifest = folder / "manifest.json"
+    if not manifest.is_file():
+        raise ReleaseDatabaseError(f"{folder}: no manifest.json (fix: give a release folder)")
+    entries = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    files = [e["path"] for e in entries if e["path"].endswith(".jsonl") and "rows" in e]
+    if not files:
+        raise ReleaseDatabaseError(
+            f"{folder}: the manifest lists no JSON Lines data file (fix: cut the release "
+            "with the jsonl format)"
+        )
+    return [item for name in sorted(files) for item in to_items(read_split(folder / name))]
+
+
+def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
+    """Write a whole edited copy of every variant a release's items use to
+    ``<out>/<variant_id>.sqlite``, for tools that cannot ATTACH; return their paths.
+
+    Each copy is the item's base with its edit script applied (the same ops that made the
+    delta), and must show the same schema as the delta over its base. A copy already in
+    ``out`` is kept when its sidecar matches the base and the ops.
+    """
+    folder = Path(release_dir)
+    store = VariantStore(Path(out), full=True)
+    made: dict[str, Path] = {}
+    for item in release_items(folder):
+        database = item.get("database") or {}
+        if not database.get("delta") or item["db_variant"] in made:
+            continue
+        base, delta = folder / database["base"], folder / database["delta"]
+        copy = store.ensure(item["db_id"], base, item["edit"]["ops"])
+        if DatabaseSchema.from_sqlite(copy, item["db_id"]) != DatabaseSchema.from_sqlite(
+            delta, item["db_id"], base=base
+        ):
+            raise ReleaseDatabaseError(
+                f"{database['delta']}: the full copy differs from the delta over "
+                f"{database['base']} (fix: check the release with its manifest's sha256)"
+            )
+        made[item["db_variant"]] = copy
+    return [made[name] for name in sorted(made)]
+
+
+def storage_line(release_dir: str | Path) -> str:
+    """``db_bytes=<all files under the release's databases folder> base_bytes=<the source
+    databases>``: what the shipped databases weigh against the sources they copy (the
+    bases are byte copies, so their sizes are the sources')."""
+    folder = Path(release_dir) / DATABASES
+    db_bytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    base_bytes = sum(p.stat().st_size for p in folder.glob("*.sqlite"))
+    return f"db_bytes={db_bytes} base_bytes={base_bytes}"

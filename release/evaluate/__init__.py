@@ -1,0 +1,1 @@
+"""Score a system's predictions on a release: ``answerable evaluate``."""

@@ -1,0 +1,25 @@
+"""Execution metrics (BiomedSQL): EX, JAC and SER.
+
+EX and JAC are over answerable items, an abstention or an error scoring 0; SER is the
+share of given SQL that fails to parse or execute.
+"""
+
+from __future__ import annotations
+
+from answerable.release.evaluate.metric import Metric, Scored, when
+
+
+def metrics(scored: list[Scored]) -> list[Metric]:
+    """EX, JAC and SER."""
+    answerable, answered = when(lambda s: s.answerable), when(lambda s: s.answered)
+    return [
+        Metric("ex", when(lambda s: s.correct), answerable),
+        Metric("jac", lambda s: s.jaccard, answerable),
+        Metric("ser", when(lambda s: s.error is not None), answered),
+        Metric("parse_error_rate", when(lambda s: s.error == "parse-error"), answered),
+        Metric("exec_error_rate", when(_exec_error), answered),
+    ]
+
+
+def _exec_error(s: Scored) -> bool:
+    return s.error is not None and s.error != "parse-error"

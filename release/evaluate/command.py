@@ -1,0 +1,62 @@
+"""``answerable evaluate``: score a prediction file or a reference system on a release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("release", type=click.Path(path_type=Path))
+@click.argument("predictions", type=click.Path(path_type=Path), required=False)
+@click.option("--split", help="Score only the items of this split (e.g. test).")
+@click.option("--reference", help="Score a built-in system: gold, abstain or random.")
+@click.option(
+    "--mode",
+    default="multiset",
+    show_default=True,
+    help="How results are compared: multiset, set, ordered or ehrsql.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--out", type=click.Path(path_type=Path), help="Also write the report here.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap size.")
+def evaluate(
+    release: Path,
+    predictions: Path | None,
+    split: str | None,
+    reference: str | None,
+    mode: str,
+    as_json: bool,
+    out: Path | None,
+    seed: int,
+    resamples: int,
+) -> None:
+    """Score PREDICTIONS (JSON Lines, or an EHRSQL {id: sql} object) on RELEASE:
+    EX, JAC, SER, RS(c), SCARE's coverage/PR/CR/F1, detection and tag accuracy."""
+    from answerable.errors import ConfigError
+    from answerable.records import write_json
+    from answerable.release.evaluate.report import evaluate as score
+    from answerable.release.evaluate.report import format_report
+
+    if (predictions is None) == (reference is None):
+        raise ConfigError(
+            "evaluate",
+            None,
+            "give a PREDICTIONS file or --reference, not both or neither",
+            fix="answerable evaluate RELEASE PREDICTIONS, or --reference gold|abstain|random",
+        )
+    report = score(
+        release,
+        predictions,
+        reference=reference,
+        split=split,
+        mode=mode,
+        resamples=resamples,
+        seed=seed,
+    )
+    if out is not None:
+        write_json(report, out)
+    click.echo(json.dumps(report, sort_keys=False) if as_json else format_report(report))

@@ -1,0 +1,81 @@
+"""What every metric is computed from, and the one shape every metric has.
+
+Each scored item is a :class:`Scored` record: the gold side (label, category, groups)
+and the system's side (SQL given or not, its label, the execution outcome). Every
+metric is a ratio of sums over scored items, ``scale x sum(num) / sum(den)``: execution
+accuracy, a reliability score, an F1 and a tag accuracy all fit, so one code path
+computes a metric, its breakdowns and its bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One item as the metrics see it."""
+
+    id: str
+    label: str  # gold: answerable, ambiguous or unanswerable
+    category: str | None = None
+    answered: bool = False  # the system gave SQL
+    missing: bool = False  # no prediction for the item (an abstention)
+    predicted_label: str | None = None  # "answerable" when it gave SQL
+    predicted_category: str | None = None
+    error: str | None = None  # executor reason when the SQL failed
+    correct: bool = False  # answerable item, SQL gave the gold result
+    jaccard: float = 0.0
+    strata: frozenset[str] = frozenset()  # SCARE strata of the item's candidates
+    error_types: frozenset[str] = frozenset()  # SCARE error types of incorrect candidates
+    tag_hits: int = 0  # BIO tags equal to the gold tags
+    tag_total: int = 0  # gold tokens of an item whose prediction carries tags
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+    @property
+    def answerable(self) -> bool:
+        """The gold label is answerable."""
+        return self.label == "answerable"
+
+    @property
+    def signature(self) -> tuple:
+        """Everything a metric may look at: every field but the id and the groups."""
+        return (
+            self.label, self.category, self.answered, self.missing, self.predicted_label,
+            self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
+            self.error_types, self.tag_hits, self.tag_total,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts."""
+
+    name: str
+    num: Callable[[Scored], float]
+    den: Callable[[Scored], float]
+    scale: float = 1.0
+
+    def parts(self, s: Scored) -> tuple[float, float]:
+        """``(num, den)`` of one item; an item outside the denominator adds nothing."""
+        den = self.den(s)
+        return (self.num(s), den) if den else (0.0, 0.0)
+
+    def value(self, scored: Iterable[Scored]) -> float | None:
+        """The metric over ``scored``."""
+        num = den = 0.0
+        for s in scored:
+            n, d = self.parts(s)
+            num, den = num + n, den + d
+        return self.scale * num / den if den else None
+
+
+def one(_: Scored) -> float:
+    """Every item counts once."""
+    return 1.0
+
+
+def when(test: Callable[[Scored], bool]) -> Callable[[Scored], float]:
+    """1 for items that pass ``test``, else 0."""
+    return lambda s: 1.0 if test(s) else 0.0

@@ -1,0 +1,303 @@
+"""Score a system's predictions on a release: the library side of ``answerable evaluate``.
+
+:func:`evaluate` reads the release's items (``data/<split>.parquet``, or ``.jsonl``) and the
+predictions, executes every predicted SQL on the item's shipped database, turns each
+item into a :class:`Scored` record and computes every registered metric, its
+breakdowns (split, database, label, category, hardness, operation, generator) and
+seeded bootstrap intervals for the headline numbers. The report is a plain dict whose
+first keys are the headline numbers; :func:`format_report` prints it as a table.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from answerable.builders.counterfactual.bio import bio_tags
+from answerable.builders.executor import Limits
+from answerable.errors import ConfigError
+from answerable.records import read_json
+from answerable.release.evaluate import bootstrap, reliability
+from answerable.release.evaluate.compare import MODES
+from answerable.release.evaluate.metric import Scored
+from answerable.release.evaluate.predictions import Prediction, read_predictions
+from answerable.release.evaluate.references import REFERENCES, reference_predictions
+from answerable.release.evaluate.registry import HEADLINE, all_metrics
+from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
+from answerable.release.evaluate.tally import Tally
+from answerable.release.write import read_split, to_items
+
+NONE = "none"  # the group of items without a value
+# The item fields scoring reads (reviews, edit scripts and readings are left unread).
+SCORED_FIELDS = ("id", "db_id", "question", "sql", "label", "category", "split", "spans")
+SCORED_FIELDS += ("result", "sql_meta", "provenance", "candidates", "database")
+_FIX_RELEASE = "give a release folder written by `answerable build` (<out>/<dataset>/<version>)"
+
+
+@dataclass(frozen=True)
+class Release:
+    """The parts of a release folder scoring needs."""
+
+    path: Path
+    items: list[dict]
+    manifest: dict
+    limits: Limits
+
+
+def open_release(path: str | Path) -> Release:
+    """Items (every split) and execution limits of the release at ``path``."""
+    path = Path(path)
+    files = data_files(path)
+    if not path.is_dir() or not files:
+        raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
+    if not (path / "databases").is_dir():
+        raise ConfigError(
+            path,
+            "databases",
+            "the release ships no databases, so predicted SQL cannot run",
+            fix="score a release cut with its databases (answerable build)",
+        )
+    items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
+    manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
+    # A release does not record its recipe's execution limits yet: the executor's
+    # defaults (2 s, 100 rows) are the demo recipe's.
+    limits = Limits()
+    return Release(path, items, manifest, limits)
+
+
+def _read(path: Path) -> list[dict]:
+    frame = read_split(path)
+    return to_items(frame.select([name for name in frame.columns if name in SCORED_FIELDS]))
+
+
+def data_files(release: Path) -> list[Path]:
+    """One data file per split: the Parquet file, or the JSON Lines one when alone."""
+    found: dict[str, Path] = {}
+    for path in sorted((release / "data").glob("*.jsonl")) + sorted(
+        (release / "data").glob("*.parquet")
+    ):
+        found[path.stem] = path  # Parquet, read second, wins
+    return [found[split] for split in sorted(found)]
+
+
+def evaluate(
+    release: str | Path,
+    predictions: str | Path | None = None,
+    *,
+    reference: str | None = None,
+    split: str | None = None,
+    mode: str = "multiset",
+    resamples: int = bootstrap.RESAMPLES,
+    seed: int = 0,
+    workers: int | None = None,
+) -> dict:
+    """Score a prediction file (or a reference system) on a release; returns the report."""
+    if mode not in MODES:
+        raise ConfigError("--mode", None, f"unknown mode {mode!r}", fix=f"use one of {list(MODES)}")
+    if reference is not None and reference not in REFERENCES:
+        raise ConfigError(
+            "--reference", None, f"unknown reference {reference!r}", fix=f"use one of {REFERENCES}"
+        )
+    opened = open_release(release)
+    items = _split_items(opened, split)
+    if reference is not None:
+        given, source = reference_predictions(reference, items, seed), f"reference:{reference}"
+    elif predictions is not None:
+        given, source = read_predictions(predictions), str(predictions)
+        _check_ids(given, opened.items, Path(predictions), opened.path)
+    else:
+        raise ConfigError(
+            "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
+        )
+    outcomes = execute_all(
+        opened.path, _tasks(items, given, opened.path), mode, opened.limits, workers
+    )
+    scored = [_scored(item, given.get(item["id"]), outcomes.get(item["id"])) for item in items]
+    return build_report(scored, given, source, opened, split, mode, resamples, seed)
+
+
+def _split_items(release: Release, split: str | None) -> list[dict]:
+    if split is None:
+        return release.items
+    items = [i for i in release.items if i.get("split") == split]
+    if not items:
+        present = sorted({str(i.get("split")) for i in release.items})
+        raise ConfigError(
+            release.path, "--split", f"no items in split {split!r}", fix=f"use one of {present}"
+        )
+    return items
+
+
+def _check_ids(given: dict[str, Prediction], items: list[dict], file: Path, release: Path) -> None:
+    known = {i["id"] for i in items}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        raise ConfigError(
+            file,
+            None,
+            f"{len(unknown)} ids are not items of {release} ({shown})",
+            fix="score predictions made for this release",
+        )
+
+
+def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> list[Task]:
+    tasks = []
+    for item in items:
+        prediction = given.get(item["id"])
+        if prediction is not None and prediction.sql is not None:
+            gold_sql = item["sql"] if item["label"] == "answerable" else None
+            tasks.append(
+                Task(
+                    item["id"],
+                    database_key(item, release),
+                    prediction.sql,
+                    gold_sql,
+                    item.get("result"),
+                )
+            )
+    return tasks
+
+
+def _scored(item: dict, prediction: Prediction | None, outcome: Outcome | None) -> Scored:
+    missing = prediction is None
+    prediction = prediction or Prediction(id=item["id"])
+    outcome = outcome or Outcome(item["id"])
+    candidates = item.get("candidates") or []
+    hits, total = _tags(item, prediction)
+    return Scored(
+        id=item["id"],
+        label=item["label"],
+        category=item.get("category"),
+        answered=not prediction.abstains,
+        missing=missing,
+        predicted_label=prediction.predicted_label,
+        predicted_category=prediction.category,
+        error=outcome.error,
+        correct=outcome.correct and item["label"] == "answerable",
+        jaccard=outcome.jaccard,
+        strata=frozenset(c.get("stratum") for c in candidates if c.get("stratum")),
+        error_types=frozenset(
+            c["error_type"]
+            for c in candidates
+            if c.get("stratum") == "answerable-incorrect" and c.get("error_type")
+        ),
+        tag_hits=hits,
+        tag_total=total,
+        groups=groups(item),
+    )
+
+
+def _tags(item: dict, prediction: Prediction) -> tuple[int, int]:
+    """Predicted BIO tags equal to the gold ones, and the number of tokens compared."""
+    if prediction.tags is None:
+        return 0, 0
+    gold = bio_tags(item)["tags"]
+    hits = sum(p == g for p, g in zip(prediction.tags, gold, strict=False))
+    return hits, max(len(gold), len(prediction.tags))
+
+
+def groups(item: dict) -> dict[str, tuple[str, ...]]:
+    """The breakdown groups an item belongs to (operation is multi-valued)."""
+    meta = item.get("sql_meta") or {}
+    return {
+        "split": (item.get("split") or NONE,),
+        "database": (item["db_id"],),
+        "label": (item["label"],),
+        "category": (item.get("category") or NONE,),
+        "hardness": (meta.get("hardness") or NONE,),
+        "operation": tuple(meta.get("operations") or ()) or (NONE,),
+        "generator": ((item.get("provenance") or {}).get("generator") or NONE,),
+    }
+
+
+def build_report(
+    scored: list[Scored],
+    given: dict[str, Prediction],
+    source: str,
+    release: Release,
+    split: str | None,
+    mode: str,
+    resamples: int,
+    seed: int,
+) -> dict:
+    """The report of scored items: headline numbers first, then the details."""
+    tally = Tally(all_metrics(scored), scored)
+    values = {name: _round(value) for name, value in tally.values(tally.counts()).items()}
+    missing = sorted(s.id for s in scored if s.missing)
+    errors: dict[str, int] = defaultdict(int)
+    for s in scored:
+        if s.error:
+            errors[s.error] += 1
+    return {
+        "items": len(scored),
+        **{name: values[name] for name in HEADLINE},
+        "abstained": sum(not s.answered for s in scored),
+        "missing": len(missing),
+        "missing_ids": missing,
+        "answered": sum(s.answered for s in scored),
+        "errors": dict(sorted(errors.items())),
+        "metrics": values,
+        "ci95": bootstrap.intervals(tally, list(HEADLINE), resamples, seed),
+        "references": {
+            "abstain_rs": _round(reliability.abstain_all(scored)),
+            "gold_rs": 100.0 if scored else None,
+        },
+        "breakdowns": breakdowns(scored, tally),
+        "settings": {
+            "release": str(release.path),
+            "predictions": source,
+            "split": split,
+            "mode": mode,
+            "timeout_s": release.limits.timeout_s,
+            "row_cap": release.limits.row_cap,
+            "resamples": resamples,
+            "seed": seed,
+            "ignored_other_splits": len(set(given) - {s.id for s in scored}),
+        },
+    }
+
+
+def breakdowns(scored: list[Scored], tally: Tally) -> dict:
+    """The headline metrics per group value, for every breakdown."""
+    members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for position, s in enumerate(scored):
+        for group, values in s.groups.items():
+            for value in values:
+                members[group][value].append(position)
+    found: dict[str, dict] = {}
+    for group, by_value in sorted(members.items()):
+        found[group] = {}
+        for value, positions in sorted(by_value.items()):
+            every = tally.values(tally.counts(positions))
+            found[group][value] = {
+                "items": len(positions),
+                **{name: _round(every[name]) for name in HEADLINE},
+            }
+    return found
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def format_report(report: dict) -> str:
+    """A compact table of the headline numbers, their intervals and the counts."""
+    settings = report["settings"]
+    lines = [
+        f"{settings['predictions']} on {settings['release']}"
+        f" (split {settings['split'] or 'all'}, mode {settings['mode']}):"
+        f" {report['items']} items, {report['answered']} answered,"
+        f" {report['abstained']} abstained ({report['missing']} missing)"
+    ]
+    for name in HEADLINE:
+        value, interval = report[name], report["ci95"].get(name)
+        shown = "-" if value is None else f"{value:.4f}"
+        ci = f"  [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+        lines.append(f"  {name:<16}{shown:>10}{ci}")
+    if report["errors"]:
+        lines.append("  errors: " + ", ".join(f"{k} {v}" for k, v in report["errors"].items()))
+    refs = report["references"]
+    lines.append(f"  references: abstain-all RS {refs['abstain_rs']}, gold RS {refs['gold_rs']}")
+    return "\n".join(lines)

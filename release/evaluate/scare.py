@@ -1,0 +1,53 @@
+"""SCARE's metrics: coverage, preservation and correction rates, per-class P/R/F1.
+
+An answerable item belongs to SCARE's answerable-correct stratum when one of its
+candidate SQL queries gives the gold result, and to answerable-incorrect when one does
+not (an item may be in both; each rate scores the same prediction). Coverage is the
+share of answerable items given SQL rather than a label; PR and CR are execution
+accuracy over the two strata, a label or an abstention counting as wrong, and CR is
+also given per SCARE error type of the incorrect candidates. Precision, recall and F1
+are per predicted label, for "ambiguous" and "unanswerable".
+"""
+
+from __future__ import annotations
+
+from answerable.release.evaluate.metric import Metric, Scored, when
+
+CLASSES = ("ambiguous", "unanswerable")
+ERROR_TYPES = ("T/C", "J/G", "PV", "OL", "OG")
+
+
+def metrics(scored: list[Scored]) -> list[Metric]:
+    """Coverage, PR, CR (overall and per error type) and P/R/F1 per class."""
+    correct = when(lambda s: s.correct)
+    found = [
+        Metric("coverage", when(lambda s: s.answered), when(lambda s: s.answerable)),
+        Metric("pr", correct, when(lambda s: _in(s, "answerable-correct"))),
+        Metric("cr", correct, when(lambda s: _in(s, "answerable-incorrect"))),
+    ]
+    for kind in ERROR_TYPES:
+        found.append(Metric(f"cr_{kind}", correct, when(lambda s, k=kind: _incorrect_as(s, k))))
+    for label in CLASSES:
+        found += per_class(label)
+    return found
+
+
+def _in(s: Scored, stratum: str) -> bool:
+    return s.answerable and stratum in s.strata
+
+
+def _incorrect_as(s: Scored, kind: str) -> bool:
+    return _in(s, "answerable-incorrect") and kind in s.error_types
+
+
+def per_class(label: str) -> list[Metric]:
+    """Precision, recall and F1 of predicting ``label``."""
+    hit = when(lambda s: s.label == label and s.predicted_label == label)
+    said = when(lambda s: s.predicted_label == label)
+    truth = when(lambda s: s.label == label)
+    return [
+        Metric(f"{label}_precision", hit, said),
+        Metric(f"{label}_recall", hit, truth),
+        # F1 = 2TP / (2TP + FP + FN), a ratio of sums like every metric here
+        Metric(f"{label}_f1", lambda s: 2 * hit(s), lambda s: said(s) + truth(s)),
+    ]

@@ -1,0 +1,175 @@
+"""Put every item of a release into a split.
+
+Items that must not be told apart by the split move as one group: a family (an item,
+the items made from it and their drafts; see :func:`keys.with_family`), the items
+asking the same question, and per split kind the items sharing a SQL skeleton (query
+split) or a database (cross-database split). A group lands in a split by the hash of
+its smallest id, so it stays there as the pool grows. A group holding a label placed
+only in test (``test_only``) goes to test whole, or its family would leak.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from answerable.release.config import TEST_SPLIT, ReleaseConfig
+from answerable.release.keys import item_hash, normalized_question, unit, with_family, with_groups
+
+STEP = "split"
+LINKS = {
+    "question": ["family", "question_key"],
+    "query": ["family", "question_key", "skeleton"],
+    "database": ["family", "question_key", "db_id"],
+    "source": ["family"],
+    "none": ["family"],
+}
+
+
+def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
+    """``frame`` with its ``split`` column set (and ``family``, ``question_key`` for the
+    leakage check), and the report's ``splits`` section."""
+    kind = config.split.kind
+    work = frame.select("id", "db_id", "question", "label", "split", "provenance")
+    work = with_family(work)
+    work = work.with_columns(
+        question_key=normalized_question(),
+        skeleton=frame["sql_meta"].struct.field("skeleton"),
+    )
+    _check_skeletons(work, config)
+    work = with_groups(work, LINKS[kind])
+    work = work.with_columns(
+        # a group draws with the hash of its first id, so it stays put as the pool grows
+        draw=unit(item_hash("id", seed, STEP)).gather(pl.col("group")),
+        forced=_forced(work, config.split.test_only),
+    )
+    work = work.with_columns(placed=_placement(work, config, seed))
+    _check_family_sizes(work, config)
+    report = {
+        "kind": kind,
+        "ratios": config.split.ratios if kind not in ("source", "none") else None,
+        "free_ratios": free_ratios(work, config) if kind not in ("source", "none") else None,
+        "test_only": config.split.test_only,
+        "groups": work["group"].n_unique(),
+        "families": work["family"].n_unique(),
+        "groups_moved_to_test": _moved(work, config),
+        "counts": _counts(work),
+    }
+    # the family and question keys ride along for the leakage check (writers drop them)
+    keys = {"family": work["family"], "question_key": work["question_key"]}
+    return frame.with_columns(split=work["placed"], **keys), report
+
+
+def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:
+    kind, split = config.split.kind, config.split
+    if kind == "none":
+        placed = pl.lit(TEST_SPLIT)
+    elif kind == "source":
+        placed = pl.col("split").drop_nulls().first().over("group")
+    else:
+        draw = pl.col("draw")
+        ratios = free_ratios(work, config)
+        names, placed, bound = list(ratios), None, 0.0
+        for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
+            bound += ratios[name]
+            placed = (placed.when if placed is not None else pl.when)(draw < bound).then(
+                pl.lit(name)
+            )
+        placed = pl.lit(names[-1]) if placed is None else placed.otherwise(pl.lit(names[-1]))
+    if split.test_only:
+        placed = pl.when("forced").then(pl.lit(TEST_SPLIT)).otherwise(placed)
+    result = work.with_columns(placed.alias("placed"))["placed"]
+    if kind == "source" and result.null_count():
+        example = work.filter(result.is_null())["id"][0]
+        raise config.error(
+            "split.kind",
+            f"'source' keeps the split a source gave, but {result.null_count()} items have "
+            f"none (e.g. {example})",
+            fix="choose kind: question (or query, database) to split them here",
+        )
+    return result
+
+
+def _forced(work: pl.DataFrame, test_only: list[str]) -> pl.Series:
+    """Whether each item's group holds a label placed only in test (numpy: one pass)."""
+    group = work["group"].to_numpy()
+    marked = np.zeros(work.height, dtype=bool)
+    marked[group[work["label"].is_in(test_only).to_numpy()]] = True
+    return pl.Series(marked[group])
+
+
+def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
+    """The ratios for the groups no ``test_only`` label sends to test, so that the items
+    the ratios are about (those of the other labels) still split as asked: the ones
+    already in test by their family count toward test's share.
+
+    >>> import polars as pl
+    >>> from answerable.release.config import release_config
+    >>> work = pl.DataFrame({"label": ["answerable"] * 10, "forced": [False] * 10})
+    >>> free_ratios(work, release_config({"split": {"ratios": {"train": 0.5, "test": 0.5},
+    ...                                              "test_only": ["unanswerable"]}}))
+    {'train': 0.5, 'test': 0.5}
+    """
+    split = config.split
+    if not split.test_only:
+        return dict(split.ratios)
+    counted = work.select("forced", "label").filter(~pl.col("label").is_in(split.test_only))
+    total, moved = counted.height, int(counted["forced"].sum())
+    if moved == 0 or moved == total:
+        return dict(split.ratios)
+    wanted = {name: ratio * total for name, ratio in split.ratios.items()}
+    wanted[TEST_SPLIT] = max(0.0, wanted[TEST_SPLIT] - moved)
+    whole = sum(wanted.values())
+    return {name: count / whole for name, count in wanted.items()}
+
+
+def _check_skeletons(work: pl.DataFrame, config: ReleaseConfig) -> None:
+    """A query split groups by skeleton: an item without one must be placed by its label
+    or ride with a family member that has one."""
+    if config.split.kind != "query":
+        return
+    placed_by_label = pl.col("label").is_in(config.split.test_only)
+    has_kin = pl.col("skeleton").is_not_null().any().over("family")
+    loose = work.filter(~placed_by_label & ~has_kin)
+    if loose.height:
+        raise config.error(
+            "split.kind",
+            f"a query split needs a SQL skeleton, and {loose.height} items have none "
+            f"(e.g. {loose['id'][0]}, label {loose['label'][0]})",
+            fix="place their labels in test (split.test_only) or use kind: question",
+        )
+
+
+def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig) -> None:
+    """A group bigger than a split's share of the release cannot keep the ratios."""
+    if config.split.kind in ("source", "none"):
+        return
+    sizes = work.group_by("group").len()
+    largest = sizes.sort(["len", "group"], descending=[True, False]).row(0, named=True)
+    largest["group"] = work["id"][largest["group"]]
+    for name, ratio in config.split.ratios.items():
+        target = ratio * work.height
+        if ratio > 0 and largest["len"] > max(target, 1):
+            raise config.error(
+                "split.ratios",
+                f"split '{name}' holds about {target:.0f} items, but the items of family/"
+                f"group {largest['group']} ({largest['len']}) must stay together",
+                fix=f"raise the share of '{name}' or release more items",
+            )
+
+
+def _moved(work: pl.DataFrame, config: ReleaseConfig) -> int:
+    if not config.split.test_only:
+        return 0
+    forced = work.filter(pl.col("label").is_in(config.split.test_only))
+    return forced["group"].n_unique()
+
+
+def _counts(work: pl.DataFrame) -> dict:
+    counts = work.group_by("placed", "label").len().sort("placed", "label")
+    out: dict[str, dict] = {}
+    for row in counts.iter_rows(named=True):
+        entry = out.setdefault(row["placed"], {"total": 0, "by_label": {}})
+        entry["total"] += row["len"]
+        entry["by_label"][row["label"]] = row["len"]
+    return out

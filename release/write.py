@@ -1,0 +1,251 @@
+"""The write step: typed release files, items as Arrow structs and lists derived from
+the item schema.
+
+The release's ``data/<split>.parquet`` and ``data/<split>.jsonl`` hold one column per
+top-level item field, typed from ``schemas/item.schema.json``: a closed object is a
+struct of its declared properties, an array a list of its items' type, an enum of
+strings a string. Only the fields in :data:`OPEN_FIELDS` stay JSON text, because their
+keys or cell types vary from item to item (result rows, edit scripts ...).
+
+Every row carries every column and every struct every key (null when absent), so a
+reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from answerable.ids import canonical_json, sha256_file
+from answerable.records import DEFAULTS, atomic_path
+from answerable.schemas import SCHEMA_DIR
+
+# The one list of fields kept as JSON text: the card says these are open.
+OPEN_FIELDS = (
+    "trigger",  # keys differ by the kind of trigger
+    "edit",  # the edit script's operations take different parameters
+    "review",  # decisions as the review backend recorded them
+    "provenance.params",  # each generator records its own parameters
+    "result.rows",  # cells of any SQL type
+    "readings.rows",  # cells of any SQL type (the readings of an ambiguous item)
+)
+
+_SCALARS = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
+
+
+_REQUIRED: dict[str, frozenset] = {}  # struct path -> keys the schema requires (kept when null)
+
+
+class SchemaShapeError(ValueError):
+    """The item schema has an open field that :data:`OPEN_FIELDS` does not list."""
+
+
+@cache
+def item_schema() -> dict:
+    """The item JSON Schema."""
+    return json.loads((SCHEMA_DIR / "item.schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def polars_schema() -> pl.Schema:
+    """The polars schema of a release's data files, one column per item field."""
+    schema = item_schema()
+    return pl.Schema(
+        {name: _dtype(node, name, schema) for name, node in schema["properties"].items()}
+    )
+
+
+def open_fields() -> list[str]:
+    """The dotted paths of the item fields stored as JSON text (for the card)."""
+    return [path for path in OPEN_FIELDS if _exists(path)]
+
+
+def _exists(path: str) -> bool:
+    head, _, rest = path.partition(".")
+    node = item_schema()["properties"].get(head)
+    while node is not None and rest:
+        node = _resolve(node, item_schema())
+        node = node.get("items", node)
+        node = _resolve(node, item_schema())
+        head, _, rest = rest.partition(".")
+        node = (node.get("properties") or {}).get(head)
+    return node is not None
+
+
+def _resolve(node: dict, schema: dict) -> dict:
+    """Follow ``$ref`` and ``oneOf [null, X]`` to the node that says the shape."""
+    if "$ref" in node:
+        return _resolve(schema["$defs"][node["$ref"].rsplit("/", 1)[-1]], schema)
+    for key in ("oneOf", "anyOf"):
+        shapes = [n for n in node.get(key, ()) if n.get("type") != "null"]
+        if len(shapes) == 1:
+            return _resolve(shapes[0], schema)
+    return node
+
+
+def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
+    if path in OPEN_FIELDS:
+        return pl.String
+    node = _resolve(node, schema)
+    kinds = node.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds or () if k != "null"]
+    if not kinds and "enum" in node:
+        kinds = sorted({_json_type(v) for v in node["enum"] if v is not None})
+    if kinds == ["object"] and node.get("properties"):
+        _REQUIRED[path] = frozenset(node.get("required", ()))
+        return pl.Struct(
+            {k: _dtype(v, f"{path}.{k}", schema) for k, v in node.get("properties", {}).items()}
+        )
+    if kinds == ["array"] and "items" in node:
+        return pl.List(_dtype(node["items"], path, schema))
+    if len(kinds) == 1 and kinds[0] in _SCALARS:
+        return _SCALARS[kinds[0]]
+    raise SchemaShapeError(
+        f"item field {path!r} has no fixed shape in schemas/item.schema.json "
+        "(fix: declare its properties with additionalProperties, or add it to "
+        "OPEN_FIELDS in release/write.py)"
+    )
+
+
+def _json_type(value: Any) -> str:
+    return {str: "string", bool: "boolean", int: "integer", float: "number"}[type(value)]
+
+
+# ---- items <-> typed frame -------------------------------------------------------------
+
+
+def to_frame(items: Iterable[dict]) -> pl.DataFrame:
+    """A typed frame of items, sorted by id; open fields become JSON text.
+
+    A key that the schema does not declare inside a struct would be lost, so it is an
+    error naming the item and the key.
+    """
+    schema = polars_schema()
+    rows = [_typed_row(item, schema) for item in sorted(items, key=lambda i: i["id"])]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _typed_row(item: dict, schema: pl.Schema) -> list:
+    unknown = set(item) - set(schema)
+    if unknown:
+        raise SchemaShapeError(
+            f"item {item.get('id')}: field(s) {sorted(unknown)} are not in "
+            "schemas/item.schema.json (fix: declare them there)"
+        )
+    return [
+        _typed(item.get(name, DEFAULTS.get(name)), dtype, name, item)
+        for name, dtype in schema.items()
+    ]
+
+
+def _typed(value: Any, dtype: pl.DataType, path: str, item: dict) -> Any:
+    if value is None:
+        return None
+    if path in OPEN_FIELDS:
+        return canonical_json(value)
+    if isinstance(dtype, pl.Struct):
+        names = {field.name: field.dtype for field in dtype.fields}
+        unknown = set(value) - set(names)
+        if unknown:
+            raise SchemaShapeError(
+                f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
+                "schemas/item.schema.json does not declare (fix: declare them there, or "
+                "list the field in OPEN_FIELDS in release/write.py)"
+            )
+        return {k: _typed(value.get(k), t, f"{path}.{k}", item) for k, t in names.items()}
+    if isinstance(dtype, pl.List):
+        return [_typed(v, dtype.inner, path, item) for v in value]
+    return value
+
+
+def to_items(frame: pl.DataFrame) -> list[dict]:
+    """Items back from a typed frame: every top-level field (null when absent), open
+    fields parsed, null keys inside structs left out unless the schema requires them (an
+    absent key and a null one read back alike)."""
+    frame = frame.select([name for name in polars_schema() if name in frame.columns])
+    schema = frame.schema
+    return [
+        {name: _untyped(row[name], schema[name], name) for name in schema}
+        for row in frame.iter_rows(named=True)
+    ]
+
+
+def _untyped(value: Any, dtype: pl.DataType, path: str) -> Any:
+    if value is None:
+        return None
+    if path in OPEN_FIELDS:
+        return json.loads(value)
+    if isinstance(dtype, pl.Struct):
+        names = {field.name: field.dtype for field in dtype.fields}
+        required = _REQUIRED.get(path, frozenset())
+        return {
+            k: _untyped(value.get(k), t, f"{path}.{k}")
+            for k, t in names.items()
+            if value.get(k) is not None or k in required
+        }
+    if isinstance(dtype, pl.List):
+        return [_untyped(v, dtype.inner, path) for v in value]
+    return value
+
+
+# ---- files -----------------------------------------------------------------------------
+
+SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
+
+
+def write_split(frame: pl.DataFrame, folder: Path, split: str, formats: Iterable[str]) -> list:
+    """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
+    entries of the files written."""
+
+    def write(fmt: str) -> dict:
+        relative = f"data/{split}{SUFFIXES[fmt]}"
+        path = Path(folder) / relative
+        with atomic_path(path) as tmp:
+            if fmt == "parquet":
+                frame.write_parquet(tmp, compression="zstd", statistics=False)
+            else:
+                _write_ndjson(frame, tmp)
+        return {
+            "path": relative,
+            "sha256": sha256_file(path),
+            "bytes": path.stat().st_size,
+            "rows": frame.height,
+        }
+
+    formats = list(formats)
+    with ThreadPoolExecutor(len(formats)) as pool:  # polars writes without the GIL
+        return list(pool.map(write, formats))
+
+
+def _write_ndjson(frame: pl.DataFrame, path: Path, rows: int = 50_000) -> None:
+    """JSON Lines in slices of ``rows``, so the text of a whole split is never in memory
+    at once (the bytes are those of one write)."""
+    with open(path, "wb") as out:
+        for start in range(0, frame.height, rows):
+            frame.slice(start, rows).write_ndjson(out)
+
+
+def read_split(path: Path) -> pl.DataFrame:
+    """One data file of a release, Parquet or JSON Lines, with the release's types."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return pl.read_parquet(path)
+    return pl.read_ndjson(path, schema=polars_schema())
+
+
+def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> list[dict]:
+    """The write step: one file per split and format under ``folder/data``, rows sorted by
+    id, splits in name order; the manifest entries of every file written."""
+    entries = []
+    frame = frame.select(list(polars_schema()))  # item fields only, in the schema's order
+    if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
+        frame = frame.sort("id")
+    for split in sorted(frame["split"].unique().to_list()):  # one split's copy at a time
+        entries += write_split(frame.filter(pl.col("split") == split), folder, split, formats)
+    return entries

@@ -1,0 +1,44 @@
+"""The demo release's database storage: shipped databases against their sources.
+
+Run with ``python tests/benchmarks/release_storage.py``. It builds the demo recipe in a
+temporary folder, then prints one line per shipped variant (its tables and bytes) and,
+last, exactly ``db_bytes=<all files under the release's databases folder>
+base_bytes=<the source databases>`` (issue 9's target: db_bytes <= 1.5 x base_bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from answerable.build import build
+from answerable.recipe import load_recipe
+from answerable.release.databases import VARIANTS, storage_line
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tables_of(path: Path) -> list[str]:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    finally:
+        con.close()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        report = build(load_recipe(REPO / "raw" / "demo" / "recipe.yaml"))
+        release = report.release.path
+        for path in sorted((release / VARIANTS).glob("*.sqlite")):
+            tables = ",".join(tables_of(path))
+            print(f"{path.stem} tables={tables} bytes={path.stat().st_size}", file=sys.stderr)
+        print(storage_line(release))
+
+
+if __name__ == "__main__":
+    main()

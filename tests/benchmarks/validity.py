@@ -1,0 +1,87 @@
+"""Issue 12's figures: ambiguous items that pass the plausibility gate, the gate against
+the hand labels, and the time of ``answerable audit`` on the demo candidates.
+
+Run with ``python tests/benchmarks/validity.py``. It surveys Spider dev (schema level)
+and GeoQuery with the counterfactual edits (every parent, every applicable edit), counts
+the ambiguous items emitted, scores the gate against ``tests/fixtures/validity`` and times
+``answerable audit raw/demo/recipe.yaml`` after a demo build in a scratch folder. The
+last line is exactly:
+``ambiguous_items=<n> gate_precision=<p> gate_recall=<r> audit_seconds=<s>``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from answerable.builders.counterfactual.survey import survey  # noqa: E402
+from tests.benchmarks.counterfactual_counts import SOURCES  # noqa: E402
+from tests.validity_cases import load_cases, score  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+RECIPE = REPO / "raw" / "demo" / "recipe.yaml"
+
+
+def ambiguous(folder: Path) -> int:
+    """Ambiguous items the survey emits on Spider dev and GeoQuery."""
+    total = 0
+    for name in ("spider", "geoquery"):
+        spec, base = SOURCES[name]
+        found = survey(spec, base, folder / name)
+        kinds = Counter(i["category"] for i in found.edited.items if i["label"] == "ambiguous")
+        gated = Counter(
+            r["reason"] for r in found.edited.rejects if r["reason"].startswith("implausible-")
+        )
+        print(f"{name}: ambiguous {dict(kinds)}; gate rejects {dict(sorted(gated.items()))}")
+        total += sum(kinds.values())
+    return total
+
+
+def audit_seconds(folder: Path) -> float:
+    """Wall time of ``answerable audit`` on the demo candidates (built first, untimed)."""
+    cli = [str(Path(sys.executable).parent / "answerable")]
+    subprocess.run(
+        [*cli, "build", str(RECIPE), "--no-release"], cwd=folder, check=True, capture_output=True
+    )
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*cli, "audit", str(RECIPE)], cwd=folder, check=True, capture_output=True, text=True
+    )
+    seconds = time.perf_counter() - started
+    print(done.stdout.rstrip())
+    return seconds
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        n = ambiguous(folder)
+        databases = {
+            "chinook": DATA / "chinook" / "chinook.sqlite",
+            "geography": DATA / "geoquery" / "geography.sqlite",
+        }
+        demo = folder / "demo-dbs"
+        from answerable.builders.demo import generate_demo
+
+        generate_demo(demo, 7)
+        databases |= {"clinic": demo / "clinic.sqlite", "league": demo / "league.sqlite"}
+        gate = score(load_cases(), databases)
+        print(f"gate: tp={gate.tp} fp={gate.fp} fn={gate.fn} tn={gate.tn}")
+        for miss in gate.misses:
+            print(f"  miss {miss}")
+        seconds = audit_seconds(folder)
+    print(
+        f"ambiguous_items={n} gate_precision={gate.precision:.3f} "
+        f"gate_recall={gate.recall:.3f} audit_seconds={seconds:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

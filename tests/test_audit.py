@@ -1,0 +1,96 @@
+"""Issue 12: the shortcut audit (scikit-learn baselines grouped by family)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from answerable.records import write_jsonl
+from answerable.release.audit import audit, family, surface_features
+from tests.conftest import DEMO_RECIPE, run_in
+
+
+def planted(n: int = 120, seed: int = 3) -> list[dict]:
+    """Items whose ambiguous questions, and only those, say "that" (a planted shortcut);
+    each parent has one answerable and one child item."""
+    rng = random.Random(seed)
+    nouns = ["patient", "player", "team", "stay", "drug", "match", "season", "coach"]
+    items = []
+    for k in range(n):
+        noun = rng.choice(nouns)
+        parent = f"p{k:04d}"
+        items.append({"id": parent, "label": "answerable", "question": f"How many {noun}s?"})
+        label = "ambiguous" if k % 2 else "unanswerable"
+        words = f"Show that {noun} again" if label == "ambiguous" else f"List every {noun} now"
+        items.append(
+            {
+                "id": f"c{k:04d}",
+                "label": label,
+                "question": words,
+                "provenance": {"parent": parent, "generator": f"gen_{label}"},
+            }
+        )
+    return items
+
+
+def test_a_planted_word_is_found_and_beats_the_majority_class():
+    report = audit(planted())
+    assert report["majority"]["accuracy"] == 0.5
+    assert report["words"]["accuracy"] >= 0.95
+    assert "that" in report["words"]["telling"]["ambiguous"]
+    assert report["by_generator"]["gen_ambiguous"]["predictable"] >= 0.95
+    assert report["families"] == 120  # parent and child share one family
+
+
+def test_the_audit_is_deterministic_and_reports_surface_features():
+    items = planted()
+    assert audit(items) == audit(list(reversed(items)))
+    assert set(audit(items)["surface"]["features"]) <= {
+        "chars",
+        "words",
+        "numbers",
+        "quotes",
+        "schema_overlap",
+        "schema_size",
+    }
+
+
+def test_features_and_families():
+    schema = (frozenset({"patients", "age"}), 12)
+    assert surface_features("Patients older than 70 in '2021'?", schema) == [
+        33.0,
+        6.0,  # numbers are words too
+        2.0,
+        2.0,
+        0.166667,  # 'patients' of six words
+        12.0,
+    ]
+    assert family({"id": "x", "provenance": {"parent": "p"}}) == "p"
+    assert family({"id": "x"}) == "x"
+
+
+def test_too_few_items_or_one_label_is_skipped_with_a_reason():
+    assert "skipped" in audit(planted(3))
+    one = [i for i in planted() if i["label"] == "answerable"]
+    assert audit(one)["skipped"].startswith("fewer than 2 labels")
+
+
+def test_audit_command_on_an_items_file_and_a_bad_path(tmp_path):
+    file = write_jsonl(planted(), tmp_path / "items.jsonl")
+    result = run_in(tmp_path, "audit", file)
+    assert result.exit_code == 0, result.output
+    assert "majority class (answerable): 0.5" in result.output
+    assert "bag-of-words model" in result.output
+    bad = run_in(tmp_path, "audit", tmp_path / "absent.jsonl")
+    assert bad.exit_code == 1 and bad.output.count("\n") == 1
+
+
+def test_every_build_writes_the_audit_and_the_command_reads_the_recipe(demo_build):
+    cwd, _ = demo_build
+    reports = cwd / ".answerable" / "answerable-demo" / "reports"
+    report = json.loads((reports / "build.json").read_text())["audit"]
+    assert report["items"] > 100 and report["folds"] == 5
+    assert report["surface"]["accuracy"] > report["majority"]["accuracy"]
+    result = run_in(cwd, "audit", DEMO_RECIPE)
+    assert result.exit_code == 0, result.output
+    assert json.loads((reports / "audit.json").read_text()) == report

@@ -1,0 +1,191 @@
+"""The metric families on hand-made scored items, the breakdowns and the bootstrap."""
+
+from __future__ import annotations
+
+import pytest
+
+from answerable.release.evaluate import bootstrap, detection, reliability, scare
+from answerable.release.evaluate.metric import Scored
+from answerable.release.evaluate.registry import HEADLINE, all_metrics
+from answerable.release.evaluate.report import breakdowns
+from answerable.release.evaluate.tally import Tally
+
+
+def values(scored: list[Scored]) -> dict:
+    return {m.name: m.value(scored) for m in all_metrics(scored)}
+
+
+RIGHT = Scored(
+    "r",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    correct=True,
+    jaccard=1.0,
+    strata=frozenset({"answerable-correct"}),
+)
+WRONG = Scored(
+    "w",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    jaccard=0.5,
+    strata=frozenset({"answerable-incorrect"}),
+    error_types=frozenset({"PV"}),
+)
+FAILS = Scored(
+    "f",
+    "answerable",
+    answered=True,
+    predicted_label="answerable",
+    error="parse-error",
+    strata=frozenset({"answerable-incorrect"}),
+    error_types=frozenset({"T/C"}),
+)
+SHY = Scored(
+    "s",
+    "answerable",
+    predicted_label="ambiguous",
+    strata=frozenset({"answerable-correct", "answerable-incorrect"}),
+    error_types=frozenset({"PV"}),
+)
+CAUGHT = Scored(
+    "c",
+    "unanswerable",
+    "missing-column",
+    predicted_label="unanswerable",
+    predicted_category="missing-column",
+)
+MISSED = Scored(
+    "m",
+    "unanswerable",
+    "missing-value",
+    answered=True,
+    predicted_label="answerable",
+    error="timeout",
+)
+AMBIG = Scored(
+    "a",
+    "ambiguous",
+    "column-ambiguous",
+    predicted_label="unanswerable",
+    predicted_category="missing-column",
+)
+ITEMS = [RIGHT, WRONG, FAILS, SHY, CAUGHT, MISSED, AMBIG]
+
+
+def test_execution_metrics():
+    got = values(ITEMS)
+    assert got["ex"] == pytest.approx(1 / 4)  # over the 4 answerable items
+    assert got["jac"] == pytest.approx(1.5 / 4)
+    assert got["ser"] == pytest.approx(2 / 4)  # 4 answers given, 2 failed
+    assert got["parse_error_rate"] == pytest.approx(1 / 4)
+    assert got["exec_error_rate"] == pytest.approx(1 / 4)
+
+
+def test_reliability_scores_every_case():
+    # right +1, wrong -c, fails -c, shy 0, caught +1, missed -c, ambiguous abstained +1
+    got = values(ITEMS)
+    for c, name in ((0, "rs_0"), (5, "rs_5"), (10, "rs_10"), (len(ITEMS), "rs_n")):
+        assert got[name] == pytest.approx(100 * (3 - 3 * c) / 7)
+    assert reliability.abstain_all(ITEMS) == pytest.approx(100 * 3 / 7)
+
+
+def test_scare_rates_and_per_class_scores():
+    got = values(ITEMS)
+    assert got["coverage"] == pytest.approx(3 / 4)
+    assert got["pr"] == pytest.approx(1 / 2)  # right and shy are answerable-correct
+    assert got["cr"] == pytest.approx(0 / 3)  # wrong, fails, shy
+    assert got["cr_PV"] == 0.0 and got["cr_T/C"] == 0.0 and got["cr_OG"] is None
+    # "unanswerable" said for caught and ambig: one right; truth is caught and missed
+    assert got["unanswerable_precision"] == pytest.approx(1 / 2)
+    assert got["unanswerable_recall"] == pytest.approx(1 / 2)
+    assert got["unanswerable_f1"] == pytest.approx(1 / 2)
+    # "ambiguous" said once (shy, wrongly); the ambiguous item was not called so
+    assert got["ambiguous_precision"] == 0.0 and got["ambiguous_recall"] == 0.0
+    assert got["ambiguous_f1"] == 0.0
+
+
+def test_f1_is_the_harmonic_mean():
+    items = [
+        Scored("1", "ambiguous", predicted_label="ambiguous"),
+        Scored("2", "ambiguous", predicted_label="ambiguous"),
+        Scored("3", "ambiguous"),
+        Scored("4", "answerable", predicted_label="ambiguous"),
+    ]
+    precision, recall, f1 = (m.value(items) for m in scare.per_class("ambiguous"))
+    assert (precision, recall) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert f1 == pytest.approx(2 * precision * recall / (precision + recall))
+
+
+def test_detection_per_category_and_tags():
+    got = values(ITEMS)
+    assert got["detection.missing-column"] == 1.0
+    assert got["detection.missing-value"] == 0.0
+    assert got["detection.column-ambiguous"] == 1.0
+    # answerable items are handled right when answered: right, wrong, fails (not shy)
+    assert got["detection_accuracy"] == pytest.approx(5 / 7)
+    assert got["category_accuracy"] == pytest.approx(1 / 3)
+    assert got["tag_accuracy"] is None  # no prediction carried tags
+    tagged = [Scored("t", "unanswerable", tag_hits=3, tag_total=4), Scored("u", "answerable")]
+    assert values(tagged)["tag_accuracy"] == 0.75
+    # a label "answerable" without SQL does not detect anything
+    assert not detection.detected(Scored("x", "unanswerable", predicted_label="answerable"))
+
+
+def test_breakdowns_group_items_and_count_operations_once_each():
+    items = [
+        Scored(
+            "1",
+            "answerable",
+            answered=True,
+            correct=True,
+            groups={"label": ("answerable",), "operation": ("Join", "Order-By")},
+        ),
+        Scored("2", "answerable", groups={"label": ("answerable",), "operation": ("Join",)}),
+        Scored("3", "unanswerable", groups={"label": ("unanswerable",), "operation": ("none",)}),
+    ]
+    got = breakdowns(items, Tally(all_metrics(items), items))
+    assert got["operation"]["Join"]["items"] == 2 and got["operation"]["Join"]["ex"] == 0.5
+    assert got["operation"]["Order-By"]["ex"] == 1.0
+    assert got["label"]["unanswerable"]["rs_0"] == 100.0
+    assert got["label"]["unanswerable"]["ex"] is None
+
+
+def test_tally_sums_agree_with_item_by_item_values():
+    items = ITEMS * 3 + [Scored("j", "answerable", answered=True, jaccard=0.25)]
+    tally = Tally(all_metrics(items), items)
+    assert len(tally.parts) == len(ITEMS) + 1  # copies share their pattern
+    every = tally.values(tally.counts())
+    for metric in all_metrics(items):
+        expected = metric.value(items)
+        assert every[metric.name] == (None if expected is None else pytest.approx(expected))
+    some = [0, 1, len(items) - 1]
+    assert tally.values(tally.counts(some))["jac"] == pytest.approx(
+        all_metrics(items)[1].value([items[i] for i in some])
+    )
+
+
+def test_bootstrap_is_seeded_bounded_and_brackets_the_value():
+    items = ITEMS * 20
+    tally = Tally(all_metrics(items), items)
+    first = bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=3)
+    assert first == bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=3)
+    assert first != bootstrap.intervals(tally, list(HEADLINE), resamples=200, seed=4)
+    assert set(first) == set(HEADLINE)
+    for metric in all_metrics(items):
+        if metric.name not in HEADLINE:
+            continue
+        low, high = first[metric.name]
+        value = metric.value(items)
+        assert low <= value + 1e-9 and value - 1e-9 <= high, metric.name
+        if metric.name in ("ex", "coverage", "pr", "cr", "ser", "jac"):
+            assert 0.0 <= low <= high <= 1.0, metric.name
+    assert first["ambiguous_f1"] == [0.0, 0.0]
+    # the spread shrinks with more items
+    more = ITEMS * 200
+    wide = first["rs_0"][1] - first["rs_0"][0]
+    narrow = bootstrap.intervals(Tally(all_metrics(more), more), ["rs_0"], 200, seed=3)["rs_0"]
+    assert narrow[1] - narrow[0] < wide
+    empty = Tally(all_metrics([]), [])
+    assert bootstrap.intervals(empty, ["ex"], resamples=10)["ex"] is None

@@ -1,0 +1,148 @@
+"""Releases ship their databases: bases as byte copies, variants as deltas.
+
+The consumer's view: a copy of the demo release alone (no work directory, no raw/) runs
+every gold query to its stored result hash, with our helper and with plain ``sqlite3``;
+``answerable materialize --full`` gives whole copies that do the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from answerable.builders.executor import ReadOnlyDatabase, result_hash
+from answerable.builders.schema import DatabaseSchema
+from answerable.ids import sha256_file
+from answerable.release.databases import (
+    ReleaseDatabaseError,
+    open_item_database,
+    release_items,
+    ship_databases,
+    storage_line,
+)
+from answerable.release.publish import read_manifest, verify_release
+from answerable.schemas import validate
+from tests.conftest import run_in
+
+
+@pytest.fixture(scope="module")
+def alone(demo_build, tmp_path_factory):
+    """The demo release copied alone into an empty folder: ``(release dir, items)``."""
+    cwd, _ = demo_build
+    target = tmp_path_factory.mktemp("consumer") / "answerable-demo-0.1.0"
+    shutil.copytree(cwd / "releases" / "answerable-demo" / "0.1.0", target)
+    return target, release_items(target)
+
+
+def executed(items: list[dict]) -> list[dict]:
+    return [i for i in items if i.get("sql") and i.get("result")]
+
+
+def test_the_release_lists_its_databases_with_sha256(alone):
+    folder, items = alone
+    assert verify_release(folder) == []
+    entries = {e["path"]: e for e in read_manifest(folder)["files"]}
+    shipped = {p.relative_to(folder).as_posix() for p in (folder / "databases").rglob("*")}
+    assert {p for p in shipped if p.endswith(".sqlite")} == {
+        p for p in entries if p.startswith("databases/")
+    }
+    for item in items:
+        validate("item", item)
+        database = item["database"]
+        assert database["base"] == f"databases/{item['db_id']}.sqlite"
+        assert database["delta"] == (
+            f"databases/variants/{item['db_variant']}.sqlite" if item["db_variant"] else None
+        )
+        assert entries[database["base"]]["bytes"] == (folder / database["base"]).stat().st_size
+
+
+def test_a_consumer_runs_every_gold_query_from_the_release_alone(alone):
+    folder, items = alone
+    runnable = executed(items)
+    assert len(runnable) >= 150 and any(i["db_variant"] for i in runnable)
+    for item in runnable:
+        with open_item_database(folder, item) as db:
+            result = db.execute(item["sql"], ordered=item["result"]["ordered"])
+        assert result.hash == item["result"]["hash"], item["id"]
+
+
+def test_plain_sqlite3_sees_the_same_merged_view(alone):
+    """No answerable code: open the delta, ATTACH the base, run the gold SQL."""
+    folder, items = alone
+    edited = [i for i in executed(items) if i["db_variant"]]
+    assert edited
+    for item in edited:
+        con = sqlite3.connect(f"file:{folder / item['database']['delta']}?mode=ro", uri=True)
+        con.execute("ATTACH DATABASE ? AS base", (f"file:{folder / item['database']['base']}",))
+        rows = con.execute(item["sql"]).fetchall()
+        con.close()
+        ordered = item["result"]["ordered"]
+        assert result_hash(rows, ordered, len(item["result"]["columns"])) == item["result"]["hash"]
+
+
+def test_unanswerable_edits_hold_in_the_release(alone):
+    """A dropped column is gone from the merged view though the base still has it."""
+    folder, items = alone
+    dropped = [i for i in items if i["provenance"]["generator"] == "drop_column_v1"]
+    assert dropped
+    for item in dropped:
+        table, _, column = item["trigger"]["column"].rpartition(".")
+        merged = DatabaseSchema.from_sqlite(
+            folder / item["database"]["delta"], base=folder / item["database"]["base"]
+        )
+        base = DatabaseSchema.from_sqlite(folder / item["database"]["base"])
+        assert merged.table(table).column(column) is None
+        assert base.table(table).column(column) is not None
+
+
+def test_materialize_full_writes_whole_copies_that_answer_alike(alone, tmp_path):
+    folder, items = alone
+    before = {p: sha256_file(p) for p in folder.rglob("*") if p.is_file()}
+    result = run_in(tmp_path, "materialize", folder, "--full", "--out", tmp_path / "full")
+    assert result.exit_code == 0, result.output
+    variants = {i["db_variant"] for i in items if i["db_variant"]}
+    assert f"{len(variants)} full copies in" in result.output
+    for item in (i for i in executed(items) if i["db_variant"]):
+        with ReadOnlyDatabase(tmp_path / "full" / f"{item['db_variant']}.sqlite") as db:
+            assert db.execute(item["sql"]).hash == item["result"]["hash"]
+    again = run_in(tmp_path, "materialize", folder, "--full", "--out", tmp_path / "full")
+    assert again.output == result.output
+    assert {p: sha256_file(p) for p in folder.rglob("*") if p.is_file()} == before
+    default = run_in(tmp_path, "materialize", folder, "--full")
+    assert (tmp_path / f"{folder.parent.name}-{folder.name}-full").is_dir(), default.output
+
+
+def test_materialize_needs_a_release_and_the_flag(tmp_path):
+    missing = run_in(tmp_path, "materialize", tmp_path / "nope", "--full")
+    assert missing.exit_code == 1 and "no manifest.json" in missing.output
+    assert run_in(tmp_path, "materialize", tmp_path).exit_code == 2
+
+
+def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_path):
+    cwd, _ = demo_build
+    items = release_items(cwd / "releases" / "answerable-demo" / "0.1.0")
+    edited = next(i for i in items if i["db_variant"])
+    plain = next(i for i in items if not i["db_variant"] and i["db_id"] == edited["db_id"])
+    spare = {**plain, "id": "0" * 16, "db_id": "schema_only"}
+    sources = {db: cwd / ".answerable" / "demo" / f"{db}.sqlite" for db in ("clinic", "league")}
+    sources["schema_only"] = None
+    variants = tmp_path / "variants"  # empty: the delta is made again from the edit script
+    shipped = ship_databases([edited, plain, spare], tmp_path / "out", sources, variants)
+    assert [f["path"] for f in shipped.files] == sorted(
+        [f"databases/{edited['db_id']}.sqlite", edited["database"]["delta"]]
+    )
+    assert shipped.items[2]["database"] is None
+    delta = tmp_path / "out" / edited["database"]["delta"]
+    shipped_before = cwd / "releases" / "answerable-demo" / "0.1.0" / edited["database"]["delta"]
+    assert sha256_file(delta) == sha256_file(shipped_before)  # same bytes, made afresh
+    assert storage_line(tmp_path / "out") == (
+        f"db_bytes={sum(f['bytes'] for f in shipped.files)} "
+        f"base_bytes={sources[edited['db_id']].stat().st_size}"
+    )
+    with pytest.raises(ReleaseDatabaseError, match="schema-only"):
+        open_item_database(tmp_path / "out", shipped.items[2])
+    escaping = {**edited, "database": {"base": "../../etc/x.sqlite", "delta": None}}
+    with pytest.raises(ReleaseDatabaseError, match="outside"):
+        open_item_database(tmp_path / "out", escaping)

@@ -1,0 +1,179 @@
+"""Release guards and bad release settings, end to end through ``answerable build``:
+one line naming the key and the fix, exit 1, nothing published, no version used up."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from answerable.pipeline import StepOutput
+from answerable.records import read_jsonl, read_parquet
+from answerable.release.guards import contradictions, drop_contradictions
+from answerable.release.inspect import load_items
+from answerable.release.publish import read_manifest
+from tests.conftest import run_in
+from tests.release_helpers import hex_id, make_item
+from tests.test_cli import assert_clean_error, seed, tiny_project
+
+SEEDS = [
+    seed("How many items?", "SELECT count(*) FROM item"),
+    seed("What is the dearest item?", "SELECT name FROM item ORDER BY price DESC LIMIT 1"),
+    seed("What is the cheapest item?", "SELECT name FROM item ORDER BY price LIMIT 1"),
+    seed("Which items cost more than 50?", "SELECT name FROM item WHERE price > 50"),
+    {"db_id": "shop", "question": "Who made the items?", "sql": None, "label": "unanswerable"},
+]
+
+
+def _release(tmp_path, section: str, seeds=SEEDS):
+    recipe = tiny_project(tmp_path, seeds, extra=textwrap.dedent(section))
+    return recipe, run_in(tmp_path, "build", recipe)
+
+
+def _nothing_published(tmp_path):
+    assert not (tmp_path / "releases" / "tiny" / "0.1.0").exists()
+
+
+def test_contradictory_items_are_both_rejected_naming_each_other():
+    items = [
+        make_item("a", question="How many items?", result_hash="1" * 64),
+        make_item("b", question="how many items", result_hash="2" * 64),
+        make_item("c", question="How many items?", db_id="other", result_hash="3" * 64),
+        make_item("d", question="How many items??", result_hash="1" * 64),
+    ]
+    found = contradictions(items)
+    assert found == {
+        hex_id("a"): sorted([hex_id("b"), hex_id("d")]),
+        hex_id("b"): sorted([hex_id("a"), hex_id("d")]),
+        hex_id("d"): sorted([hex_id("a"), hex_id("b")]),
+    }
+    kept = drop_contradictions(StepOutput(items=items))
+    assert [i["id"] for i in kept.items] == [hex_id("c")]
+    assert {r["reason"] for r in kept.rejects} == {"contradictory"}
+    assert hex_id("b") in next(r for r in kept.rejects if r["id"] == hex_id("a"))["detail"]
+
+
+def test_contradictory_seeds_are_rejects_in_a_build(tmp_path):
+    seeds = [*SEEDS, seed("How many items?", "SELECT count(*) FROM item WHERE price > 50")]
+    _, result = _release(tmp_path, "", seeds)
+    assert result.exit_code == 0, result.output
+    rejects = list(read_jsonl(tmp_path / ".answerable" / "tiny" / "reports" / "rejects.jsonl"))
+    contradictory = [r for r in rejects if r["reason"] == "contradictory"]
+    assert len(contradictory) == 2
+    assert contradictory[0]["id"] in contradictory[1]["detail"]
+    released = load_items(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert "How many items?" not in {i["question"] for i in released}
+
+
+def test_an_empty_release_publishes_nothing_and_uses_up_no_version(tmp_path):
+    empty = [seed("Which items cost more than 1000?", "SELECT name FROM item WHERE price > 1000")]
+    recipe, result = _release(tmp_path, "", empty)
+    assert_clean_error(result, "no items to release, nothing published", "fix:")
+    _nothing_published(tmp_path)
+    (tmp_path / "seeds.jsonl").write_text(
+        "".join(__import__("json").dumps(s) + "\n" for s in SEEDS)
+    )
+    again = run_in(tmp_path, "build", recipe)
+    assert again.exit_code == 0, again.output
+    assert read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")["counts"]["total"] == 5
+
+
+def test_the_release_section_splits_and_reports(tmp_path):
+    _, result = _release(
+        tmp_path,
+        """\
+        release:
+          split: {kind: question, ratios: {train: 0.5, test: 0.5}, test_only: [unanswerable]}
+        """,
+    )
+    assert result.exit_code == 0, result.output
+    release = tmp_path / "releases" / "tiny" / "0.1.0"
+    manifest = read_manifest(release)
+    assert sum(manifest["counts"]["by_split"].values()) == 5
+    assert "report.json" in {f["path"] for f in manifest["files"]}
+    items = load_items(release)
+    assert next(i for i in items if i["label"] == "unanswerable")["split"] == "test"
+
+
+BAD_SETTINGS = {
+    "ratios that do not sum to one": (
+        "release: {split: {ratios: {train: 0.5, test: 0.4}}}",
+        ["<recipe>", "release.split.ratios", "sum to 0.9"],
+    ),
+    "quotas that exceed the pool": (
+        "release: {sample: {strata: [label], count: 10}}",
+        ["<recipe>", "release.sample.count", "the pool holds 5"],
+    ),
+    "a stratum short of its minimum": (
+        "release: {sample: {strata: [label], count: 2}}",
+        ["stratum label=unanswerable holds 1 items", "minimum 2"],
+    ),
+    "an unknown stratum field": (
+        "release: {sample: {strata: [colour], count: 1}}",
+        ["<recipe>", "release.sample.strata", "'colour'"],
+    ),
+    "a query split over items without sql": (
+        "release: {split: {kind: query, ratios: {train: 0.5, test: 0.5}}}",
+        ["<recipe>", "release.split.kind", "skeleton"],
+    ),
+}
+
+
+def test_validate_checks_the_release_settings(tmp_path):
+    recipe = tiny_project(tmp_path, SEEDS, extra="release: {split: {ratios: {train: 0.5}}}\n")
+    result = run_in(tmp_path, "validate", recipe)
+    assert_clean_error(result, str(recipe), "release.split.ratios", "sum to 0.5", "fix:")
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SETTINGS))
+def test_a_bad_release_setting_is_one_line_and_publishes_nothing(tmp_path, case):
+    section, words = BAD_SETTINGS[case]
+    recipe, result = _release(tmp_path, section + "\n")
+    words = [str(recipe) if word == "<recipe>" else word for word in words]
+    assert_clean_error(result, *words, "fix:")
+    _nothing_published(tmp_path)
+
+
+def test_a_family_larger_than_a_split(tmp_path):
+    seeds = [
+        seed(f"Is item {i} cheap?", f"SELECT price < 10 FROM item WHERE id = {i}")
+        for i in range(1, 20)
+    ]
+    recipe, result = _release(
+        tmp_path,
+        """\
+        counterfactual: {rate: 1.0, edits: [drop_column_v1], control_rate: 1.0}
+        release: {split: {ratios: {train: 0.95, test: 0.05}}}
+        """,
+        seeds,
+    )
+    assert_clean_error(result, str(recipe), "release.split.ratios", "must stay together", "fix:")
+    _nothing_published(tmp_path)
+
+
+def test_a_leak_set_to_error_stops_the_release(tmp_path):
+    seeds = [*SEEDS, seed("How many items are there?", "SELECT count(*) FROM item")]
+    _, result = _release(
+        tmp_path,
+        """\
+        release:
+          split: {ratios: {train: 0.5, test: 0.5}}
+          leakage: {same_sql: error}
+        """,
+        seeds,
+    )
+    assert_clean_error(result, "release leakage: same_sql", "fix:")
+    _nothing_published(tmp_path)
+
+
+def test_the_split_a_source_gives_is_kept_on_the_item_and_in_the_release(tmp_path):
+    seeds = [{**s, "split": ("train", "dev")[n % 2]} for n, s in enumerate(SEEDS)]
+    _, result = _release(tmp_path, "release: {split: {kind: source}}\n", seeds)
+    assert result.exit_code == 0, result.output
+    candidates = read_parquet(tmp_path / ".answerable" / "tiny" / "candidates.parquet")
+    wanted = {s["question"]: s["split"] for s in seeds}
+    assert {i["question"]: i["split"] for i in candidates} == wanted
+    released = load_items(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert {i["question"]: i["split"] for i in released} == wanted
+    manifest = read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")
+    assert manifest["counts"]["by_split"] == {"dev": 2, "train": 3}
