@@ -26,6 +26,7 @@ TAXONOMY: dict[str, tuple[str | None, ...]] = {
     "ambiguous": (
         "column-ambiguous",
         "value-ambiguous",
+        "operator-ambiguous",
         "vague-question",
         "vague-word",
         "ambiguous-reference",
@@ -37,6 +38,7 @@ TAXONOMY: dict[str, tuple[str | None, ...]] = {
         "external-knowledge",
         "out-of-scope",
         "out-of-domain",
+        "small-talk",
     ),
 }
 CATEGORY_LABEL = {c: label for label, cats in TAXONOMY.items() for c in cats if c is not None}

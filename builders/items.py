@@ -17,6 +17,7 @@ def plain_item(
     label: str = "answerable",
     category: str | None = None,
     dialect: str = "sqlite",
+    subtype: str | None = None,
 ) -> dict:
     """An item on ``db_id`` as it is (no schema edit), its id a hash of its content.
 
@@ -37,6 +38,7 @@ def plain_item(
         "dialect": dialect,
         "label": label,
         "category": category,
+        "subtype": subtype,
         "result": result,
         "sql_meta": sql_meta,
         "provenance": {**provenance, "tool_version": __version__},

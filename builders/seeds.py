@@ -62,6 +62,7 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
         sql_meta=sql_meta,
         label=example["label"],
         category=example.get("category"),
+        subtype=example.get("subtype"),
         dialect=example.get("dialect", "sqlite"),
         provenance={
             "generator": GENERATOR,
@@ -69,11 +70,18 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
             "external_id": example.get("external_id"),
             "params": {"verified_by": verified_by},
             "parent": example["id"],
+            **_source_category(example),
         },
     )
     if example.get("split"):  # the source's own split, kept unless the release re-splits
         item["split"] = example["split"]
     return item
+
+
+def _source_category(example: dict) -> dict:
+    """The source's own category name for the provenance, when it gave one."""
+    name = example.get("source_category")
+    return {"source_category": name} if name else {}
 
 
 def _reject(example: dict, reason: str, detail: str) -> dict:

@@ -47,6 +47,7 @@ CAPS = GATE + "test_caps_and_connection_limits_give_named_reasons"
 EXE = "tests/test_executor.py::test_refused_statements_leave_the_file_unchanged"
 CLI = "tests/test_cli.py::"
 SOURCES = "tests/test_sources.py::"
+DELIMITED = "tests/test_sources_delimited.py::"
 RECIPE = "tests/test_recipe.py::test_config_errors_name_file_key_and_fix"
 NAMES = "tests/test_names.py::"
 AUTHOR = "tests/test_authoring.py::"
@@ -168,6 +169,11 @@ CASES = [
     Case("sources", "question not a string", SOURCES + "test_jsonl_wrong_shape", "expected a string, found an integer"),
     Case("sources", "empty question, duplicate, invalid record", SOURCES + "test_jsonl_rejects_empty_duplicate_and_invalid", "same question and SQL as"),
     Case("sources", "source missing a required key", SOURCES + "test_load_source_names_the_missing_key", "required for format"),
+    Case("sources", "TSV without a mapped column", DELIMITED + "test_missing_column_names_the_header_and_fix", "add the column or map"),
+    Case("sources", "TSV label not in the category map", DELIMITED + "test_unmapped_category_names_the_row_and_fix", "is not in the category map"),
+    Case("sources", "category map to an unknown category", DELIMITED + "test_category_map_to_an_unknown_category_names_the_key", "unknown category"),
+    Case("sources", "DDL file that does not parse", DELIMITED + "test_ddl_that_does_not_parse_names_the_file", "the DDL does not parse"),
+    Case("sources", "question file without a schema", DELIMITED + "test_question_file_without_a_schema_says_what_to_add", "a question file needs the schema"),
     Case("sources", "a 1 MB question", LIMITS + "test_a_1mb_question_is_rejected_by_the_default_limits", "limits.max_line_bytes (1000000)"),
     Case("sources", "a question past 2,000 characters", LIMITS + "test_default_question_and_sql_limits", "question of 2107 characters"),
     Case("sources", "SQL past its limit", LIMITS + "test_default_question_and_sql_limits", "limits.max_sql_chars (20000)"),

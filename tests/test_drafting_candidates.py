@@ -10,7 +10,6 @@ import pytest
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.candidates import (
-    ERROR_TYPES,
     PERTURBATIONS,
     candidate,
     drop_distinct,
@@ -25,6 +24,7 @@ from answerable.builders.drafting.candidates import (
     wrong_value,
 )
 from answerable.builders.drafting.context import load_context
+from answerable.builders.drafting.error_types import ERROR_TYPES
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.records import read_jsonl

@@ -44,7 +44,7 @@ def test_good_recipe_resolves_paths(tmp_path):
         (GOOD + "    bogus: 1\n", "sources[0].bogus", "unknown key"),
         (GOOD.replace("seed: 3", "seed: three"), "seed", "not of type 'integer'"),
         (GOOD.replace("version: 0.1.0\n", ""), None, "missing key 'version'"),
-        (GOOD.replace("format: jsonl", "format: csv"), "sources[0].format", "is not one of"),
+        (GOOD.replace("format: jsonl", "format: xlsx"), "sources[0].format", "is not one of"),
         (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
         (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
         (GOOD.replace("    databases: dbs\n", ""), "sources[0]", "missing key 'databases'"),

@@ -74,7 +74,7 @@ BAD = [
     ("prediction", {**GOOD["prediction"], "sql": ""}, "/sql"),
     (
         "recipe",
-        {**GOOD["recipe"], "sources": [{"name": "a", "format": "csv"}]},
+        {**GOOD["recipe"], "sources": [{"name": "a", "format": "xlsx"}]},
         "/sources/0/format",
     ),
 ]

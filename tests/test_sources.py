@@ -253,7 +253,8 @@ def test_load_source_dispatches_each_format(tmp_path, pets_db):
         ({"name": "t", "format": "text2sql", "path": "x.json"}, "database"),
         ({"name": "j", "format": "jsonl", "path": "x.jsonl"}, "databases"),
         ({"name": "j", "format": "jsonl", "databases": "dbs"}, "path"),
-        ({"name": "x", "format": "csv", "path": "x.csv"}, "format"),
+        ({"name": "x", "format": "xlsx", "path": "x.xlsx"}, "format"),
+        ({"name": "x", "format": "csv", "path": "x.csv"}, "db_id"),
     ],
 )
 def test_load_source_names_the_missing_key(spec, key):

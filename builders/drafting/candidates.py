@@ -5,14 +5,19 @@ pairs into four strata: answerable-correct, answerable-incorrect, ambiguous and
 unanswerable. Here a candidate comes from the model (``llm_sql_v1``, a text-to-SQL
 prompt) or, offline, from the gold SQL (``perturb_sql_v1``): the gold qualified
 against the schema (an equivalent rewrite) and perturbations done on the sqlglot tree,
-each tagged with the error type it imitates:
+each imitating one of SCARE's error types (see :mod:`error_types`):
 
-- ``T/C`` table or column: a column swapped for a sibling, a table for one with the
-  same columns;
-- ``J/G`` join or grouping: a join condition or a GROUP BY column swapped;
+- ``T/C`` table/column reference: a column swapped for a sibling, a table for one with
+  the same columns;
+- ``J/G`` JOIN/GROUP BY: a join condition or a GROUP BY column swapped;
 - ``PV`` predicate value: a compared value replaced by another from the column;
-- ``OL`` operator or logic: a comparison, AND/OR, or sort direction flipped;
-- ``OG`` output granularity: DISTINCT dropped, LIMIT changed.
+- ``OL`` other local: a comparison, AND/OR or sort direction flipped, DISTINCT dropped,
+  LIMIT changed;
+- ``OG`` other global: the WHERE clause dropped (the query too simple for the question).
+
+A candidate's ``error_type`` is not the perturbation's intent but what the tree diff
+against the gold says (:func:`error_types.classify`), so a model's incorrect candidates
+get one too.
 
 An answerable item's candidate runs on the database and is ``answerable-correct`` when
 its result hash equals the gold's, else ``answerable-incorrect`` (an error counts as
@@ -30,6 +35,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
+from answerable.builders.drafting.error_types import classify, error_type
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.builders.sqlkit.refs import resolve_all
@@ -38,14 +44,6 @@ from answerable.errors import SQLError
 PERTURB_GENERATOR = "perturb_sql_v1"
 LLM_GENERATOR = "llm_sql_v1"
 
-ERROR_TYPES = {
-    "T/C": "wrong table or column",
-    "J/G": "wrong join or grouping",
-    "PV": "wrong value in a predicate",
-    "OL": "wrong comparison operator, logic or sort direction",
-    "OG": "wrong output granularity (DISTINCT, LIMIT)",
-}
-"""SCARE's error types, as this module reads them."""
 
 FLIPS = {
     exp.GT: exp.GTE,
@@ -193,7 +191,7 @@ def wrong_operator(tree, _context, rng):
 
 
 def drop_distinct(tree, _context, _rng):
-    """OG: the outer SELECT's DISTINCT dropped."""
+    """OL: the outer SELECT's DISTINCT dropped."""
     if not isinstance(tree, exp.Select) or not tree.args.get("distinct"):
         return None
     tree = tree.copy()
@@ -202,13 +200,22 @@ def drop_distinct(tree, _context, _rng):
 
 
 def wrong_limit(tree, _context, _rng):
-    """OG: the LIMIT doubled."""
+    """OL: the LIMIT doubled."""
     limit = tree.args.get("limit")
     count = limit.expression if limit is not None else None
     if not isinstance(count, exp.Literal) or count.is_string:
         return None
     tree = tree.copy()
     tree.args["limit"].set("expression", exp.Literal.number(int(count.this) * 2))
+    return tree
+
+
+def drop_where(tree, _context, _rng):
+    """OG: the outer WHERE dropped, so the query answers a broader question."""
+    if not isinstance(tree, exp.Select) or tree.args.get("where") is None:
+        return None
+    tree = tree.copy()
+    tree.set("where", None)
     return tree
 
 
@@ -219,8 +226,9 @@ PERTURBATIONS: dict[str, tuple[str, Perturbation]] = {
     "wrong_group_by": ("J/G", wrong_group_by),
     "wrong_value": ("PV", wrong_value),
     "wrong_operator": ("OL", wrong_operator),
-    "drop_distinct": ("OG", drop_distinct),
-    "wrong_limit": ("OG", wrong_limit),
+    "drop_distinct": ("OL", drop_distinct),
+    "wrong_limit": ("OL", wrong_limit),
+    "drop_where": ("OG", drop_where),
 }
 """Every perturbation by name, with the SCARE error type it imitates."""
 
@@ -243,12 +251,13 @@ def perturbed_candidates(
     for name in names:
         if len(found) >= count:
             break
-        error_type, perturb = PERTURBATIONS[name]
+        _intent, perturb = PERTURBATIONS[name]
         changed = perturb(tree, context, rng)
         text = changed.sql(dialect) if changed is not None else None
         if text and text not in seen:
             seen.add(text)
-            found.append(candidate(text, PERTURB_GENERATOR, edit=name, error_type=error_type))
+            kind = classify(tree, changed)
+            found.append(candidate(text, PERTURB_GENERATOR, edit=name, error_type=kind))
     return found[:count]
 
 
@@ -287,10 +296,18 @@ def label(item: dict, found: dict, database: ReadOnlyDatabase | None) -> dict:
     try:
         result = database.execute(found["sql"], ordered=gold.get("ordered"))
     except SQLError as error:
-        return {**found, "stratum": "answerable-incorrect", "error": error.reason}
-    correct = result.hash == gold["hash"]
+        return {**_typed(item, found), "stratum": "answerable-incorrect", "error": error.reason}
+    if result.hash == gold["hash"]:
+        correct = {"stratum": "answerable-correct", "error_type": None}  # no error to type
+        return {**found, **correct, "result_hash": result.hash}
+    return {**_typed(item, found), "stratum": "answerable-incorrect", "result_hash": result.hash}
+
+
+def _typed(item: dict, found: dict) -> dict:
+    """An incorrect candidate with its SCARE error type: a model's gets one from the diff."""
+    if found["error_type"] is not None or not item.get("sql"):
+        return found
     return {
         **found,
-        "stratum": "answerable-correct" if correct else "answerable-incorrect",
-        "result_hash": result.hash,
+        "error_type": error_type(item["sql"], found["sql"], item.get("dialect", "sqlite")),
     }

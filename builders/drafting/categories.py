@@ -1,9 +1,10 @@
 """The taxonomy categories drafting produces: label, definition, examples, explanation.
 
-Six categories, SCARE's set: three ambiguous (``vague-question``, ``vague-word``,
-``ambiguous-reference``) and three unanswerable (``missing-column``, ``out-of-scope``,
-``out-of-domain``). The other categories of the taxonomy (column- and value-ambiguous,
-missing-value, calculation, external-knowledge) come from schema edits, not drafting.
+SCARE's six categories (``vague-question``, ``vague-word``, ``ambiguous-reference``;
+``missing-column``, ``out-of-scope``, ``small-talk``) and TrustSQL's ``out-of-domain``.
+The other categories of the taxonomy (column-, value- and operator-ambiguous,
+missing-value, calculation, external-knowledge) come from schema edits, sources or
+review, not drafting.
 
 The examples are written for a made-up bookshop database, so that a prompt never shows
 the model a question about the database it drafts for.
@@ -165,22 +166,47 @@ OUT_OF_DOMAIN = Category(
     name="out-of-domain",
     label="unanswerable",
     definition=(
-        "Small talk or a question on a topic the database has nothing to do with; it shares "
-        "no table or column term with the schema."
+        "A question on a topic the database has nothing to do with; it shares no table or "
+        "column term with the schema."
     ),
     trigger="the topic of the question in one or two words",
     explanation="The question is not about this database; answer that it cannot help with it.",
     uses_parent=False,
     examples=(
         {
-            "question": "Good morning! How was your weekend?",
-            "trigger": "greeting",
-            "rationale": "Small talk.",
-        },
-        {
             "question": "Who won the chess world championship in 1972?",
             "trigger": "chess",
             "rationale": "Nothing in a bookshop database is about chess results.",
+        },
+        {
+            "question": "How many moons does Jupiter have?",
+            "trigger": "astronomy",
+            "rationale": "A factual question on a subject the database does not cover.",
+        },
+    ),
+)
+
+SMALL_TALK = Category(
+    name="small-talk",
+    label="unanswerable",
+    definition=(
+        "Casual conversation addressed to the assistant (a greeting, a question about its "
+        "day or the weather), not a request for data; it names nothing in the schema."
+    ),
+    trigger="the topic of the small talk in one or two words",
+    explanation="This is small talk, not a question about the data; say so and offer help "
+    "with the database.",
+    uses_parent=False,
+    examples=(
+        {
+            "question": "Good morning! How was your weekend?",
+            "trigger": "greeting",
+            "rationale": "Chat with the assistant; no data is asked for.",
+        },
+        {
+            "question": "Did you have a coffee before work today?",
+            "trigger": "coffee",
+            "rationale": "A personal question to the assistant.",
         },
     ),
 )
@@ -194,6 +220,7 @@ CATEGORIES = {
         MISSING_COLUMN,
         OUT_OF_SCOPE,
         OUT_OF_DOMAIN,
+        SMALL_TALK,
     )
 }
 """Every drafted category by name, in the taxonomy's order."""
@@ -231,6 +258,13 @@ OTHER_DEFINITIONS = (
         "A value in the question occurs in two or more columns, so it can filter on either "
         "one and the answers differ.",
         "'Books by Austen' when 'Austen' is both an author name and a series title.",
+    ),
+    Definition(
+        "operator-ambiguous",
+        "ambiguous",
+        "The question implies a comparison or a condition but not which operator or "
+        "threshold applies, so several filters fit (OncoMX-NAQ's operator ambiguous).",
+        "'Which books sell slightly better than average?': how much better is slightly?",
     ),
     Definition(
         "missing-value",

@@ -4,7 +4,7 @@ Per category (the issue's rules):
 
 - ``missing-column``: the trigger column is not in the schema (``column-in-schema``)
   and is not a near-synonym of a column (``column-near-synonym``);
-- ``out-of-domain``: the question shares no schema term (``shares-schema-term``);
+- ``out-of-domain``, ``small-talk``: the question shares no schema term (``shares-schema-term``);
 - ``vague-word`` and ``vague-question``: the trigger is in the question
   (``trigger-not-in-question``); a vague word must leave something open that the rest
   of the question does not fix (``vague-word-settled``, see :mod:`.settled`);
@@ -212,6 +212,7 @@ CHECKS = {
     "missing-column": check_missing_column,
     "out-of-scope": check_out_of_scope,
     "out-of-domain": check_out_of_domain,
+    "small-talk": check_out_of_domain,  # shares no schema term either
 }
 """The check of each drafted category."""
 

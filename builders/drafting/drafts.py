@@ -140,7 +140,7 @@ def _request_seed(seed: int, key: str) -> int:
 def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:
     if CATEGORIES[category].uses_parent:
         return None
-    if category == "out-of-domain":
+    if category in ("out-of-domain", "small-talk"):
         rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
         return f"small talk about {rng.choice(SMALL_TALK_TOPICS)}"
     return f"the table {table}" if table else None

@@ -11,7 +11,7 @@ rule finds nothing to work on, e.g. no table noun to qualify):
 - ``missing-column``: a question about a plausible absent attribute from the lexicon;
 - ``out-of-scope``: a prediction, chart, clustering or explanation request about the
   parent's table and column;
-- ``out-of-domain``: small talk from templates filled by Faker.
+- ``out-of-domain`` and ``small-talk``: small talk from templates filled by Faker.
 
 The random choices come from ``rng``, private to (recipe seed, step, job).
 """
@@ -316,7 +316,8 @@ def _faker() -> Faker:
 
 
 def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-domain: small talk from a template, its blanks filled by a seeded Faker."""
+    """small-talk (and out-of-domain, offline): small talk from a template, its blanks
+    filled by a seeded Faker."""
     fake = _faker()
     fake.seed_instance(rng.getrandbits(64))
     topic, pattern = rng.choice(lexicon.SMALL_TALK)
@@ -352,6 +353,7 @@ RULES = {
     "missing-column": ask_missing_column,
     "out-of-scope": rewrite_out_of_scope,
     "out-of-domain": small_talk,
+    "small-talk": small_talk,
 }
 """The offline rule of each category."""
 

@@ -1,6 +1,6 @@
 """Source loaders: raw question/SQL inputs read into source examples and databases.
 
-One loader per input format (``jsonl``, ``spider``, ``text2sql``, ``ehrsql``), each
+One loader per input format (``jsonl``, ``spider``, ``text2sql``, ``ehrsql``, ``tsv``/``csv``), each
 returning :class:`SourceData`. :func:`load_source` reads one ``sources`` entry of a recipe.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from answerable.builders.sources.common import LIMITS, DatabaseRef, SourceData, within_limits
+from answerable.builders.sources.delimited import load_delimited
 from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
 from answerable.builders.sources.spider import load_spider
@@ -26,12 +27,14 @@ __all__ = [
     "load_text2sql",
 ]
 
-FORMATS = ("jsonl", "spider", "text2sql", "ehrsql")
+FORMATS = ("jsonl", "spider", "text2sql", "ehrsql", "tsv", "csv")
 REQUIRED = {
     "jsonl": ("path", "databases"),
     "spider": ("path", "tables"),
     "text2sql": ("path", "database"),
     "ehrsql": ("path", "labels", "tables"),
+    "tsv": ("path", "db_id"),
+    "csv": ("path", "db_id"),
 }
 
 
@@ -57,7 +60,7 @@ def load_source(
             )
     paths = {
         key: resolve(spec, key, base, demo_dir)
-        for key in ("path", "tables", "labels", "databases", "database")
+        for key in ("path", "tables", "labels", "databases", "database", "schema")
     }
     limits = {**LIMITS, **(limits or {})}
     return within_limits(dispatch(kind, spec, paths, limits["max_line_bytes"]), limits)
@@ -85,6 +88,8 @@ def dispatch(
 ) -> SourceData:
     """Call the loader of ``kind`` with the resolved paths."""
     name, limit = spec["name"], spec.get("limit")
+    if kind in ("tsv", "csv"):
+        return load_delimited(spec, paths, kind)
     if kind == "jsonl":
         return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes)
     if kind == "spider":

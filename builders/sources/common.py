@@ -40,6 +40,7 @@ class SourceData:
     examples: list[dict] = field(default_factory=list)
     databases: dict[str, DatabaseRef] = field(default_factory=dict)
     rejects: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was normalized on the way in
 
 
 # The recipe's ``limits`` section and its defaults: past them an example is rejected.

@@ -90,6 +90,7 @@ def load_sources(recipe: Recipe) -> SourceData:
             merged.databases.setdefault(db_id, ref)
         merged.examples += data.examples
         merged.rejects += data.rejects
+        merged.notes += data.notes
     return merged
 
 
@@ -209,6 +210,8 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         f"loaded {len(loaded.examples)} examples over {len(loaded.databases)} databases "
         f"from {len(recipe.data['sources'])} sources"
     )
+    for note in loaded.notes:
+        log(note)
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
     inputs = input_files(recipe, loaded.databases)

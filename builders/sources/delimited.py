@@ -1,0 +1,182 @@
+"""Tab- or comma-separated question files (``tsv``, ``csv``), such as OncoMX-NAQ's.
+
+A column map names the file's columns for the fields of a source example (``question``,
+``sql``, ``category``, ``subtype``, ``split``, ``id``; a field left out reads the column of
+its own name, if any, and only ``question`` is required); a category map turns the
+file's own category labels into the taxonomy's (or ``answerable``). Labels are matched
+after trimming and folding case and runs of spaces, since hand-made files disagree on
+those (NAQ's labels carry trailing spaces on some rows only); every label that needed
+it is reported in a note. The file's label is kept on the example as
+``source_category``.
+
+The schema comes from a DDL file (``schema:``), a Spider-style ``tables.json``
+(``tables:``) or a SQLite file (``database:``). Without a database file nothing runs:
+answerable rows with SQL are verified by binding to the schema, not by execution.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from answerable.builders.drafting.categories import definitions
+from answerable.builders.sources.common import (
+    DatabaseRef,
+    ExampleCollector,
+    SourceData,
+    new_example,
+    read_text,
+    spider_schema,
+    spider_tables,
+    sqlite_schema,
+)
+from answerable.builders.sources.ddl import ddl_schema
+from answerable.errors import ConfigError
+
+FIELDS = ("question", "sql", "category", "subtype", "split", "id")
+"""The fields a column map may name; ``id`` becomes the example's ``external_id``."""
+
+DELIMITERS = {"tsv": "\t", "csv": ","}
+
+
+def normal_label(label: str) -> str:
+    """How labels are compared: trimmed, runs of spaces folded, case folded.
+
+    >>> normal_label("Operator Ambiguous ")
+    'operator ambiguous'
+    """
+    return " ".join(label.split()).casefold()
+
+
+def load_delimited(spec: dict, paths: dict[str, Path | None], kind: str) -> SourceData:
+    """Read one ``tsv``/``csv`` source entry (its paths already resolved)."""
+    path, source, db_id = paths["path"], spec["name"], spec["db_id"]
+    where = f"recipe source {source!r}"
+    categories = category_map(spec.get("categories") or {}, where)
+    columns, rows = read_rows(path, DELIMITERS[kind], column_map(spec.get("columns") or {}, where))
+    out, seen = ExampleCollector(source, spec.get("limit")), {}
+    for number, row in rows:
+        if out.full:
+            break
+        out.add(row_example(row, number, columns, categories, spec, path, seen))
+    schema = source_schema(spec, paths, db_id, where)
+    data = out.finish(lambda _db: DatabaseRef(db_id, paths.get("database"), schema))
+    data.notes = label_notes(path, seen)
+    return data
+
+
+def column_map(columns: dict, where: str) -> dict[str, str]:
+    """``{field: column header}`` as the recipe gives it (``question`` at least)."""
+    unknown = sorted(set(columns) - set(FIELDS))
+    if unknown:
+        raise ConfigError(
+            where, f"columns.{unknown[0]}", "not a field", fix=f"map one of: {', '.join(FIELDS)}"
+        )
+    return {"question": "question", **columns}
+
+
+def category_map(categories: dict, where: str) -> dict[str, tuple[str, str | None]]:
+    """``{normal label: (item label, category)}`` from the recipe's category map."""
+    known = {d.name: d.label for d in definitions()}
+    mapped = {}
+    for theirs, ours in categories.items():
+        if ours not in known:
+            raise ConfigError(
+                where,
+                f"categories.{theirs}",
+                f"unknown category {ours!r}",
+                fix=f"map it to one of: {', '.join(sorted(known))}",
+            )
+        mapped[normal_label(theirs)] = (known[ours], None if ours == "answerable" else ours)
+    return mapped
+
+
+def read_rows(
+    path: Path, delimiter: str, columns: dict[str, str]
+) -> tuple[dict[str, str], list[tuple[int, dict]]]:
+    """The full column map and ``(line number, row)`` per data row.
+
+    A field the recipe does not map reads the column of its own name when there is one;
+    a mapped column the header lacks is an error.
+    """
+    lines = read_text(path).splitlines()
+    reader = csv.DictReader(lines, delimiter=delimiter)
+    header = [name.strip() for name in reader.fieldnames or []]
+    reader.fieldnames = header
+    for name, column in columns.items():
+        if column not in header:
+            raise ConfigError(
+                path,
+                "header",
+                f"no column {column!r} for {name} (columns: {', '.join(header) or 'none'})",
+                fix=f"add the column or map {name} to another one under columns:",
+            )
+    columns = {**{f: f for f in FIELDS if f in header}, **columns}
+    rows = [(number, row) for number, row in enumerate(reader, start=2) if any(row.values())]
+    return columns, rows
+
+
+def row_example(
+    row: dict,
+    number: int,
+    columns: dict[str, str],
+    categories: dict,
+    spec: dict,
+    path: Path,
+    seen: dict,
+) -> dict:
+    """The source example of one row; an unmapped category stops the load."""
+    value = {name: (row.get(column) or "").strip() or None for name, column in columns.items()}
+    fields = {"external_id": value.get("id") or str(number)}
+    for name in ("subtype", "split"):
+        if value.get(name):
+            fields[name] = value[name]
+    raw = row.get(columns["category"]) if "category" in columns else None
+    if raw is not None and raw.strip():
+        fields.update(mapped_category(raw, categories, path, number, spec))
+        seen.setdefault(raw, 0)
+        seen[raw] += 1
+    elif value.get("sql") is None:
+        fields["label"] = "unanswerable"
+    return new_example(
+        spec["name"], spec["db_id"], value["question"] or "", value.get("sql"), **fields
+    )
+
+
+def mapped_category(raw: str, categories: dict, path: Path, number: int, spec: dict) -> dict:
+    """``label``, ``category`` and ``source_category`` of a row's label."""
+    found = categories.get(normal_label(raw))
+    if found is None:
+        raise ConfigError(
+            path,
+            f"row {number}",
+            f"category {' '.join(raw.split())!r} is not in the category map",
+            fix=f"add it under categories: of source {spec['name']!r}",
+        )
+    label, category = found
+    return {"label": label, "category": category, "source_category": " ".join(raw.split())}
+
+
+def label_notes(path: Path, seen: dict[str, int]) -> list[str]:
+    """One note per label that matched only once normalized, with how many rows had it."""
+    return [
+        f"{path}: category {raw!r} read as {' '.join(raw.split())!r} ({count} rows)"
+        for raw, count in sorted(seen.items())
+        if raw != " ".join(raw.split())
+    ]
+
+
+def source_schema(spec: dict, paths: dict, db_id: str, where: str):
+    """The schema from ``schema`` (DDL), ``tables`` (Spider-style) or ``database``."""
+    if paths.get("schema") is not None:
+        return ddl_schema(paths["schema"], db_id)
+    if paths.get("tables") is not None:
+        return spider_schema(spider_tables(paths["tables"]), db_id, paths["tables"])
+    if paths.get("database") is not None:
+        return sqlite_schema(paths["database"], db_id)
+    raise ConfigError(
+        where,
+        "schema",
+        "a question file needs the schema of its database",
+        fix="add schema: <DDL file>, tables: <tables.json> or database: <SQLite file>",
+    )
