@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from answerable.records import read_jsonl, read_parquet
+from answerable.records import read_parquet
+from answerable.release.contents import read_items
 from answerable.schemas import KINDS, _schema, fast_validator, validator
 from tests.test_schemas import BAD, GOOD
 
@@ -37,7 +38,7 @@ def faults(item: dict) -> list[dict]:
 def demo_items(demo_build) -> list[dict]:
     cwd, _result = demo_build
     candidates = read_parquet(next(cwd.glob(".answerable/*/candidates.parquet")))
-    released = list(read_jsonl(next(cwd.glob("releases/*/*/items.jsonl"))))
+    released = read_items(next(cwd.glob("releases/*/*/manifest.json")).parent)
     assert candidates and released
     return candidates + released
 
