@@ -6,7 +6,8 @@ and a draft; one family in ten has an unanswerable draft) over 20 databases, in 
 strata (the first candidate SQL's SCARE stratum x hardness). The recipe: a share of 0.95
 per stratum, a 6:2:2 question split with unanswerable items only in test, the default
 leakage checks of a question split, Parquet and JSON Lines. Before the timed run it
-builds the demo release and prints its database storage. The lines on stdout are exactly
+builds the demo release in a child process (so the demo build's memory does not count
+toward the release's peak) and prints its database storage. The lines on stdout are exactly
 
     db_bytes=<all files under the demo release's databases folder> base_bytes=<sources>
     verify_seconds=<s>    (issue 10: answerable verify of the written release, no --execute)
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -154,7 +156,8 @@ def demo_storage() -> str:
 
 
 def main(n: int) -> None:
-    print(demo_storage())
+    child = [sys.executable, __file__, "--demo-storage"]
+    print(subprocess.run(child, check=True, capture_output=True, text=True).stdout.strip())
     pools = [synthetic_pool(n)]  # handed over by pop(), so sampling can free the pool
     config = release_config(SECTION, "bench_release")
     with tempfile.TemporaryDirectory() as folder:
@@ -181,4 +184,7 @@ def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
+    if sys.argv[1:] == ["--demo-storage"]:
+        print(demo_storage())
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
