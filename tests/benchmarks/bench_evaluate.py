@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -55,7 +56,8 @@ def build_demo(folder: Path) -> Path:
 def scale_release(built: Path, target: Path, n: int) -> list[dict]:
     """A release of ``n`` items copied from ``built`` (same databases); returns its items."""
     target.mkdir(parents=True)
-    (target / "databases").symlink_to((built / "databases").resolve())
+    # a copy, not a symlink: a release's database paths may not leave its own folder
+    shutil.copytree(built / "databases", target / "databases")
     originals = open_release(built).items
     items = []
     for k in range(n):
