@@ -141,7 +141,12 @@ def _cell_token(value: Any) -> str:
 
 def row_digest(row: tuple) -> bytes:
     """sha256 of one row, with numbers compared by value (1 equals 1.0)."""
-    return hashlib.sha256("\x1f".join(_cell_token(v) for v in row).encode()).digest()
+    # The two commonest cells are tokenized inline (the same tokens as _cell_token gives):
+    # a function call per cell was a third of the scorer's time on large results.
+    tokens = [
+        "s" + v if type(v) is str else f"n{v}" if type(v) is int else _cell_token(v) for v in row
+    ]
+    return hashlib.sha256("\x1f".join(tokens).encode()).digest()
 
 
 class ResultHasher:

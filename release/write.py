@@ -14,7 +14,7 @@ reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -169,29 +169,50 @@ def to_items(frame: pl.DataFrame) -> list[dict]:
     fields parsed, null keys inside structs left out unless the schema requires them (an
     absent key and a null one read back alike)."""
     frame = frame.select([name for name in polars_schema() if name in frame.columns])
-    schema = frame.schema
+    converters = [(name, _converter(dtype, name)) for name, dtype in frame.schema.items()]
     return [
-        {name: _untyped(row[name], schema[name], name) for name in schema}
+        {name: convert(row[name]) for name, convert in converters}
         for row in frame.iter_rows(named=True)
     ]
 
 
-def _untyped(value: Any, dtype: pl.DataType, path: str) -> Any:
-    if value is None:
-        return None
-    if path in OPEN_FIELDS:
-        return json.loads(value)
-    if isinstance(dtype, pl.Struct):
-        names = {field.name: field.dtype for field in dtype.fields}
-        required = _REQUIRED.get(path, frozenset())
-        return {
-            k: _untyped(value.get(k), t, f"{path}.{k}")
-            for k, t in names.items()
-            if value.get(k) is not None or k in required
-        }
-    if isinstance(dtype, pl.List):
-        return [_untyped(v, dtype.inner, path) for v in value]
+def _same(value: Any) -> Any:
     return value
+
+
+@cache
+def _converter(dtype: pl.DataType, path: str) -> Callable[[Any], Any]:
+    """The function that turns one typed value at ``path`` back into its item form; made
+    once per field, so a million rows do not walk the struct's type again and again."""
+    if path in OPEN_FIELDS:
+        return lambda value: None if value is None else json.loads(value)
+    if isinstance(dtype, pl.Struct):
+        return _struct_converter(dtype, path)
+    if isinstance(dtype, pl.List):
+        inner = _converter(dtype.inner, path)
+        if inner is _same:
+            return _same
+        return lambda value: None if value is None else [inner(v) for v in value]
+    return _same
+
+
+def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
+    parts = [(f.name, _converter(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
+    required = _REQUIRED.get(path, frozenset())
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        out = {}
+        for key, part in parts:
+            field = value.get(key)
+            if field is not None:
+                out[key] = part(field)
+            elif key in required:
+                out[key] = None
+        return out
+
+    return convert
 
 
 # ---- files -----------------------------------------------------------------------------
