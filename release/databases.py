@@ -18,7 +18,6 @@ whose tools cannot attach run ``answerable materialize RELEASE --full`` for full
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,6 @@ from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
-from answerable.release.write import read_split, to_items
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"
@@ -141,22 +139,6 @@ def open_item_database(
     return ReadOnlyDatabase(path, limits, base=base)
 
 
-def release_items(release_dir: str | Path) -> list[dict]:
-    """Every item of a release, read from the JSON Lines data files its manifest lists."""
-    folder = Path(release_dir)
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
-        raise ReleaseDatabaseError(f"{folder}: no manifest.json (fix: give a release folder)")
-    entries = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-    files = [e["path"] for e in entries if e["path"].endswith(".jsonl") and "rows" in e]
-    if not files:
-        raise ReleaseDatabaseError(
-            f"{folder}: the manifest lists no JSON Lines data file (fix: cut the release "
-            "with the jsonl format)"
-        )
-    return [item for name in sorted(files) for item in to_items(read_split(folder / name))]
-
-
 def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
     """Write a whole edited copy of every variant a release's items use to
     ``<out>/<variant_id>.sqlite``, for tools that cannot ATTACH; return their paths.
@@ -165,10 +147,12 @@ def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
     delta), and must show the same schema as the delta over its base. A copy already in
     ``out`` is kept when its sidecar matches the base and the ops.
     """
+    from answerable.release.contents import read_items  # contents imports this module
+
     folder = Path(release_dir)
     store = VariantStore(Path(out), full=True)
     made: dict[str, Path] = {}
-    for item in release_items(folder):
+    for item in read_items(folder):
         database = item.get("database") or {}
         if not database.get("delta") or item["db_variant"] in made:
             continue

@@ -15,10 +15,10 @@ import pytest
 from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
 from answerable.ids import sha256_file
+from answerable.release.contents import read_items
 from answerable.release.databases import (
     ReleaseDatabaseError,
     open_item_database,
-    release_items,
     ship_databases,
     storage_line,
 )
@@ -34,7 +34,7 @@ def alone(demo_build, tmp_path_factory):
     cwd, _ = demo_build
     target = tmp_path_factory.mktemp("consumer") / "answerable-demo-0.1.0"
     shutil.copytree(cwd / "releases" / "answerable-demo" / "0.1.0", target)
-    return target, release_items(target)
+    return target, read_items(target)
 
 
 def executed(items: list[dict]) -> list[dict]:
@@ -117,13 +117,16 @@ def test_materialize_full_writes_whole_copies_that_answer_alike(alone, tmp_path)
 
 def test_materialize_needs_a_release_and_the_flag(tmp_path):
     missing = run_in(tmp_path, "materialize", tmp_path / "nope", "--full")
-    assert missing.exit_code == 1 and "no manifest.json" in missing.output
+    assert missing.exit_code == 1 and "not a folder" in missing.output
+    (tmp_path / "empty").mkdir()
+    empty = run_in(tmp_path, "materialize", tmp_path / "empty", "--full")
+    assert empty.exit_code == 1 and "not a release: no manifest.json" in empty.output
     assert run_in(tmp_path, "materialize", tmp_path).exit_code == 2
 
 
 def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_path):
     cwd, _ = demo_build
-    items = release_items(cwd / "releases" / "answerable-demo" / "0.1.0")
+    items = read_items(cwd / "releases" / "answerable-demo" / "0.1.0")
     edited = next(i for i in items if i["db_variant"])
     plain = next(i for i in items if not i["db_variant"] and i["db_id"] == edited["db_id"])
     spare = {**plain, "id": "0" * 16, "db_id": "schema_only"}
