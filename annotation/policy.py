@@ -69,10 +69,15 @@ class Resolution:
     auto: bool = False
 
 
+def generator_of(item: dict) -> str | None:
+    """The name of the generator that made ``item`` (from its provenance)."""
+    return (item.get("provenance") or {}).get("generator")
+
+
 def resolve(item: dict, decisions: list[dict], policy: Policy) -> Resolution:
     """The status of one item given its current decisions (one per annotator)."""
     item_id = item["id"]
-    generator = (item.get("provenance") or {}).get("generator")
+    generator = generator_of(item)
     if not decisions:
         if generator in policy.auto_accept:
             return Resolution(item_id, ACCEPTED, reason=f"auto-accepted: {generator}", auto=True)

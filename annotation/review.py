@@ -22,6 +22,7 @@ from answerable.annotation.policy import (
     Policy,
     ReviewOutcome,
     apply_policy,
+    generator_of,
 )
 from answerable.annotation.queue import STEP, PushReport
 from answerable.annotation.store import LocalQueue, store_path
@@ -119,8 +120,8 @@ def review_candidates(
 ) -> ReviewResult:
     """Push what needs review, pull the decisions, apply the policy, write the report."""
     policy = policy_of(recipe)
-    needing = [i for i in items if _generator(i) not in policy.auto_accept]
-    machine = [i for i in items if _generator(i) in policy.auto_accept]
+    needing = [i for i in items if generator_of(i) not in policy.auto_accept]
+    machine = [i for i in items if generator_of(i) in policy.auto_accept]
     checked = spot_check.choose(
         machine, spot_check.shares(recipe.section("review"), policy.auto_accept), recipe.seed
     )
@@ -167,10 +168,6 @@ def review_contexts(queued: list[dict], items: list[dict], checked: set[str]) ->
         if context:
             contexts[item["id"]] = context
     return contexts
-
-
-def _generator(item: dict) -> str | None:
-    return (item.get("provenance") or {}).get("generator")
 
 
 def _schema(databases: dict, db_id: str):

@@ -16,7 +16,7 @@ import hashlib
 import math
 from collections import defaultdict
 
-from answerable.annotation.policy import REJECTED, ReviewOutcome
+from answerable.annotation.policy import REJECTED, ReviewOutcome, generator_of
 
 STEP = "spot_check"
 
@@ -39,7 +39,7 @@ def choose(items: list[dict], share_by_generator: dict[str, float], seed: int) -
     """The items to spot-check, sorted by id (see the module docstring)."""
     by_generator: dict[str, list[dict]] = defaultdict(list)
     for item in items:
-        generator = _generator(item)
+        generator = generator_of(item)
         if share_by_generator.get(generator, 0) > 0:
             by_generator[generator].append(item)
     chosen = []
@@ -54,7 +54,7 @@ def report(checked: list[dict], outcome: ReviewOutcome) -> dict:
     found: dict[str, dict] = {}
     for item in checked:
         entry = found.setdefault(
-            _generator(item), {"sampled": 0, "decided": 0, "rejected": 0, "rejected_ids": []}
+            generator_of(item), {"sampled": 0, "decided": 0, "rejected": 0, "rejected_ids": []}
         )
         entry["sampled"] += 1
         resolution = outcome.resolutions.get(item["id"])
@@ -79,7 +79,3 @@ def report_lines(by_generator: dict) -> list[str]:
 
 def _key(seed: int, item_id: str) -> str:
     return hashlib.sha256(f"{seed}/{STEP}/{item_id}".encode()).hexdigest()
-
-
-def _generator(item: dict) -> str | None:
-    return (item.get("provenance") or {}).get("generator")

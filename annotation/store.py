@@ -222,11 +222,7 @@ class LocalQueue:
 
     def current(self, item_id: str) -> list[dict]:
         """The decisions that count on one item (each annotator's latest), by annotator."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT body FROM decisions WHERE item_id = ? ORDER BY seq", (item_id,)
-            ).fetchall()
-        return latest_decisions(json.loads(body) for (body,) in rows)
+        return latest_decisions(self.history(item_id))
 
     def data_version(self) -> int:
         """A number that changes when another connection (an import, a build) commits to

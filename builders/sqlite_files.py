@@ -16,9 +16,6 @@ from answerable.builders.opening import check_sqlite_file, source_uri
 
 BASE_SCHEMA = "base"  # the name the base is attached under
 
-# One way to open a file read-only, leaving nothing beside it (see opening.source_uri).
-read_only_uri = source_uri
-
 
 def connect(path: str | Path, base: str | Path | None = None) -> sqlite3.Connection:
     """A read-only connection to ``path``, with ``base`` attached read-only when given.

@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from answerable.builders.drafting.text import name_words
+from answerable.builders.drafting.text import words as split_words
 from answerable.errors import ConfigError
 
 FOLDS = 5
@@ -37,30 +39,24 @@ TREE_DEPTH = 5
 TOP = 8
 MIN_ITEMS = 10
 SURFACE_FEATURES = ("chars", "words", "numbers", "quotes", "schema_overlap", "schema_size")
-_WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _QUOTES = re.compile(r"[\"'`‘’“”]")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def schema_words(schema) -> tuple[frozenset[str], int]:
     """The lower-case words of a schema's table and column names, and its column count."""
     found, columns = set(), 0
     for table in schema.tables:
-        found |= set(_words(_CAMEL.sub(" ", table.name).replace("_", " ")))
+        found |= set(name_words(table.name))
         for column in table.columns:
             columns += 1
-            found |= set(_words(_CAMEL.sub(" ", column.name).replace("_", " ")))
+            found |= set(name_words(column.name))
     return frozenset(found), columns
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def surface_features(question: str, schema: tuple[frozenset[str], int] | None) -> list[float]:
     """The surface model's features of one question (see :data:`SURFACE_FEATURES`)."""
-    words = _words(question)
+    words = split_words(question)
     known, size = schema or (frozenset(), 0)
     overlap = sum(w in known for w in words) / len(words) if words else 0.0
     return [

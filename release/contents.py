@@ -66,10 +66,13 @@ def split_order(names) -> list[str]:
     return sorted(names, key=lambda name: (rank.get(name, 3), name))
 
 
-def read_items(folder: Path, manifest: dict | None = None) -> list[dict]:
+def read_items(
+    folder: Path, manifest: dict | None = None, frame: pl.DataFrame | None = None
+) -> list[dict]:
     """Every item of a release as plain dicts (open fields parsed, every top-level field
-    present), sorted by id."""
-    items = [complete(item) for item in to_items(read_frame(folder, manifest))]
+    present), sorted by id; ``frame``: the release's :func:`read_frame`, when read already."""
+    frame = read_frame(folder, manifest) if frame is None else frame
+    items = [complete(item) for item in to_items(frame)]
     return sorted(items, key=lambda item: item["id"])
 
 

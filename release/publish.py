@@ -24,11 +24,10 @@ import polars as pl
 
 from answerable import __version__
 from answerable.errors import AnswerableError
-from answerable.ids import sha256_file
 from answerable.records import write_json
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
-from answerable.release.contents import read_release_manifest
+from answerable.release.contents import file_entry, frame_tally, read_release_manifest
 from answerable.release.databases import ship_databases
 from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
@@ -74,8 +73,7 @@ def frame_counts(frame: pl.DataFrame) -> dict:
     split (null shows as ``none``)."""
 
     def by(column: str) -> dict[str, int]:
-        values = frame[column].cast(pl.String).fill_null("none").value_counts()
-        return dict(sorted((row[0], row[1]) for row in values.iter_rows()))
+        return frame_tally(frame, column)
 
     counts = {"total": frame.height, "by_label": by("label"), "by_category": by("category")}
     return {**counts, "by_db": by("db_id"), "by_split": by("split")}
@@ -127,7 +125,8 @@ def cut_release(
         frame = to_frame(shipped.items) if shipped else frame
         files = write_data(frame, staging, config.formats)
         files += shipped.files if shipped else []
-        files.append(_entry(write_json(report, staging / "report.json"), staging))
+        write_json(report, staging / "report.json")
+        files.append(file_entry(staging, "report.json"))
         manifest = {
             "dataset": dataset,
             "version": version,
@@ -145,14 +144,6 @@ def cut_release(
         return _publish(staging, target, manifest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _entry(path: Path, root: Path) -> dict:
-    return {
-        "path": path.relative_to(root).as_posix(),
-        "sha256": sha256_file(path),
-        "bytes": path.stat().st_size,
-    }
 
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:

@@ -83,7 +83,7 @@ def verify_release(
         found.problems += check_rows(folder, manifest, lines) + check_items(frame)
         found.problems += check_counts(frame, manifest)
         if execute:
-            items = read_items(folder, manifest)
+            items = read_items(folder, manifest, frame)
             found.executed, problems = check_results(folder, items, limits)
             found.problems += problems
     found.seconds = time.perf_counter() - started

@@ -251,7 +251,7 @@ def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:
             return _reject("vocabulary-misfit", f"{value!r} is not a name of a {head}")
         return PASS  # a name WordNet does not know: the shape test stands
     heads = {head, singular(head)}
-    if any(h.split()[-1] in heads for h in _all_hypernyms(value)):  # "social insurance"
+    if any(h.split()[-1] in heads for h in wordnet.hypernyms(value)):  # "social insurance"
         return PASS
     return _reject("vocabulary-misfit", f"{value!r} is not a kind of {head}")
 
@@ -295,7 +295,3 @@ def _specific_hypernyms(value: str) -> frozenset[str]:
         for path in synset.hypernym_paths():
             found |= {s.name() for s in path[SPECIFIC_DEPTH:-1]}
     return frozenset(found)
-
-
-def _all_hypernyms(value: str) -> frozenset[str]:
-    return wordnet.hypernyms(value)

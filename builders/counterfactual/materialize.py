@@ -52,9 +52,9 @@ from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.fills import fill_values
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.opening import source_uri
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlite_files import BASE_SCHEMA as BASE
-from answerable.builders.sqlite_files import read_only_uri
 from answerable.errors import SQLError
 from answerable.ids import canonical_json, sha256_file
 from answerable.records import atomic_path, read_json, write_json
@@ -189,12 +189,12 @@ def _start_delta(con: sqlite3.Connection, base: Path) -> None:
     page_size, encoding = _layout_of(base)
     con.execute(f"PRAGMA page_size = {int(page_size)}")
     con.execute(f"PRAGMA encoding = '{encoding}'")
-    con.execute(f"ATTACH DATABASE ? AS {BASE}", (read_only_uri(base),))
+    con.execute(f"ATTACH DATABASE ? AS {BASE}", (source_uri(base),))
 
 
 def _layout_of(source: Path) -> tuple[int, str]:
     """The source's page size and text encoding (an attached file must share the encoding)."""
-    con = sqlite3.connect(read_only_uri(source), uri=True)
+    con = sqlite3.connect(source_uri(source), uri=True)
     try:
         return con.execute("PRAGMA page_size").fetchone()[0], con.execute(
             "PRAGMA encoding"
