@@ -36,7 +36,7 @@ from answerable.annotation.decisions import (
     make_decision,
 )
 from answerable.annotation.excerpt import excerpt_markdown
-from answerable.annotation.readings import pending_readings
+from answerable.annotation.readings import SHOWN_ROWS, pending_readings
 from answerable.builders.drafting.categories import definitions
 
 ANSWERABLE = "answerable"
@@ -45,7 +45,6 @@ AGENT = "answerable"
 TERMS = ["database", "generator", "item_label", "item_category"]
 INTEGERS = ["hardness", "row_count", "tables"]
 HARDNESS = {"easy": 1, "medium": 2, "hard": 3, "extra": 4}
-PREVIEW_ROWS = 5
 
 
 def settings_spec(min_submitted: int) -> dict:
@@ -181,7 +180,7 @@ def markdown_table(columns: list, rows: list) -> str:
     cell = lambda v: "NULL" if v is None else str(v).replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |"]
     lines.append("| " + " | ".join("---" for _ in columns) + " |")
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows[:PREVIEW_ROWS]]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows[:SHOWN_ROWS]]
     return "\n".join(lines)
 
 

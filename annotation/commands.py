@@ -14,6 +14,7 @@ from answerable.annotation.queue import count_progress
 from answerable.annotation.readings import ReadingRunner
 from answerable.annotation.review import open_local_queue, policy_of, queue_state
 from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
+from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.transfer import (
     EXPORT_START,
     export_rows,
@@ -69,7 +70,8 @@ def export(
         if not everything:
             state = queue_state(recipe)
             spot = {s["id"] for s in queue.summaries() if s["spot_check"]}
-            auto = {i for i in spot if state.outcome.resolutions[i].auto}  # await a person
+            resolutions = state.outcome.resolutions
+            auto = {i for i in spot if awaits_person(resolutions[i], spot_check=True)}
             settled = set(state.outcome.ids(ACCEPTED)) - auto | set(state.outcome.ids(REJECTED))
             mine = {d["item_id"] for d in state.decisions if d["annotator"] == annotator}
             skip = settled | mine

@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from answerable.annotation.decisions import TAXONOMY, DecisionError, make_decision
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
 from answerable.annotation.readings import stored_readings
+from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.store import LocalQueue
 from answerable.builders.drafting.categories import definitions
 from answerable.errors import AnswerableError
@@ -204,7 +205,8 @@ class _Index:
         build counts it as accepted meanwhile)."""
         item = {"id": item_id, "provenance": {"generator": self.generator[item_id]}}
         resolution = resolve(item, list(self.decided[item_id].values()), self.policy)
-        return OPEN if resolution.auto and item_id in self.spot_checks else resolution.status
+        waiting = awaits_person(resolution, item_id in self.spot_checks)
+        return OPEN if waiting else resolution.status
 
     def update(self, item_id: str, decisions: list[dict]) -> None:
         """Replace one item's current decisions and status."""

@@ -21,6 +21,13 @@ from answerable.annotation.policy import REJECTED, ReviewOutcome, generator_of
 STEP = "spot_check"
 
 
+def awaits_person(resolution, spot_check: bool) -> bool:
+    """Whether an item still waits for a reviewer although the policy settled it: a spot
+    check the policy accepted on its own (the release counts it as accepted meanwhile).
+    """
+    return spot_check and resolution.auto
+
+
 def shares(section: dict, auto_accept: tuple[str, ...]) -> dict[str, float]:
     """The spot-check share of each auto-accepted generator (0 when not set).
 
