@@ -105,10 +105,30 @@ def test_the_gate_names_the_rule_a_pair_breaks(table, column, candidates, questi
         ("matches", "score", ["home_score", "away_score"]),
         ("poker_player", "Earnings", ["GrossEarnings", "NetEarnings"]),
         ("country", "Name", ["ShortName", "LongName"]),
+        ("ship", "tonnage", ["gross_tonnage", "net_tonnage"]),
+        ("cars_data", "MPG", ["CITY_MPG", "HIGHWAY_MPG"]),
+        ("rankings", "ranking_points", ["singles_ranking_points", "doubles_ranking_points"]),
+        ("Highschooler", "grade", ["school_grade", "letter_grade"]),  # a year, or a mark
+        ("Highschooler", "name", ["first_name", "last_name"]),
+        ("country", "GNP", ["NOMINAL_GNP", "PPP_GNP"]),
     ],
 )
 def test_the_gate_passes_genuine_pairs(table, column, candidates):
     assert judge_columns("Show them.", column, table, column, candidates).ok
+
+
+@needs_wordnet
+@pytest.mark.parametrize(
+    ("table", "column", "candidates", "reason"),
+    [
+        ("stadium", "MPG", ["CITY_MPG", "HIGHWAY_MPG"], "no-contrast"),  # only of cars
+        ("player", "tonnage", ["gross_tonnage", "net_tonnage"], "no-contrast"),
+        ("course", "grade", ["school_grade", "letter_grade"], "no-contrast"),  # not students
+    ],
+)
+def test_the_new_contrasts_hold_only_where_they_apply(table, column, candidates, reason):
+    verdict = judge_columns("Show them.", column, table, column, candidates)
+    assert not verdict.ok and verdict.reason == reason, verdict
 
 
 def test_a_default_marked_pair_is_live_only_when_the_question_says_either():

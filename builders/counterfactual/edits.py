@@ -388,7 +388,15 @@ class AddNearSynonyms:
                 key, lambda: near_synonym_groups(parent.schema, table, column, env.synonyms)
             )
 
-        chosen = _choose_target(parent, env.rng(self.name, parent.id), lambda c: bool(groups(c)))
+        def passing(qualified: str) -> bool:
+            mention = parent.grounding.columns[qualified]
+            table, column = split(qualified)
+            return self.passing_group(parent, mention, table, column, groups(qualified)) is not None
+
+        rng = env.rng(self.name, parent.id)
+        chosen = _choose_target(parent, rng, passing)  # a target with a real second reading
+        if chosen == "no-candidates":  # none: propose one anyway, its verify says why not
+            chosen = _choose_target(parent, rng, lambda c: bool(groups(c)))
         if isinstance(chosen, str):
             return chosen
         target, mention = chosen
@@ -416,17 +424,23 @@ class AddNearSynonyms:
             mention=mention,
         )
 
-    def best_group(
+    def passing_group(
         self, parent: Parent, mention: Mention, table: str, column: str, groups: list
-    ) -> tuple[str, ...]:
-        """The first group the plausibility gate passes for this question; else the first
-        group (its verification then rejects it with the gate's reason)."""
+    ) -> tuple[str, ...] | None:
+        """The first group the plausibility gate passes for this question, or None."""
         for group in groups:
             if gate.judge_columns(
                 parent.item["question"], mention.text, table, column, list(group)
             ).ok:
                 return group
-        return groups[0]
+        return None
+
+    def best_group(
+        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+    ) -> tuple[str, ...]:
+        """The first group the gate passes; else the first group (its verification then
+        rejects it with the gate's reason)."""
+        return self.passing_group(parent, mention, table, column, groups) or groups[0]
 
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""
