@@ -28,7 +28,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import explain, gate, trees, verify
-from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.candidates import near_synonym_groups, proposed_groups
 from answerable.builders.counterfactual.fills import choose_fill
 from answerable.builders.counterfactual.gate import looks_like
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
@@ -139,6 +139,7 @@ class EditEnv:
     _bindings: dict = field(default_factory=dict)
     _once: dict = field(default_factory=dict)
     shapes: Shapes = field(default_factory=Shapes)
+    proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
 
     def rng(self, step: str, key: str):
         """The generator private to (seed, step, key)."""
@@ -384,9 +385,14 @@ class AddNearSynonyms:
         def groups(qualified: str) -> list[tuple[str, ...]]:
             key = ("near-synonyms", parent.db_id, qualified, env.synonyms)
             table, column = split(qualified)
-            return env.once(
-                key, lambda: near_synonym_groups(parent.schema, table, column, env.synonyms)
-            )
+            names = env.proposed.get((parent.db_id, qualified), ())
+
+            def both() -> list[tuple[str, ...]]:
+                curated = near_synonym_groups(parent.schema, table, column, env.synonyms)
+                model = proposed_groups(parent.schema, table, column, names, env.synonyms)
+                return list(dict.fromkeys(curated + model))
+
+            return env.once(key, both)
 
         def passing(qualified: str) -> bool:
             mention = parent.grounding.columns[qualified]
