@@ -1,8 +1,8 @@
 """Reading a model's reply: pure functions from text to a checked dict, or a reason.
 
-A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts) or
-:data:`SQL_REPLY` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and text around the object are
-tolerated; anything else raises :class:`ReplyError`, whose message goes back to the
+A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts),
+:data:`SQL_REPLY` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and
+text around the object are tolerated; anything else raises :class:`ReplyError`, whose message goes back to the
 model in :func:`retry_message`.
 
 >>> parse_reply('```json\\n{"question": "Sodium?", "trigger": "Sodium", "rationale": "x"}\\n```')
