@@ -2,8 +2,8 @@
 
 A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts),
 :data:`SQL_REPLY` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and
-text around the object are tolerated; anything else raises :class:`ReplyError`, whose message goes back to the
-model in :func:`retry_message`.
+text around the object are tolerated; anything else raises :class:`ReplyError`, whose
+message goes back to the model in :func:`retry_message`.
 
 >>> parse_reply('```json\\n{"question": "Sodium?", "trigger": "Sodium", "rationale": "x"}\\n```')
 {'question': 'Sodium?', 'trigger': 'Sodium', 'rationale': 'x'}
