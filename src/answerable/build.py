@@ -251,14 +251,16 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             config=settings,
             sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
             variants=workspace.root / "variants",
-            about=release_about(recipe, released, review),
+            about=release_about(recipe, released, review, ctx.report.get("audit")),
         )
     return report
 
 
-def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None) -> About:
+def release_about(
+    recipe: Recipe, items: list[dict], review: ReviewResult | None, audit: dict | None = None
+) -> About:
     """What the release's card says beyond its items: description, license, sources'
-    licenses, and the review report."""
+    licenses, the review report and the shortcut audit."""
     report = review.report if review is not None else None
     return About(
         description=recipe.data.get("description", ""),
@@ -266,6 +268,7 @@ def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None
         license=recipe.section("release").get("license"),
         source_licenses=source_licenses(sorted({i["db_id"] for i in items})),
         review=read_json(report) if report is not None and Path(report).is_file() else None,
+        audit=audit,
     )
 
 
