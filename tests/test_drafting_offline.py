@@ -229,6 +229,9 @@ def test_offline_drafts_on_chinook_pass_their_checks():
         ("Who scored after minute 12?", ["minute"], [], None),  # a label, not a noun
         ("What is the length of stay per unit?", ["stays"], ["length of stay"], None),
         ("What are the ten longest ICU stays?", ["icu stays"], [], "ten longest ^ICU"),
+        ("Goals after the 47th minute?", ["minute"], [], None),  # an ordinal label
+        ("How many different patients?", ["patients"], [], "different ^patients"),
+        ("Which of Ham County's home matches?", ["matches"], [], "County's ^home"),
     ],
 )
 def test_a_vague_word_goes_before_the_noun_group_it_describes(question, phrases, inside, expected):

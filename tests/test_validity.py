@@ -72,11 +72,11 @@ def spider_schemas():
 
 
 def test_the_draft_checks_agree_with_the_hand_labels(databases):
-    """Measured: precision 0.900, recall 1.000 (the misses: an age bounded by 'born after
-    <date>', 'small' yellow cards, 'that patient' against a plural question)."""
+    """Measured: precision 0.929, recall 1.000 (the misses: 'small' yellow cards, 'that
+    patient' against a plural question)."""
     found = score(load_cases(), databases, kinds=("draft",))
     assert found.skipped == 0
-    assert found.precision >= 0.85 and found.recall >= 0.95, "\n".join(found.misses)
+    assert found.precision >= 0.9 and found.recall >= 0.95, "\n".join(found.misses)
 
 
 def test_the_leak_checks_agree_with_the_hand_labels_of_dropped_columns(databases, spider_schemas):
@@ -245,6 +245,7 @@ def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
         ("Which large stadiums hold more than 40000 people?", "large", "more than 40000"),
         ("Which young players are over 174 centimetres tall?", "young", None),  # a height
         ("Which young players are under 23?", "young", "under 23"),
+        ("Which young players born after 1994-08-02 are tall?", "young", "born after"),
         ("Which recent admissions were urgent?", "recent", None),
         ("How many young players are goalkeepers?", "young", None),
         ("Which large stadiums are in Leeds?", "large", None),

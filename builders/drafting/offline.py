@@ -220,8 +220,10 @@ def noun_group_start(question: str, phrases: list[str], inside: list[str] = ()) 
         match, word = before[k], before[k].group().lower()
         if question[match.end() : start].strip():  # punctuation in between
             break
-        if word in COMPARING:  # "most frequent diagnoses": no word fits inside
-            return None
+        if word in COMPARING or question[match.start() - 1 : match.start()].isdigit():
+            return None  # "most frequent diagnoses", "the 47th minute": no word fits
+        if word in DETERMINING or word.endswith(("'s", "s'")):
+            break  # "different elderly patients", "County's recent home matches"
         if word in ("or", "and") and start < span[0] and k and _modifier(before[k - 1]):
             start = match.start()  # "Brazilian or Portuguese players": the whole group
             continue
@@ -232,6 +234,8 @@ def noun_group_start(question: str, phrases: list[str], inside: list[str] = ()) 
 
 
 COMPARING = frozenset(["most", "least", "more", "less"])
+DETERMINING = frozenset(["different", "distinct", "other", "same", "unique", "separate"])
+"""Words that come before any adjective of the noun (``how many different young ...``)."""
 
 
 def _modifier(match: re.Match) -> bool:
