@@ -116,7 +116,9 @@ def _predictability(features, labels, families, alive, seed: int, round_: int) -
         held = [i for i in alive if families[i] not in train_families]
         if not held or len({labels[i] for i in train}) < 2:
             continue
-        fitted = LinearSVC(random_state=0).fit(features[train], [labels[i] for i in train])
+        fitted = LinearSVC(random_state=0, max_iter=5000).fit(
+            features[train], [labels[i] for i in train]
+        )
         for i, guess in zip(held, fitted.predict(features[held]), strict=True):
             seen[i] += 1
             right[i] += guess == labels[i]
