@@ -228,10 +228,17 @@ def audit_path(path: Path) -> dict:
 
 def _release_schemas(path: Path) -> dict:
     """Schemas of a release's shipped databases (``databases/<db_id>.sqlite``), if any."""
+    folder = path / "databases" if path.is_dir() else path.parent / "databases"
+    return release_schemas({file.stem: file for file in folder.glob("*.sqlite")})
+
+
+def release_schemas(files: dict | None) -> dict:
+    """:func:`schema_words` of SQLite files (db_id -> path; None: a schema-only source,
+    left out)."""
     from answerable.builders.schema import DatabaseSchema
 
-    folder = path / "databases" if path.is_dir() else path.parent / "databases"
     return {
-        file.stem: schema_words(DatabaseSchema.from_sqlite(file, file.stem))
-        for file in sorted(folder.glob("*.sqlite"))
+        db_id: schema_words(DatabaseSchema.from_sqlite(Path(path), db_id))
+        for db_id, path in sorted((files or {}).items())
+        if path is not None and Path(path).is_file()
     }

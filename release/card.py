@@ -35,6 +35,7 @@ class About:
     license: str | None = None
     source_licenses: dict[str, str] = field(default_factory=dict)
     review: dict | None = None
+    audit: dict | None = None  # the build's shortcut audit of its candidates
 
 
 def size_category(total: int) -> str:
@@ -196,11 +197,52 @@ def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | 
     lines += composition_tables(frame)
     lines += ["## Leakage between splits", ""]
     lines += leakage_lines((report or {}).get("leakage"))
+    lines += ["", "## Shortcut audit", "", *audit_lines(about.audit, (report or {}).get("debias"))]
     lines += ["", "## Limitations", "", *limitation_lines(frame, about), ""]
     lines += load_lines(manifest)
     lines += license_lines(about)
     lines += citation_lines(manifest)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def audit_lines(audit: dict | None, debias: dict | None) -> list[str]:
+    """What the question's surface alone gives away (the build's audit of its candidates)
+    and, with ``release.debias``, what the filter kept and the accuracies after it."""
+    lines = []
+    if not audit:
+        lines.append("No shortcut audit is recorded for this release.")
+    elif "skipped" in audit:
+        lines.append(f"The shortcut audit was skipped: {audit['skipped']}.")
+    else:
+        lines += [
+            f"How well the question alone predicts the label, on the build's {audit['items']} "
+            f"candidates ({audit['folds']}-fold, a parent and its children in one fold; "
+            "`answerable audit`): majority class "
+            f"{fmt(audit['majority']['accuracy'])}, a decision tree on surface features "
+            f"{fmt(audit['surface']['accuracy'])}, a bag-of-words model "
+            f"{fmt(audit['words']['accuracy'])}. Far above the majority class means labels "
+            "can be guessed without reading the schema.",
+            "",
+            "| generator | items | predictable from the words |",
+            "|---|---:|---:|",
+        ]
+        for name, row in audit["by_generator"].items():
+            lines.append(f"| {name} | {row['items']} | {fmt(row['predictable'])} |")
+        telling = "; ".join(f"{k}: {', '.join(v)}" for k, v in audit["words"]["telling"].items())
+        lines += ["", f"Words that point most to a label: {telling}."]
+    if debias and "skipped" not in debias:
+        before, after = debias["before"], debias["after"]
+        lines += [
+            "",
+            f"Debiased with AFLite (`release.debias: aflite`): {debias['kept']} of "
+            f"{debias['items']} items kept ({fmt(debias['kept_share'])}) after "
+            f"{debias['rounds']} rounds; dropped per label {debias['dropped_by_label']}. "
+            f"Accuracy before / after: majority {fmt(before.get('majority'))} / "
+            f"{fmt(after.get('majority'))}, surface {fmt(before.get('surface'))} / "
+            f"{fmt(after.get('surface'))}, words {fmt(before.get('words'))} / "
+            f"{fmt(after.get('words'))}.",
+        ]
+    return lines
 
 
 def review_lines(review: dict | None) -> list[str]:

@@ -72,6 +72,7 @@ class ReleaseConfig:
     split: SplitConfig = field(default_factory=SplitConfig)
     severity: dict[str, str] = field(default_factory=dict)
     near_threshold: float = 0.8
+    debias: str | None = None  # "aflite": see answerable.release.debias
     file: str = "recipe"
 
     def error(self, key: str, problem: str, fix: str) -> ConfigError:
@@ -84,6 +85,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     section = section or {}
     config = ReleaseConfig(file=str(file))
     config.formats = tuple(section.get("formats", config.formats))
+    config.debias = section.get("debias")
     if "sample" in section:
         config.sample = _sample(section["sample"], config)
     if "split" in section:

@@ -25,10 +25,12 @@ import polars as pl
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.records import write_json
+from answerable.release.audit import release_schemas
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
 from answerable.release.contents import file_entry, frame_tally, read_release_manifest
 from answerable.release.databases import ship_databases
+from answerable.release.debias import aflite
 from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
 from answerable.release.leakage import check_leakage
@@ -80,10 +82,16 @@ def frame_counts(frame: pl.DataFrame) -> dict:
 
 
 def prepare_release(
-    frame: pl.DataFrame, config: ReleaseConfig, seed: int, name: str
+    frame: pl.DataFrame, config: ReleaseConfig, seed: int, name: str, schemas: dict | None = None
 ) -> tuple[pl.DataFrame, dict]:
-    """Sample, split and check a frame of items: the released frame and its report."""
+    """Debias (when configured), sample, split and check a frame of items: the released
+    frame and its report (``schemas``: the audit's schema words per db_id)."""
     require_items(frame.height, name)
+    debiased = {}
+    if config.debias == "aflite":
+        kept, debiased["debias"] = aflite(to_items(frame), seed, schemas)
+        frame = to_frame(kept)
+        require_items(frame.height, name)
     frame, sampling = sample_items(frame, config, seed)
     frame, splits = split_items(frame, config, seed)
     frame, balanced = balance_test(frame, config, seed)
@@ -91,7 +99,8 @@ def prepare_release(
         sampling["per_answerable_test"] = balanced
         splits["counts_after_balance"] = frame_counts(frame)["by_split"]
     require_items(frame.height, name)
-    return frame, {"sampling": sampling, "splits": splits, "leakage": check_leakage(frame, config)}
+    leakage = check_leakage(frame, config)
+    return frame, {**debiased, "sampling": sampling, "splits": splits, "leakage": leakage}
 
 
 def cut_release(
@@ -116,7 +125,8 @@ def cut_release(
     (:func:`answerable.release.documents.write_documents`)."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
-    frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}")
+    schemas = release_schemas(sources) if config.debias else None
+    frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}", schemas)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

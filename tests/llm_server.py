@@ -85,6 +85,15 @@ def _field(text: str, name: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
+NAME_QUALIFIERS = ("primary", "secondary", "admission", "discharge", "home", "away")
+
+
+def column_names(column: str) -> list[str]:
+    """Names proposed for a column, good and bad alike (the gate must sort them): the
+    column under default-marked, stay and match qualifiers, and the column itself."""
+    return [f"{q}_{column}" for q in NAME_QUALIFIERS] + [column]
+
+
 TOPICS = ("chess", "jazz", "volcanoes", "origami", "surfing", "tea", "comets", "kites")
 
 
@@ -98,6 +107,9 @@ def draft_reply(body: dict) -> str:
     prompt = body["messages"][-1]["content"] if body.get("messages") else ""
     prompt = next((m["content"] for m in body["messages"] if m["role"] == "user"), prompt)
     variant = int(request_key(body), 16)
+    column = _field(prompt, "Column to replace")
+    if column is not None:
+        return json.dumps({"names": column_names(column)})
     question = _field(prompt, "Question")
     if question is not None:
         return json.dumps({"sql": "SELECT COUNT(*) FROM patients"})

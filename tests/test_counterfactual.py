@@ -330,6 +330,9 @@ def test_fills_keep_the_domain_and_nulls():
     shifted = fill_values("shift_days", ["2021-10-27", "2021-10-27 22:00:00", "n/a"], 4)
     assert shifted[0] != "2021-10-27" and shifted[1].endswith(" 22:00:00") and shifted[2] == "n/a"
     assert fill_values("jitter", [1, 2, 3], 9) == fill_values("jitter", [1, 2, 3], 9)
+    small, large = fill_values("jitter", [4, 656562], 5)
+    assert 1 <= abs(small - 4) <= 3  # a count of cylinders stays a count
+    assert 3 < abs(large - 656562) <= 0.3 * 656562 and isinstance(large, int)  # a population
     assert (
         choose_fill("measure", "REAL") == "jitter" and choose_fill("date", "TEXT") == "shift_days"
     )

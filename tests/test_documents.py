@@ -58,6 +58,7 @@ def test_the_card_tells_how_it_was_built_what_it_holds_and_how_to_use_it(release
         "## How it was built",
         "## Composition",
         "## Leakage between splits",
+        "## Shortcut audit",
         "## Limitations",
         "## Load and score",
         "## License",
@@ -176,6 +177,11 @@ def test_the_demo_release_is_documented_loadable_and_verified(demo_build, tmp_pa
     meta = front_matter((release / "README.md").read_text())
     assert meta["license"] == "apache-2.0" and len(meta["configs"][0]["data_files"]) == 3
     assert "](composition.png)" in (release / "README.md").read_text()
+    audit = json.loads(
+        (cwd / ".answerable" / "answerable-demo" / "reports" / "build.json").read_text()
+    )
+    card_text = (release / "README.md").read_text()
+    assert f"a bag-of-words model {audit['audit']['words']['accuracy']:.3f}" in card_text
     assert (release / "databases" / "clinic.sqlite").is_file()
     dataset = mlc.Dataset(jsonld=release / "croissant.json")
     counts = {s: sum(1 for _ in dataset.records(record_set=s)) for s in ("train", "dev", "test")}

@@ -1,5 +1,8 @@
-"""The hand-labelled validity cases (tests/fixtures/validity/cases.jsonl) and the gate's
-score against them, shared by tests/test_validity.py and tests/benchmarks/validity.py."""
+"""The hand-labelled validity cases (tests/fixtures/validity/cases.jsonl) and the scores
+of the checks against them, shared by tests/test_validity.py and
+tests/benchmarks/validity.py: the plausibility gate (``column-pair``, ``value-column``),
+the draft checks (``draft``: vague-word settled, reference determined) and the leak
+checks of a dropped column (``dropped-column``)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from answerable.builders.counterfactual.gate import Verdict, judge_columns, judge_value
+from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
+from answerable.builders.drafting import settled
+from answerable.builders.executor import ReadOnlyDatabase
+from answerable.builders.schema import DatabaseSchema
 
 CASES = Path(__file__).resolve().parent / "fixtures" / "validity" / "cases.jsonl"
+GATE_KINDS = ("column-pair", "value-column")
 
 
 def load_cases() -> list[dict]:
@@ -27,8 +35,15 @@ def known_values(database: Path, qualified: str) -> list[str]:
         return sorted(str(row[0]) for row in con.execute(query))
 
 
-def judge(case: dict, databases: dict[str, Path]) -> Verdict | None:
-    """The gate's verdict on one case; None for a value case whose database is absent."""
+def judge(case: dict, databases: dict[str, Path], schemas: dict | None = None) -> Verdict | None:
+    """The verdict of the case's check; None when a database or schema it needs is
+    absent (``schemas``: db_id -> DatabaseSchema for sources without a file)."""
+    if case["kind"] == "draft":
+        return judge_draft(case, _schema(case["db_id"], databases, schemas))
+    if case["kind"] == "dropped-column":
+        return judge_dropped(
+            case, databases.get(case["db_id"]), _schema(case["db_id"], databases, schemas)
+        )
     if case["kind"] == "column-pair":
         return judge_columns(
             case["question"], case["mention"], case["table"], case["column"], case["candidates"]
@@ -38,6 +53,43 @@ def judge(case: dict, databases: dict[str, Path]) -> Verdict | None:
         return None
     second = case["columns"][1]
     return judge_value(case["value"], second, known_values(database, second))
+
+
+def _schema(db_id: str, databases: dict[str, Path], schemas: dict | None):
+    if db_id in databases:
+        return DatabaseSchema.from_sqlite(databases[db_id], db_id)
+    return (schemas or {}).get(db_id)
+
+
+def judge_draft(case: dict, schema) -> Verdict | None:
+    """A draft passes when its problem is left open: the vague word not settled by the
+    question, the reference not determined by the parent."""
+    if case["category"] == "vague-word":
+        found = settled.vague_word_settled(case["question"], case["trigger"])
+    elif schema is None:
+        return None
+    else:
+        parent = {"sql": case["parent_sql"], "question": case["parent_question"]}
+        found = settled.reference_determined(
+            case["question"], case["trigger"], parent, schema, case.get("concept")
+        )
+    return Verdict(True) if found is None else Verdict(False, "settled", found)
+
+
+def judge_dropped(case: dict, database: Path | None, schema) -> Verdict | None:
+    """A dropped column passes (the question becomes unanswerable) when nothing left
+    answers for it: no synonym by name, and on a database file no column with the same
+    values, none via a key, none derivable (:mod:`.leaks`)."""
+    if schema is None:
+        return None
+    leaks = name_leaks(schema, case["table"], case["column"])
+    if database is not None:
+        db = ReadOnlyDatabase(database)
+        try:
+            leaks += value_leaks(db, schema, case["table"], case["column"])
+        finally:
+            db.close()
+    return Verdict(True) if not leaks else Verdict(False, leaks[0].how, str(leaks[0].columns))
 
 
 @dataclass
@@ -60,11 +112,16 @@ class Score:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
 
 
-def score(cases: list[dict], databases: dict[str, Path]) -> Score:
-    """Precision and recall of the gate's accepts against the hand labels."""
+def score(
+    cases: list[dict], databases: dict[str, Path], schemas: dict | None = None, kinds=GATE_KINDS
+) -> Score:
+    """Precision and recall of a check's accepts against the hand labels, over the cases
+    of ``kinds`` (by default the gate's)."""
     found = Score()
     for case in cases:
-        verdict = judge(case, databases)
+        if case["kind"] not in kinds:
+            continue
+        verdict = judge(case, databases, schemas)
         if verdict is None:
             found.skipped += 1
             continue

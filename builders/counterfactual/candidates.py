@@ -119,3 +119,22 @@ def score(group: tuple[str, ...], owner: Table, column: str) -> float:
     """Closeness to the target (mean over the group) plus fit to the table."""
     near = sum(closeness(name, column) for name in group) / len(group)
     return round(near + fit(group, owner, column), 6)
+
+
+def proposed_groups(
+    schema: DatabaseSchema, table: str, column: str, names: tuple[str, ...], size: int
+) -> list[tuple[str, ...]]:
+    """Groups of ``size`` proposed names that are new to the table and say something
+    other than the column and than each other, in the names' order."""
+    owner = schema.table(table)
+    existing = {c.name.lower() for c in owner.columns}
+    usable = [
+        n
+        for n in names
+        if n.lower() not in existing and not is_exact_synonym(n, column, owner.name)
+    ]
+    return [
+        group
+        for group in itertools.combinations(usable, size)
+        if not any(is_exact_synonym(a, b, owner.name) for a, b in itertools.combinations(group, 2))
+    ]

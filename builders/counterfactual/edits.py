@@ -28,7 +28,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import explain, gate, trees, verify
-from answerable.builders.counterfactual.candidates import near_synonym_groups
+from answerable.builders.counterfactual.candidates import near_synonym_groups, proposed_groups
 from answerable.builders.counterfactual.fills import choose_fill
 from answerable.builders.counterfactual.gate import looks_like
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
@@ -139,6 +139,7 @@ class EditEnv:
     _bindings: dict = field(default_factory=dict)
     _once: dict = field(default_factory=dict)
     shapes: Shapes = field(default_factory=Shapes)
+    proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
 
     def rng(self, step: str, key: str):
         """The generator private to (seed, step, key)."""
@@ -384,11 +385,24 @@ class AddNearSynonyms:
         def groups(qualified: str) -> list[tuple[str, ...]]:
             key = ("near-synonyms", parent.db_id, qualified, env.synonyms)
             table, column = split(qualified)
-            return env.once(
-                key, lambda: near_synonym_groups(parent.schema, table, column, env.synonyms)
-            )
+            names = env.proposed.get((parent.db_id, qualified), ())
 
-        chosen = _choose_target(parent, env.rng(self.name, parent.id), lambda c: bool(groups(c)))
+            def both() -> list[tuple[str, ...]]:
+                curated = near_synonym_groups(parent.schema, table, column, env.synonyms)
+                model = proposed_groups(parent.schema, table, column, names, env.synonyms)
+                return list(dict.fromkeys(curated + model))
+
+            return env.once(key, both)
+
+        def passing(qualified: str) -> bool:
+            mention = parent.grounding.columns[qualified]
+            table, column = split(qualified)
+            return self.passing_group(parent, mention, table, column, groups(qualified)) is not None
+
+        rng = env.rng(self.name, parent.id)
+        chosen = _choose_target(parent, rng, passing)  # a target with a real second reading
+        if chosen == "no-candidates":  # none: propose one anyway, its verify says why not
+            chosen = _choose_target(parent, rng, lambda c: bool(groups(c)))
         if isinstance(chosen, str):
             return chosen
         target, mention = chosen
@@ -416,17 +430,23 @@ class AddNearSynonyms:
             mention=mention,
         )
 
-    def best_group(
+    def passing_group(
         self, parent: Parent, mention: Mention, table: str, column: str, groups: list
-    ) -> tuple[str, ...]:
-        """The first group the plausibility gate passes for this question; else the first
-        group (its verification then rejects it with the gate's reason)."""
+    ) -> tuple[str, ...] | None:
+        """The first group the plausibility gate passes for this question, or None."""
         for group in groups:
             if gate.judge_columns(
                 parent.item["question"], mention.text, table, column, list(group)
             ).ok:
                 return group
-        return groups[0]
+        return None
+
+    def best_group(
+        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+    ) -> tuple[str, ...]:
+        """The first group the gate passes; else the first group (its verification then
+        rejects it with the gate's reason)."""
+        return self.passing_group(parent, mention, table, column, groups) or groups[0]
 
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""

@@ -5,7 +5,9 @@ Each fill keeps the target's domain, so a filter on the target (``position =
 rows differ, so the two readings give different answers:
 
 - ``shuffle``: the values permuted across rows (names, categories, codes, text);
-- ``jitter``: numbers moved a little (integers by 1 to 3, reals by up to 30 %);
+- ``jitter``: numbers moved a little (small integers by 1 to 3; reals, and integers of
+  :data:`LARGE` or more such as populations, by up to 30 %, so that the two readings of
+  ``the city with the largest population`` can name different cities);
 - ``shift_days``: ISO dates and times moved by 1 to 400 days.
 
 A fill is a pure function of the values (in rowid order) and a seed.
@@ -24,6 +26,7 @@ from datetime import date, timedelta
 from typing import Any
 
 FILLS = ("shuffle", "jitter", "shift_days")
+LARGE = 1000
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(.*)")
 
 
@@ -52,6 +55,8 @@ def fill_values(method: str, values: list[Any], seed: int) -> list[Any]:
 def _jitter(value: Any, rng: random.Random) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
+    if isinstance(value, int) and abs(value) >= LARGE:
+        return round(value * rng.uniform(0.7, 1.3))
     if isinstance(value, int):
         moved = value + rng.choice((-3, -2, -1, 1, 2, 3))
         return max(moved, 0) if value >= 0 else moved

@@ -85,6 +85,7 @@ PERSON_TABLES = frozenset(
     {"player", "coach", "patient", "customer", "employee", "artist", "person", "people"}
     | {"user", "student", "singer", "driver", "teacher", "author", "actor", "member", "staff"}
     | {"doctor", "nurse", "physician", "manager", "owner", "pilot", "director", "writer"}
+    | {"highschooler", "pupil"}
 )
 """Tables whose rows are people (by their singular name)."""
 

@@ -47,6 +47,8 @@ class Config:
     control_rate: float = 0.1
     control_max_columns: int = 3
     every_edit: bool = False  # surveys: verify and keep every applicable edit of a parent
+    model_candidates: bool = False  # the drafting model proposes near-synonyms too
+    embeddings: bool = False  # rank the model's names by sentence embeddings
 
     @classmethod
     def from_section(cls, section: dict) -> Config:

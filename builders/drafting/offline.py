@@ -136,19 +136,49 @@ def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Dr
 
 
 def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """vague-word: a vague adjective put before the noun of the parent's main table."""
+    """vague-word: a vague adjective put before the noun it describes, or no draft.
+
+    The noun comes from what the word leaves open (:func:`vague_kind`), not from where
+    a word could go: a person word (``young``) qualifies the noun of a table of people,
+    an event word (``recent``) the noun of a table whose rows happen at the time its
+    column records (not a stadium's opening year), an amount word (``high``) the noun of
+    the measured column (``attendance``), never a label followed by a number (``minute
+    12``). The word goes before that noun's group in the question (:func:`noun_group_start`,
+    after articles and numbers); when the question does not say the noun, there is no
+    draft (an appended ", only the recent ones?" names nothing a reader can point to).
+    """
     table = parent_table(job, context)
     if table is None:
         return None
     kind, concept = vague_kind(table)
-    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    phrases = described_phrases(kind, table, concept)
     question = job.parent["question"]
-    at = noun_group_start(question, table)
+    names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
+    at = noun_group_start(question, phrases, inside=names)
     if at is None:
-        question = f"{question.rstrip('?.! ')}, only the {word} ones?"
-    else:
-        question = question[:at] + word + " " + question[at:]
+        return None
+    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    question = question[:at] + word + " " + question[at:]
     return _draft(job, question, word, "insert_vague_word", concept=concept)
+
+
+CREATION_WORDS = frozenset(["opened", "founded", "built", "established", "created", "open"])
+"""Words of a column that dates a thing's making, not an event the row is."""
+
+
+def described_phrases(kind: str, table: Table, concept: str | None) -> list[str]:
+    """The noun phrases a vague word of ``kind`` may qualify, longest first (none: it
+    fits no noun of this table)."""
+    if kind == "amount":
+        column = table.column(concept.split(".", 1)[1]) if concept else None
+        if column is None or name_words(column.name)[0] in ("is", "has"):
+            return []
+        noun = humanize(column.name)  # "minutes played": the head noun comes first
+        return list(dict.fromkeys([noun, noun.split()[0]]))
+    if kind == "event" and concept and set(name_words(concept)) & CREATION_WORDS:
+        return []
+    noun = table_noun(table)
+    return list(dict.fromkeys([noun, table_noun(table, plural=False), noun.split()[-1]]))
 
 
 def vague_kind(table: Table) -> tuple[str, str | None]:
@@ -167,25 +197,51 @@ def vague_kind(table: Table) -> tuple[str, str | None]:
     return "other", None
 
 
-def noun_group_start(question: str, table: Table) -> int | None:
-    """Where the noun group naming ``table`` starts in ``question`` (before its adjectives)."""
+def noun_group_start(question: str, phrases: list[str], inside: list[str] = ()) -> int | None:
+    """Where the noun group of the first of ``phrases`` the question says starts (before
+    its adjectives; after articles, numbers and superlatives); None when it says none of
+    them as a noun: a phrase followed by a number is a label (``minute 12``), and one
+    within a column's name in ``inside`` is part of that name (``length of stay``)."""
+    names = [found for name in inside if (found := find_phrase(question, name))]
     span = None
-    for phrase in (table_noun(table), table_noun(table, plural=False)):
-        span = span or find_phrase(question, phrase)
-    noun = table_noun(table).split()
-    for phrase in (noun[-1], singular(noun[-1])) if len(noun) == 1 else noun[-1:]:
-        span = span or find_phrase(question, phrase)
+    for phrase in phrases:
+        for form in dict.fromkeys([phrase, singular(phrase)]):
+            found = find_phrase(question, form)
+            if not found or re.match(r"\s*\d", question[found[1] :]):
+                continue
+            if any(a <= found[0] and found[1] <= b for a, b in names):
+                continue
+            span = span or found
     if span is None:
         return None
     start = span[0]
-    for match in reversed(list(re.finditer(r"[A-Za-z'-]+", question[: span[0]]))):
-        word = match.group().lower()
-        if word in lexicon.STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
-            break
+    before = list(re.finditer(r"[A-Za-z'-]+", question[: span[0]]))
+    for k in range(len(before) - 1, -1, -1):
+        match, word = before[k], before[k].group().lower()
         if question[match.end() : start].strip():  # punctuation in between
+            break
+        if word in COMPARING or question[match.start() - 1 : match.start()].isdigit():
+            return None  # "most frequent diagnoses", "the 47th minute": no word fits
+        if word in DETERMINING or word.endswith(("'s", "s'")):
+            break  # "different elderly patients", "County's recent home matches"
+        if word in ("or", "and") and start < span[0] and k and _modifier(before[k - 1]):
+            start = match.start()  # "Brazilian or Portuguese players": the whole group
+            continue
+        if word in lexicon.STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
             break
         start = match.start()
     return start
+
+
+COMPARING = frozenset(["most", "least", "more", "less"])
+DETERMINING = frozenset(["different", "distinct", "other", "same", "unique", "separate"])
+"""Words that come before any adjective of the noun (``how many different young ...``)."""
+
+
+def _modifier(match: re.Match) -> bool:
+    """A word that can qualify a noun in a coordinated group (not a function word)."""
+    word = match.group().lower()
+    return word not in lexicon.STOPWORDS and word not in NUMBER_WORDS
 
 
 def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:

@@ -1,9 +1,9 @@
 """Reading a model's reply: pure functions from text to a checked dict, or a reason.
 
-A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts) or
-:data:`SQL_REPLY` (candidate SQL). Code fences and text around the object are
-tolerated; anything else raises :class:`ReplyError`, whose message goes back to the
-model in :func:`retry_message`.
+A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts),
+:data:`SQL_REPLY` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and
+text around the object are tolerated; anything else raises :class:`ReplyError`, whose
+message goes back to the model in :func:`retry_message`.
 
 >>> parse_reply('```json\\n{"question": "Sodium?", "trigger": "Sodium", "rationale": "x"}\\n```')
 {'question': 'Sodium?', 'trigger': 'Sodium', 'rationale': 'x'}
@@ -40,7 +40,20 @@ SQL_REPLY = {
 }
 """The reply to a text-to-SQL prompt."""
 
-_VALIDATORS = {id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY)}
+NAMES_REPLY = {
+    "type": "object",
+    "required": ["names"],
+    "properties": {
+        "names": {
+            "type": "array",
+            "minItems": 2,
+            "items": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]{0,62}$"},
+        }
+    },
+}
+"""The reply to a column-names prompt (:mod:`.column_names`): new column names."""
+
+_VALIDATORS = {id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY, NAMES_REPLY)}
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -57,7 +70,12 @@ def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
         raise ReplyError(
             f"the reply does not match the schema: {(where + ': ') if where else ''}{error.message}"
         )
-    return {key: value[key].strip() for key in schema["properties"] if key in value}
+    return {key: _stripped(value[key]) for key in schema["properties"] if key in value}
+
+
+def _stripped(value):
+    """A text without the spaces around it; a list of texts, each so."""
+    return [v.strip() for v in value] if isinstance(value, list) else value.strip()
 
 
 def _json_object(text: str):

@@ -9,8 +9,8 @@ day-level date or a window (``in the last 30 days``, ``since``, ``between ... an
 year or a season is not (``recent matches of the 2021-22 season`` still leaves open how
 recent), and ``early``/``late`` need a closed window (``early stays after 2021-12-02``
 still asks for the start of an open span); a person word by an age (``aged 70``,
-``older than 65``, ``under 30``); an amount word by a number after a comparison
-(``above 40``, ``at least 3``, ``more than 10``). Other vague words (``typical``,
+``older than 65``, ``under 30``, ``born after 1994-08-02``); an amount word by a number
+after a comparison (``above 40``, ``at least 3``, ``more than 10``). Other vague words (``typical``,
 ``notable``) are never settled this way.
 
 **Ambiguous reference** (:func:`reference_determined`). "That team" is ambiguous only if
@@ -46,9 +46,11 @@ _AGE = re.compile(
     rf"\b(aged?|age of|older than|younger than) {_NUMBER}\b"
     rf"|\b(over|under|above|below) {_NUMBER}( years|\s*[,.?!]|$)"
     rf"|\b{_NUMBER}[- ]years?[- ]old\b"
+    r"|\bborn (before|after|since|in|on|between) "
 )
 """An age: ``over 174 centimetres`` is a height, so a bare ``over N`` counts only at the
-end of a clause or before ``years``."""
+end of a clause or before ``years``; a bound on the birth date (``born after 1994-08-02``)
+is an age bound too."""
 _THRESHOLD = re.compile(
     rf"\b(above|over|below|under|more than|less than|fewer than|at least|at most|"
     rf"greater than|higher than|lower than|exceeding|exceeds|between|>|<|>=|<=) "

@@ -91,6 +91,12 @@ CONTRASTS = (
     _c("billing shipping", "address", "invoice order customer purchase"),
     _c("critic audience", "rating"),
     _c("nominal real", "gnp gdp"),
+    _c("nominal ppp", "gnp gdp gni"),
+    _c("city highway", "mpg mileage economy", "car vehicle"),
+    _c("gross net", "tonnage", "ship vessel boat"),
+    _c("singles doubles", "ranking rank point", "ranking"),
+    _c("gross net", "horsepower hp", "car vehicle engine"),
+    _c("school letter", "grade", "student highschooler pupil"),
     _c("urban metropolitan", "population", "city town"),
     _c("highest lowest", "elevation point altitude", "highlow state country region mountain"),
     _c("birth residence", "country", people=True),
@@ -161,9 +167,11 @@ def contrasts_for(head: str, table_words: set[str], person_table: bool) -> list[
 def is_contrast(
     pair: tuple[str, str], head: str, table_words: set[str], person_table: bool
 ) -> bool:
-    """Whether ``pair`` (either order) is a curated contrast for ``head`` here."""
-    wanted = {p.lower() for p in pair}
-    return any(set(p) == wanted for p in contrasts_for(head, table_words, person_table))
+    """Whether ``pair`` (either order) is a curated contrast for ``head`` here; by the
+    singular of each word (a name's words are read singular: ``singles`` as ``single``)."""
+    wanted = {singular(p.lower()) for p in pair}
+    found = contrasts_for(head, table_words, person_table)
+    return any({singular(w) for w in p} == wanted for p in found)
 
 
 def why_not(pair: tuple[str, str]) -> str:

@@ -20,6 +20,7 @@ from answerable.annotation.review import (
     wants_review,
 )
 from answerable.builders import counterfactual
+from answerable.builders.counterfactual import proposed
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
@@ -152,16 +153,19 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
     parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
+    model = proposed.model_settings(ctx.recipe, config)  # issue 12: model candidates
+    settings = {"config": config.signature(), "limits": vars(ctx.limits)}
+    settings |= {"model": model.identity()} if model else {}
     signature = ctx.signature(
-        counterfactual.STEP,
-        {"config": config.signature(), "limits": vars(ctx.limits)},
-        {"parents": parents, "files": ctx.inputs},
+        counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
     )
 
     def compute() -> StepOutput:
         variants = ctx.workspace.root / "variants"
         env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
         try:
+            if model:
+                proposed.ask_for_names(ctx, so_far, env, config, model)
             return counterfactual.run_counterfactual(so_far, env, config)[0]
         finally:
             env.close()
@@ -247,14 +251,16 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             config=settings,
             sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
             variants=workspace.root / "variants",
-            about=release_about(recipe, released, review),
+            about=release_about(recipe, released, review, ctx.report.get("audit")),
         )
     return report
 
 
-def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None) -> About:
+def release_about(
+    recipe: Recipe, items: list[dict], review: ReviewResult | None, audit: dict | None = None
+) -> About:
     """What the release's card says beyond its items: description, license, sources'
-    licenses, and the review report."""
+    licenses, the review report and the shortcut audit."""
     report = review.report if review is not None else None
     return About(
         description=recipe.data.get("description", ""),
@@ -262,6 +268,7 @@ def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None
         license=recipe.section("release").get("license"),
         source_licenses=source_licenses(sorted({i["db_id"] for i in items})),
         review=read_json(report) if report is not None and Path(report).is_file() else None,
+        audit=audit,
     )
 
 

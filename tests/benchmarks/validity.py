@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from answerable.builders.counterfactual.survey import survey  # noqa: E402
+from answerable.builders.sources import load_source  # noqa: E402
 from tests.benchmarks.counterfactual_counts import SOURCES  # noqa: E402
 from tests.validity_cases import load_cases, score  # noqa: E402
 
@@ -72,10 +73,19 @@ def main() -> None:
 
         generate_demo(demo, 7)
         databases |= {"clinic": demo / "clinic.sqlite", "league": demo / "league.sqlite"}
-        gate = score(load_cases(), databases)
+        cases = load_cases()
+        gate = score(cases, databases)
         print(f"gate: tp={gate.tp} fp={gate.fp} fn={gate.fn} tn={gate.tn}")
         for miss in gate.misses:
             print(f"  miss {miss}")
+        spec, base = SOURCES["spider"]
+        schemas = {k: v.schema for k, v in load_source(spec, base, None).databases.items()}
+        for kind in ("draft", "dropped-column"):
+            found = score(cases, databases, schemas, kinds=(kind,))
+            print(
+                f"{kind} checks: precision={found.precision:.3f} recall={found.recall:.3f} "
+                f"(tp={found.tp} fp={found.fp} fn={found.fn} tn={found.tn})"
+            )
         seconds = audit_seconds(folder)
     print(
         f"ambiguous_items={n} gate_precision={gate.precision:.3f} "
