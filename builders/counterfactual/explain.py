@@ -53,3 +53,14 @@ def value_ambiguous(value: str, columns: list[str]) -> str:
         f"'{value}' occurs both as {' and as '.join(words_of(c) for c in columns)}, and the "
         "answer depends on which one you mean. Which one is it?"
     )
+
+
+def calculation(span: str, column: str, operands: list[str], operation: str) -> str:
+    """The question asks for a quantity the database does not store but that a formula
+    over other columns would give: the formula is knowledge the question leaves out."""
+    how = "the difference between" if operation == "difference" else "the sum of"
+    return (
+        f"The database does not store {words_of(column)}, so '{span}' maps to no column. It "
+        f"might be worked out, for instance as {how} {_listed(operands)}, but that formula is "
+        "not in the data. Say how it should be calculated, or ask for those columns instead."
+    )
