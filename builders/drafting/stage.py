@@ -12,7 +12,7 @@ sends only the requests that had not come back.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from answerable.builders.drafting import candidates as sql_candidates
@@ -50,6 +50,7 @@ class DraftingConfig:
     dedup_threshold: float
     candidates_per_item: int
     llm: LLMSettings | None
+    candidate_models: tuple[str, ...] = ()  # candidates.models; default: the llm's model
 
     @classmethod
     def from_recipe(cls, recipe, env: dict | None = None) -> DraftingConfig | None:
@@ -72,7 +73,14 @@ class DraftingConfig:
             dedup_threshold=section.get("dedup_threshold", DEFAULT_THRESHOLD),
             candidates_per_item=(section.get("candidates") or {}).get("per_item", 1),
             llm=llm,
+            candidate_models=tuple((section.get("candidates") or {}).get("models") or ()),
         )
+
+    def sql_models(self) -> list[LLMSettings]:
+        """The settings of each model that writes candidate SQL (none offline)."""
+        if self.llm is None:
+            return []
+        return [replace(self.llm, model=m) for m in self.candidate_models or (self.llm.model,)]
 
     @property
     def drafter(self) -> str:
@@ -220,6 +228,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         if config.llm
         else sql_candidates.PERTURB_GENERATOR,
         "llm": config.llm.identity() if config.llm else None,
+        "models": [m.model for m in config.sql_models()],
     }
     signature = ctx.signature(
         CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
@@ -275,7 +284,9 @@ def offline_candidates(ctx, config, items, contexts) -> list[list[dict]]:
 
 
 def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
-    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item."""
+    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item from
+    each model of ``candidates.models``. The SQL is the model's own (``edit``
+    ``llm_written``), for drafted items without a parent too."""
     from answerable.builders.drafting.llm import Prompt, ask_all  # imports openai
 
     schemas = {db: schema_text(context) for db, context in contexts.items()}
@@ -284,16 +295,19 @@ def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
         for item in items
         for sample in range(config.candidates_per_item)
     ]
-    with model_cache(ctx) as (cache, usage):
-        answers = ask_all(prompts, config.llm, cache, usage)
-    made = [
-        sql_candidates.candidate(
-            answer.reply["sql"] if answer.reply else None,
-            sql_candidates.LLM_GENERATOR,
-            model=config.llm.model,
-            error=None if answer.reply else "invalid-reply",
-        )
-        for answer in answers
-    ]
     step = config.candidates_per_item
-    return [made[start : start + step] for start in range(0, len(made), step)]
+    found: list[list[dict]] = [[] for _ in items]
+    with model_cache(ctx) as (cache, usage):
+        for settings in config.sql_models():
+            answers = ask_all(prompts, settings, cache, usage)
+            for index, answer in enumerate(answers):
+                found[index // step].append(
+                    sql_candidates.candidate(
+                        answer.reply["sql"] if answer.reply else None,
+                        sql_candidates.LLM_GENERATOR,
+                        edit="llm_written",
+                        model=settings.model,
+                        error=None if answer.reply else "invalid-reply",
+                    )
+                )
+    return found
