@@ -40,7 +40,29 @@ SQL_REPLY = {
 }
 """The reply to a text-to-SQL prompt."""
 
-_VALIDATORS = {id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY)}
+PARAPHRASE_REPLY = {
+    "type": "object",
+    "required": ["questions"],
+    "properties": {
+        "questions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "minLength": 2, "maxLength": 400},
+        }
+    },
+}
+"""The reply to a paraphrasing prompt: rewrites of one templated question."""
+
+ANSWER_REPLY = {
+    "type": "object",
+    "required": ["answer"],
+    "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 2000}},
+}
+"""The reply to an answer prompt: the result said in a sentence or two."""
+
+_VALIDATORS = {
+    id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)
+}
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -57,7 +79,11 @@ def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
         raise ReplyError(
             f"the reply does not match the schema: {(where + ': ') if where else ''}{error.message}"
         )
-    return {key: value[key].strip() for key in schema["properties"] if key in value}
+    return {key: _stripped(value[key]) for key in schema["properties"] if key in value}
+
+
+def _stripped(value):
+    return [v.strip() for v in value] if isinstance(value, list) else value.strip()
 
 
 def _json_object(text: str):

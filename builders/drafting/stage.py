@@ -58,15 +58,7 @@ class DraftingConfig:
         if "drafting" not in recipe.data:
             return None
         section = recipe.section("drafting")
-        llm = LLMSettings.from_section(section.get("llm") or {}, env)
-        if llm is not None and not llm.model:
-            raise ConfigError(
-                recipe.file,
-                "drafting.llm.model",
-                f"a model endpoint is configured ({redact_url(llm.base_url)}) "
-                "but no model is named",
-                fix="add drafting.llm.model: the name the server serves the model under",
-            )
+        llm = llm_settings(recipe, env)
         return cls(
             categories=tuple(section.get("categories") or CATEGORIES),
             per_item=section.get("per_item", 1),
@@ -96,6 +88,20 @@ class DraftingConfig:
             "drafter": self.drafter,
             "llm": self.llm.identity() if self.llm else None,
         }
+
+
+def llm_settings(recipe, env: dict | None = None) -> LLMSettings | None:
+    """The model endpoint of the recipe (``drafting.llm`` and the environment), or None
+    offline; an endpoint without a model name is a configuration error."""
+    llm = LLMSettings.from_section(recipe.section("drafting").get("llm") or {}, env)
+    if llm is not None and not llm.model:
+        raise ConfigError(
+            recipe.file,
+            "drafting.llm.model",
+            f"a model endpoint is configured ({redact_url(llm.base_url)}) but no model is named",
+            fix="add drafting.llm.model: the name the server serves the model under",
+        )
+    return llm
 
 
 def cache_file(recipe) -> Path:

@@ -176,6 +176,9 @@ def _check_inputs(recipe: Recipe) -> None:
             )
     for index, value in enumerate(recipe.section("templates").get("paths", [])):
         _check_exists(recipe, f"templates.paths[{index}]", value)
+    for index, entry in enumerate(recipe.section("templates").get("text2sql", [])):
+        for key in ("path", "database"):
+            _check_exists(recipe, f"templates.text2sql[{index}].{key}", entry[key])
 
 
 def _check_exists(recipe: Recipe, key: str, value: str) -> None:
