@@ -184,10 +184,11 @@ def _check_inputs(recipe: Recipe) -> None:
                 "'demo' databases are used but the recipe has no 'demo' section",
                 fix="add 'demo: {seed: 7}' at the top level",
             )
-    paths = recipe.section("templates").get("paths", [])
-    as_written = (recipe.written or recipe.data).get("templates", {}).get("paths", [])
-    for index, (value, text) in enumerate(zip(paths, as_written, strict=True)):
-        _check_exists(recipe, f"templates.paths[{index}]", value, text)
+    for section, key in (("templates", "paths"), ("drafting", "unrelated_from")):
+        paths = recipe.section(section).get(key, [])
+        as_written = ((recipe.written or recipe.data).get(section) or {}).get(key, [])
+        for index, (value, text) in enumerate(zip(paths, as_written, strict=True)):
+            _check_exists(recipe, f"{section}.{key}[{index}]", value, text)
 
 
 def _check_exists(
