@@ -332,18 +332,26 @@ def surface_columns(table: Table, schema) -> list[str]:
     found = []
     for other in schema.tables:
         if other.name != table.name and not linked(table, other):
-            found += _describable([c.name for c in other.columns if c.name.lower() not in mine])
+            names = [c.name for c in other.columns if c.name.lower() not in mine]
+            found += _describable([n for n in names if not _joins(n)])
     return sorted(set(found))
 
 
 def linked(one: Table, other: Table) -> bool:
-    """Whether two tables join: a foreign key either way, or a key column in common."""
+    """Whether two tables join: a foreign key either way, or a key column in common that
+    is not both tables' own primary key (every EHRSQL table has its own ``row_id``)."""
     if any(t.lower() == other.name.lower() for _c, t, _o in one.foreign_keys):
         return True
     if any(t.lower() == one.name.lower() for _c, t, _o in other.foreign_keys):
         return True
-    keys = {c.name.lower() for c in one.columns if is_key(c.name)}
+    own = {k.lower() for k in one.primary_key} & {k.lower() for k in other.primary_key}
+    keys = {c.name.lower() for c in one.columns if _joins(c.name)} - own
     return any(c.name.lower() in keys for c in other.columns)
+
+
+def _joins(name: str) -> bool:
+    """A column two tables may join on: a key, also when glued (``itemid``)."""
+    return is_key(name) or name.lower().endswith("id")
 
 
 def _near_in(attribute: str, table: Table) -> bool:
