@@ -60,6 +60,7 @@ SPAN_TAGS = {
     "vague-word": "AMB",
     "ambiguous-reference": "AMB",
     "missing-column": "UNK",
+    "out-of-scope": "UNK",  # DTE tags the request no query serves ("Bar chart")
 }
 """The DTE tag of a draft's trigger span, by category (none for the others)."""
 
