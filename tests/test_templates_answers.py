@@ -159,3 +159,21 @@ def test_text2sql_templates_come_from_the_recipe(tmp_path):
     assert all(i["db_id"] == "geography" and "text2sql" in i["tags"] for i in items)
     rejects = list(read_jsonl(tmp_path / WORK / "reports" / "rejects.jsonl"))
     assert any(r["step"] == "template_v1" for r in rejects)
+
+
+def test_a_bad_answer_text_stops_the_build_with_one_line(tmp_path):
+    path = recipe(tmp_path, {**TEMPLATE, "answer": "{patient} got {result}"})
+    result = run_in(tmp_path, "build", path)
+    assert result.exit_code == 1
+    assert "clinic.drug_doses" in result.output and "answer uses patient" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_text2sql_file_is_named(tmp_path):
+    path = recipe(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["templates"]["text2sql"] = [{"path": "nowhere.json", "database": "nowhere.sqlite"}]
+    path.write_text(yaml.safe_dump(data))
+    result = run_in(tmp_path, "build", path)
+    assert result.exit_code == 1
+    assert "templates.text2sql[0].path: not found" in result.output
