@@ -128,18 +128,26 @@ def fill_answer(text: str, values: dict[str, Any], result: dict) -> str:
 
 
 def result_words(result: dict) -> str:
-    """A result's first rows as words: one value per row, the rest in brackets.
+    """A result's first distinct rows as words: one value per row, the rest in brackets;
+    a row repeated (a join that meets it twice) is said once.
 
     >>> result_words({"row_count": 7, "rows": [["a"], ["b"], ["c"], ["d"], ["e"], ["f"]]})
-    'a, b, c, d, e and 2 more'
+    'a, b, c, d, e and 2 more rows'
+    >>> result_words({"row_count": 3, "rows": [["rio grande"], ["rio grande"], ["gila"]]})
+    'rio grande, gila'
     """
-    rows = result.get("rows") or []
-    shown = [
-        words(row[0]) + (f" ({', '.join(words(v) for v in row[1:])})" if len(row) > 1 else "")
-        for row in rows[:ANSWER_ROWS]
-    ]
-    more = result["row_count"] - len(shown)
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    shown, used = [], 0
+    for row in result.get("rows") or []:
+        if len(shown) == ANSWER_ROWS:
+            break
+        used += 1
+        text = words(row[0]) + (
+            f" ({', '.join(words(v) for v in row[1:])})" if len(row) > 1 else ""
+        )
+        if text not in shown:
+            shown.append(text)
+    more = result["row_count"] - used
+    return ", ".join(shown) + (f" and {more} more rows" if more > 0 else "")
 
 
 def keep_commas(tree: exp.Expr) -> exp.Expr:
