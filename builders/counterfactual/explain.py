@@ -73,8 +73,7 @@ RESPONSES = {
     "answer depends on which one it is meant for. Which column do you mean?",
     "operator-ambiguous": "This question implies a comparison but not which one (how much "
     "more, above which level). Say the condition you have in mind.",
-    "vague-question": "This question does not say what to find out. What would you like to "
-    "know?",
+    "vague-question": "This question does not say what to find out. What would you like to know?",
     "vague-word": "A word in this question has no agreed threshold in the data, so several "
     "answers fit. Say exactly what you mean by it.",
     "ambiguous-reference": "This question refers to something it does not name, so it is not "
