@@ -70,13 +70,15 @@ FIELD_ALIASES = {
     "source": "provenance.source",
 }
 DERIVED = ("scare_stratum",)  # the SCARE stratum of the item's first candidate SQL
+# (an ambiguous or unanswerable item's label, with or without a candidate)
 
 
 def field_expr(name: str, schema: pl.Schema) -> pl.Expr | None:
     """The values of item field ``name`` as a string column, or None if there is no such
     field. Lists (operations) join with ``+``; null shows as ``none``."""
-    if name == "scare_stratum":
-        expr = pl.col("candidates").list.first().struct.field("stratum")
+    if name == "scare_stratum":  # an ambiguous or unanswerable item's is its label
+        first = pl.col("candidates").list.first().struct.field("stratum")
+        expr = pl.when(pl.col("label") == "answerable").then(first).otherwise(pl.col("label"))
         return expr.fill_null("none").alias(name)
     head, *rest = FIELD_ALIASES.get(name, name).split(".")
     if head not in schema:

@@ -115,18 +115,29 @@ def balance_test(
     frame: pl.DataFrame, config: ReleaseConfig, seed: int
 ) -> tuple[pl.DataFrame, dict]:
     """Keep, in test, ``r`` items of each label per answerable test item (the recipe's
-    ``per_answerable_test``), choosing by the same per-item hash; other splits untouched."""
+    ``per_answerable_test``), choosing by the same per-item hash; other splits untouched.
+
+    With ``strata`` the kept items are taken in turn from each stratum of the label (its
+    lowest draw, then each one's second ...), so the strata come out even, within one
+    item, as far as each holds enough (TrustSQL's five unanswerable types).
+    """
     ratios = config.sample.per_answerable_test if config.sample else {}
     if not ratios:
         return frame, {}
     in_test = pl.col("split") == TEST_SPLIT
     answerable = frame.filter(in_test & (pl.col("label") == "answerable")).height
-    work = frame.with_columns(draw=item_hash("id", seed, STEP))
+    names = [f"stratum:{field}" for field in config.sample.strata]
+    columns = stratum_columns(frame, config, "sample.strata")
+    work = frame.with_columns(*columns, draw=item_hash("id", seed, STEP))
     keep, report = pl.lit(True), {}
     for label, ratio in sorted(ratios.items()):
         wanted = round(ratio * answerable)
         mine = in_test & (pl.col("label") == label)
-        rank = pl.when(mine).then(pl.col("draw")).rank("ordinal")
+        turn = pl.when(mine).then(pl.col("draw")).rank("ordinal")
+        turn = turn.over(names) if names else turn
+        # round robin: first every stratum's lowest draw, then each one's second ...
+        order = pl.struct(turn.alias("turn"), pl.col("draw").alias("then"))
+        rank = pl.when(mine).then(order.rank("ordinal").over(mine))
         keep = keep & (~mine | (rank <= wanted))
         available = work.filter(mine).height
         report[label] = {
@@ -136,4 +147,10 @@ def balance_test(
             "available": available,
             "short": max(0, wanted - available),
         }
+        if names:
+            kept = work.filter(mine & (rank <= wanted)).group_by(names).len().sort(names)
+            report[label]["by_stratum"] = [
+                {"stratum": {n.split(":", 1)[1]: row[n] for n in names}, "kept": row["len"]}
+                for row in kept.iter_rows(named=True)
+            ]
     return work.filter(keep).select(frame.columns), report

@@ -49,6 +49,7 @@ CLI = "tests/test_cli.py::"
 SOURCES = "tests/test_sources.py::"
 DELIMITED = "tests/test_sources_delimited.py::"
 RECIPE = "tests/test_recipe.py::test_config_errors_name_file_key_and_fix"
+VARIABLES = "tests/test_recipe_variables.py::"
 NAMES = "tests/test_names.py::"
 AUTHOR = "tests/test_authoring.py::"
 INERT = "tests/test_inert.py::"
@@ -154,6 +155,12 @@ CASES = [
     Case("recipe", "recipe not YAML", RECIPE, "not valid YAML: line"),
     Case("recipe", "recipe a list", RECIPE, "must be a mapping"),
     Case("recipe", "recipe file missing", "tests/test_recipe.py::test_missing_recipe_file", "recipe file not found"),
+    Case("recipe", "a ${VAR} that is not set", VARIABLES + "test_an_unset_variable_names_file_key_and_variable", "${TINY_DBS} is not set"),
+    Case("recipe", "${ANSWERABLE_DATA} outside a checkout, unset", VARIABLES + "test_the_data_root_outside_a_checkout_must_be_set", "is not set"),
+    Case("recipe", "a data file missing under ${ANSWERABLE_DATA}", VARIABLES + "test_missing_data_says_which_path_and_where_to_get_it", "get it from"),
+    Case("recipe", "the ${ANSWERABLE_DATA} folder missing", VARIABLES + "test_a_missing_data_folder_is_said_so", "the data folder does not exist"),
+    Case("recipe", "templates.text2sql file missing", "tests/test_templates_answers.py::test_a_missing_text2sql_file_is_named", "templates.text2sql[0].path: not found"),
+    Case("recipe", "template answer text with an unknown placeholder", "tests/test_templates_answers.py::test_a_bad_answer_text_stops_the_build_with_one_line", "answer uses patient"),
     Case("recipe", "unknown review policy", REVIEW + "test_unknown_review_key_names_the_fix", "unanimous"),
     Case("recipe", "Argilla without credentials", REVIEW + "test_argilla_backend_without_credentials_is_a_config_error", "ARGILLA_API_KEY"),
     # --- source files ---------------------------------------------------------------------

@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import GENERATORS, Config, prepare, run_counterfactual
+from answerable.builders.counterfactual import (
+    CONTROL_EDIT,
+    GENERATORS,
+    Config,
+    prepare,
+    run_counterfactual,
+)
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
 from answerable.builders.counterfactual.materialize import materialize
@@ -122,7 +128,8 @@ def test_the_step_is_deterministic_and_links_parents(demo_parents, tmp_path):
     assert len({i["id"] for i in runs[0].items}) == len(runs[0].items)
     assert all(i["provenance"]["parent"] in ids for i in runs[0].items)
     made = {i["provenance"]["generator"] for i in runs[0].items}
-    assert made == set(GENERATORS) - {"value_ambiguous_v1"}  # every demo placement misfits
+    asked = {*config.edits, CONTROL_EDIT}  # calculation_v1 runs only when a recipe asks
+    assert made == asked - {"value_ambiguous_v1"}  # every demo placement misfits
 
 
 # ---- properties ------------------------------------------------------------------------
@@ -218,7 +225,22 @@ def check_control(item, parent, copy, source, schema):
         assert db.execute(parent["sql"]).hash == parent["result"]["hash"]
 
 
+def check_calculation(item, parent, copy, source, schema):
+    assert item["label"] == "unanswerable" and item["category"] == "calculation"
+    gold_fails(parent, copy, source)
+    table, _, column = item["trigger"]["column"].rpartition(".")
+    with ReadOnlyDatabase(source) as db:
+        leaks = value_leaks(db, schema, table, column)
+    assert leaks and {leak.how for leak in leaks} == {"derivable"}
+    assert tuple(item["trigger"]["operands"]) in {leak.columns for leak in leaks}
+    with merged(copy, source) as db:  # the formula alone answers, on the edited copy
+        assert db.execute(item["trigger"]["reading"]).row_count == parent["result"]["row_count"]
+    tags = {s["tag"] for s in item["spans"] if s["concept"] == item["trigger"]["column"]}
+    assert tags == {"UNK"}
+
+
 CHECKS = {
+    "calculation_v1": check_calculation,
     "drop_column_v1": check_drop,
     "add_near_synonyms_v1": check_synonyms,
     "value_unanswerable_v1": check_missing_value,
@@ -244,7 +266,8 @@ def test_every_emitted_item_passes_its_own_verification(
     chosen = [parents[i % len(parents)] for i in picks]
     before = {d: sha256_file(ref.path) for d, ref in databases.items()}
     folder = tmp_path_factory.mktemp("property")
-    config = Config(rate=1.0, control_rate=1.0, synonyms=synonyms, every_edit=True)
+    edits = tuple(name for name in GENERATORS if name != CONTROL_EDIT)
+    config = Config(rate=1.0, control_rate=1.0, synonyms=synonyms, edits=edits, every_edit=True)
     env = survey_env(databases, folder, seed, LIMITS, config)
     try:
         output, _ = run_counterfactual(chosen, env, config)

@@ -155,3 +155,24 @@ def test_reading_a_recipe_imports_no_model_client():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_candidates_come_from_every_listed_model(tmp_path):
+    with LLMServer() as server:
+        llm = {"base_url": server.base_url, "model": "drafter"}
+        candidates = {"per_item": 2, "models": ["model-a", "model-b", "model-c"]}
+        path = tiny_recipe(tmp_path, llm, candidates=candidates)
+        recipe = yaml.safe_load(path.read_text())
+        recipe["drafting"]["categories"] = ["vague-word", "small-talk"]
+        path.write_text(yaml.safe_dump(recipe))
+        result = run_in(tmp_path, "build", path, "--no-release")
+        assert result.exit_code == 0, result.output
+        items, report, _rejects = built(tmp_path)
+    for item in items:
+        models = Counter(c["model"] for c in item["candidates"])
+        assert models == {"model-a": 2, "model-b": 2, "model-c": 2}, item["question"]
+        assert {c["edit"] for c in item["candidates"]} == {"llm_written"}
+    parentless = [i for i in items if i["category"] == "small-talk"]
+    assert parentless and all(i["provenance"]["parent"] is None for i in parentless)
+    assert all(c["stratum"] == "unanswerable" for i in parentless for c in i["candidates"])
+    assert {"model-a", "model-b", "model-c"} <= set(report["llm"])

@@ -142,3 +142,33 @@ def test_one_unanswerable_per_answerable_test_item():
         "available": 25,
         "short": 0,
     }
+
+
+def test_per_answerable_test_takes_strata_in_turn():
+    """TrustSQL's five unanswerable types come out even however uneven the pool is."""
+    items = [make_item(f"a{i}", split="test") for i in range(20)]
+    sizes = {"out-of-domain": 40, "out-of-scope": 9, "missing-column": 5}
+    for category, size in sizes.items():
+        for i in range(size):
+            item = make_item(f"{category}{i}", label="unanswerable", split="test")
+            items.append({**item, "category": category})
+    settings = config(sample={"strata": ["category"], "per_answerable_test": {"unanswerable": 1}})
+    frame, report = balance_test(frame_of(items), settings, seed=4)
+    kept = frame.filter(pl.col("label") == "unanswerable")
+    # 20 wanted: 5 missing-column (all there are), then the rest in turn: 8 and 7
+    counts = dict(kept["category"].value_counts().rows())
+    assert counts["missing-column"] == 5
+    assert sorted([counts["out-of-scope"], counts["out-of-domain"]]) == [7, 8]
+    assert sum(r["kept"] for r in report["unanswerable"]["by_stratum"]) == 20
+    assert frame.filter(pl.col("label") == "answerable").height == 20
+
+
+def test_scare_stratum_of_an_item_without_candidates_is_its_label():
+    """Small talk has no candidate SQL offline; it still counts in SCARE's unanswerable."""
+    items = [make_item("chat", label="unanswerable"), make_item("plain", stratum=None)]
+    frame, report = sample_items(
+        frame_of(items), config(sample={"strata": ["scare_stratum"], "count": 1}), 1
+    )
+    strata = {row["stratum"]["scare_stratum"] for row in report["by_stratum"]}
+    assert strata == {"unanswerable", "none"}
+    assert frame.height == 2

@@ -16,7 +16,8 @@ Modules, one concern each:
 - ``materialize``: an edit script applied to a copy of the database, once per edit;
 - ``leaks``: whether a remaining column still answers for a dropped one;
 - ``verify``: the checks that prove each label;
-- ``edits``: the registered generators (``drop_column_v1`` ...);
+- ``edits``: the edit generators (``drop_column_v1`` ...); ``calculation``: the
+  calculation-unanswerable one (``calculation_v1``); ``registry``: all by name;
 - ``explain``: DTE-style explanations; ``bio``: BIO token tags;
 - ``shapes``: qualification reused across queries that differ only in values;
 - ``stage``: the build step that mixes and emits them; ``survey``: the same over one
@@ -24,14 +25,9 @@ Modules, one concern each:
 """
 
 from answerable.builders.counterfactual.bio import bio_tags, write_bio
-from answerable.builders.counterfactual.edits import (
-    CONTROL_EDIT,
-    GENERATORS,
-    PROBLEM_EDITS,
-    EditEnv,
-    prepare,
-)
+from answerable.builders.counterfactual.edits import EditEnv, prepare
 from answerable.builders.counterfactual.materialize import VariantStore, materialize
+from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
 from answerable.builders.counterfactual.stage import (
     STEP,
     Config,

@@ -11,6 +11,8 @@ on the edited copy of the database when there is one, on the edited schema other
 - ``value_ambiguous_v1`` (ambiguous, value-ambiguous): write the value into a second column;
 - ``drop_unused_v1`` (answerable, control): drop 1-3 columns the SQL does not use.
 
+(``calculation_v1`` is in :mod:`.calculation`; :mod:`.registry` lists them all.)
+
 Choices that shape a shared variant (the candidate names, their fills, the rows that
 receive a value, the columns a control drops) are seeded by the variant's own key, not
 by the item, so every item that makes the same edit shares one materialized copy.
@@ -959,17 +961,3 @@ class DropUnused:
         if result is not None:
             proposal.result = result.to_record()
         return failure
-
-
-GENERATORS = {
-    g.name: g
-    for g in (DropColumn(), AddNearSynonyms(), ValueUnanswerable(), ValueAmbiguous(), DropUnused())
-}
-"""Every edit generator by its registered, versioned name."""
-PROBLEM_EDITS = (
-    "drop_column_v1",
-    "add_near_synonyms_v1",
-    "value_unanswerable_v1",
-    "value_ambiguous_v1",
-)
-CONTROL_EDIT = "drop_unused_v1"

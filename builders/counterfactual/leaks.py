@@ -38,6 +38,7 @@ class Leak:
 
     how: str
     columns: tuple[str, ...]
+    operation: str = ""  # for ``derivable``: ``difference`` (first - second) or ``sum``
 
     def describe(self) -> str:
         """One line for a reject's detail."""
@@ -165,15 +166,16 @@ def _is_numeric(owner: Table, column: str) -> bool:
     return any(t in declared for t in _NUMERIC)
 
 
-def _operand(owner: Table, name: str) -> exp.Expr | None:
+def _operand(owner: Table, name: str, alias: str | None = None) -> exp.Expr | None:
     """A column as a number: numbers as they are, dates and times as Julian days."""
     column = owner.column(name)
     role = column_role(column.name, column.type)
     if role == "identifier":
         return None
+    node = trees.column(column.name, alias or owner.name)
     if role in ("date", "time"):
-        return exp.func("julianday", trees.column(name, owner.name))
-    return trees.column(name, owner.name) if _is_numeric(owner, name) else None
+        return exp.func("julianday", node)
+    return node if _is_numeric(owner, name) else None
 
 
 def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
@@ -200,10 +202,23 @@ def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
     if not row or (row[0] or 0) < 5:
         return []
     return [
-        Leak("derivable", (f"{owner.name}.{a}", f"{owner.name}.{b}"))
-        for (_, a, b), far in zip(pairs, row[1:], strict=True)
+        Leak("derivable", (f"{owner.name}.{a}", f"{owner.name}.{b}"), kind)
+        for (kind, a, b), far in zip(pairs, row[1:], strict=True)
         if far == 0
     ]
+
+
+def formula(owner: Table, leak: Leak, alias: str | None = None) -> exp.Expr:
+    """The expression a ``derivable`` leak stands for, over ``owner``'s columns qualified
+    by ``alias`` (default: the table's name): ``julianday(out_time) - julianday(in_time)``.
+
+    >>> from answerable.builders.schema import Column
+    >>> stays = Table("stays", [Column("los", "REAL"), Column("a", "REAL"), Column("b", "REAL")])
+    >>> formula(stays, Leak("derivable", ("stays.b", "stays.a"), "difference"), "s").sql()
+    '("s"."b" - "s"."a")'
+    """
+    a, b = (_operand(owner, name.rpartition(".")[2], alias) for name in leak.columns)
+    return _combine(leak.operation, a, b)
 
 
 def _combine(kind: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:

@@ -16,9 +16,6 @@ from pathlib import Path
 
 from answerable import __version__
 from answerable.builders.counterfactual.edits import (
-    CONTROL_EDIT,
-    GENERATORS,
-    PROBLEM_EDITS,
     EditEnv,
     Parent,
     Proposal,
@@ -26,6 +23,7 @@ from answerable.builders.counterfactual.edits import (
     verified_by,
 )
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
 from answerable.builders.counterfactual.script import edit_script, variant_id
 from answerable.builders.counterfactual.verify import Failure, reading_records
 from answerable.builders.executor import Limits

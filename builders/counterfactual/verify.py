@@ -15,7 +15,9 @@ a detail) when it does not; an edit is kept only when all of its checks pass.
 - :func:`readings_differ`: the readings of an ambiguous item run and give different,
   non-empty answers;
 - :func:`value_is_absent`, :func:`finds_nothing`: a replaced value is in no row of its
-  column, and the gold SQL with it finds nothing.
+  column, and the gold SQL with it finds nothing;
+- :func:`formula_answers`: the gold SQL with a dropped column written as a formula over
+  the remaining ones runs on the edited copy and gives as many rows as the parent.
 """
 
 from __future__ import annotations
@@ -218,3 +220,21 @@ def finds_nothing(sql: str, database: ReadOnlyDatabase, ordered: bool) -> Failur
     if not is_nothing(result):
         return Failure("value-still-answers", f"{result.row_count} rows: {sql}")
     return None
+
+
+def formula_answers(
+    sql: str, database: ReadOnlyDatabase, ordered: bool, parent_rows: int | None
+) -> tuple[Failure | None, Result | None]:
+    """The formula reading (the gold SQL with the dropped column computed from others)
+    runs on the edited copy, finds something and returns the parent's number of rows:
+    the question is answerable once the formula is known, and only then."""
+    try:
+        result = database.execute(sql, ordered=ordered, row_cap=READING_ROWS)
+    except SQLError as error:
+        return Failure("formula-failed", f"{error}: {sql}"), None
+    if is_nothing(result):
+        return Failure("formula-empty", f"the formula finds nothing: {sql}"), None
+    if parent_rows is not None and result.row_count != parent_rows:
+        detail = f"{result.row_count} rows against the parent's {parent_rows}: {sql}"
+        return Failure("formula-differs", detail), None
+    return None, result

@@ -236,7 +236,10 @@ PERTURBATIONS: dict[str, tuple[str, Perturbation]] = {
 def perturbed_candidates(
     sql: str, context: DatabaseContext, rng: random.Random, count: int, dialect: str = "sqlite"
 ) -> list[dict]:
-    """Up to ``count`` candidates from a gold SQL: its qualified rewrite, then perturbations."""
+    """Up to ``count`` candidates from a gold SQL: its qualified rewrite and perturbations,
+    in a seeded order: the first is the one SCARE pairs with the question (the release's
+    ``scare_stratum``), and a rewrite always first would put every item in
+    answerable-correct."""
     try:
         tree = sqlkit.parse(sql, dialect)
     except SQLError:
@@ -258,7 +261,9 @@ def perturbed_candidates(
             seen.add(text)
             kind = classify(tree, changed)
             found.append(candidate(text, PERTURB_GENERATOR, edit=name, error_type=kind))
-    return found[:count]
+    found = found[:count]
+    rng.shuffle(found)
+    return found
 
 
 def _rewrite(tree: exp.Expr, context: DatabaseContext, dialect: str) -> str | None:

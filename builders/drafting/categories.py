@@ -276,9 +276,10 @@ OTHER_DEFINITIONS = (
     Definition(
         "calculation",
         "unanswerable",
-        "The answer needs a calculation or a formula that the data does not support "
-        "(a quantity no column or combination of columns yields).",
-        "'What is each book's profit margin?' with prices but no costs.",
+        "The question asks for a quantity no column stores but a formula over other "
+        "columns would give; the formula is domain knowledge the question and the schema "
+        "leave out (DTE's calculation unanswerable).",
+        "'What is each book's profit?' with price and cost columns but no profit column.",
     ),
     Definition(
         "external-knowledge",

@@ -2,7 +2,8 @@
 
 Per category (the issue's rules):
 
-- ``missing-column``: the trigger column is not in the schema (``column-in-schema``)
+- ``missing-column``: the trigger column is not in the schema, or for a ``surface``
+  draft not in the table it is asked of (``column-in-schema``)
   and is not a near-synonym of a column (``column-near-synonym``);
 - ``out-of-domain``, ``small-talk``: the question shares no schema term (``shares-schema-term``);
 - ``vague-word`` and ``vague-question``: the trigger is in the question
@@ -132,10 +133,14 @@ def reference_words(phrase: str) -> list[str]:
 
 def check_missing_column(draft: Draft, context: DatabaseContext) -> Failure | None:
     column = "_".join(words(draft.trigger))
-    for table in context.schema.tables:
+    schema = context.schema
+    if draft.subtype == "surface":  # the name is another table's: only the asked one counts
+        asked = schema.table(draft.details.get("table") or "")
+        schema = DatabaseSchema(schema.db_id, [asked] if asked is not None else [])
+    for table in schema.tables:
         if table.column(column) is not None:
             return "column-in-schema", f"'{draft.trigger}' is the column {table.name}.{column}"
-    near = near_synonym(draft.trigger, context.schema)
+    near = near_synonym(draft.trigger, schema)
     if near is not None:
         return "column-near-synonym", f"'{draft.trigger}' is a near-synonym of {near}"
     return None

@@ -23,13 +23,16 @@ EXAMPLES_PER_COLUMN = 3
 
 @dataclass(frozen=True, eq=False)
 class DatabaseContext:
-    """A database's schema and up to three example values per ``table -> column``.
+    """A database's schema and up to three example values per ``table -> column``, and
+    the column names of the other databases this one lacks (humanized), for questions
+    about a column sampled from another database (TrustSQL's column-unrelated).
 
     Compared and hashed by identity, so that work on one context can be memoized."""
 
     db_id: str
     schema: DatabaseSchema
     values: dict[str, dict[str, list]] = field(default_factory=dict)
+    other_columns: tuple[str, ...] = ()
 
     def column_values(self, table: str, column: str) -> list:
         """The example values of one column (empty when unknown)."""
@@ -37,11 +40,15 @@ class DatabaseContext:
 
 
 def load_context(
-    db_id: str, schema: DatabaseSchema, database: ReadOnlyDatabase | None
+    db_id: str,
+    schema: DatabaseSchema,
+    database: ReadOnlyDatabase | None,
+    others: tuple[str, ...] = (),
 ) -> DatabaseContext:
-    """The context of one database; schema-only databases get no example values."""
+    """The context of one database; schema-only databases get no example values.
+    ``others`` are column names of other databases (see :func:`foreign_columns`)."""
     if database is None:
-        return DatabaseContext(db_id, schema)
+        return DatabaseContext(db_id, schema, other_columns=others)
     values = {
         table.name: {
             column.name: column_examples(database, table.name, column.name)
@@ -49,7 +56,30 @@ def load_context(
         }
         for table in schema.tables
     }
-    return DatabaseContext(db_id, schema, values)
+    return DatabaseContext(db_id, schema, values, others)
+
+
+def foreign_columns(db_id: str, schemas: dict[str, DatabaseSchema]) -> tuple[str, ...]:
+    """The column names (humanized) of every schema but ``db_id``'s that could name an
+    attribute: no keys, no names made of generic words only (``name``, ``type``).
+
+    >>> from answerable.builders.schema import Column
+    >>> battles = DatabaseSchema("battle", [Table("battle", [Column("id"), Column("result")])])
+    >>> shop = DatabaseSchema("shop", [Table("product", [Column("product_category")])])
+    >>> foreign_columns("battle", {"battle": battles, "shop": shop})
+    ('product category',)
+    """
+    found = set()
+    for other, schema in schemas.items():
+        if other == db_id:
+            continue
+        for table in schema.tables:
+            for column in table.columns:
+                words = name_words(column.name)
+                if is_key(column.name) or not words or set(words) <= lexicon.GENERIC_WORDS:
+                    continue
+                found.add(" ".join(words))
+    return tuple(sorted(found))
 
 
 def column_examples(database: ReadOnlyDatabase, table: str, column: str) -> list:

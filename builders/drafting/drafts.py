@@ -39,13 +39,28 @@ SMALL_TALK_TOPICS = (
     "the user's weekend",
     "a sports result from the news",
 )
-"""Topics that steer out-of-domain prompts apart."""
+"""Topics that steer small-talk prompts apart."""
+
+OUT_OF_DOMAIN_TOPICS = (
+    "astronomy",
+    "world geography",
+    "history",
+    "chess",
+    "chemistry",
+    "literature",
+    "music history",
+    "animals",
+    "inventions",
+    "languages",
+)
+"""Topics that steer out-of-domain prompts apart (facts no database of the build holds)."""
 
 SPAN_TAGS = {
     "vague-question": "AMB",
     "vague-word": "AMB",
     "ambiguous-reference": "AMB",
     "missing-column": "UNK",
+    "out-of-scope": "UNK",  # DTE tags the request no query serves ("Bar chart")
 }
 """The DTE tag of a draft's trigger span, by category (none for the others)."""
 
@@ -140,9 +155,12 @@ def _request_seed(seed: int, key: str) -> int:
 def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:
     if CATEGORIES[category].uses_parent:
         return None
-    if category in ("out-of-domain", "small-talk"):
+    if category == "small-talk":
         rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
         return f"small talk about {rng.choice(SMALL_TALK_TOPICS)}"
+    if category == "out-of-domain":
+        rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
+        return f"a general-knowledge question about {rng.choice(OUT_OF_DOMAIN_TOPICS)}"
     return f"the table {table}" if table else None
 
 

@@ -414,3 +414,33 @@ SMALL_TALK = (
     ("travel", "Is {city} worth a visit in the spring?"),
 )
 """Small-talk templates (topic, text); fields are filled with Faker."""
+
+# ---- out of domain (TrustSQL out-of-domain, NAQ out of domain) ---------------------------
+
+OUT_OF_DOMAIN = (
+    ("astronomy", "How many moons does {choice} have?"),
+    ("geography", "What is the capital of {country}?"),
+    ("geography", "Which mountain range runs through {country}?"),
+    ("history", "Who led {country} in {year}?"),
+    ("sport", "Who won the {choice} world championship in {year}?"),
+    ("science", "At what temperature does {choice} melt?"),
+    ("language", "Which languages are spoken in {country}?"),
+    ("finance", "How many euros is one {currency} worth?"),
+    ("animals", "How long do {choice} usually live?"),
+    ("inventions", "Who invented the {choice}?"),
+    ("literature", "Who wrote {choice}?"),
+    ("music", "In which year did {choice} release their first album?"),
+)
+"""General-knowledge question templates (topic, text); fields are filled with Faker and,
+for ``{choice}``, from :data:`OUT_OF_DOMAIN_FILLERS`."""
+
+OUT_OF_DOMAIN_FILLERS = {
+    "astronomy": ("Jupiter", "Saturn", "Neptune", "Mars", "Uranus"),
+    "sport": ("chess", "snooker", "darts", "table tennis", "cycling"),
+    "science": ("copper", "tin", "lead", "gold", "aluminium"),
+    "animals": ("elephants", "parrots", "tortoises", "goldfish", "horses"),
+    "inventions": ("telephone", "printing press", "steam engine", "bicycle", "compass"),
+    "literature": ("War and Peace", "Don Quixote", "Moby-Dick", "Pride and Prejudice"),
+    "music": ("the Beatles", "ABBA", "Queen", "Radiohead", "Nirvana"),
+}
+"""The values ``{choice}`` takes in each out-of-domain topic."""

@@ -8,10 +8,14 @@ rule finds nothing to work on, e.g. no table noun to qualify):
 - ``vague-word``: a vague adjective put before the main table's noun ("recent admissions");
 - ``ambiguous-reference``: a value the question names replaced by "that <thing>", or
   else a reference to a related entity appended ("... for that patient?");
-- ``missing-column``: a question about a plausible absent attribute from the lexicon;
+- ``missing-column``: a question about a column the main table lacks, of one of
+  TrustSQL's three kinds (``subtype``): ``surface``, a column name of another table of
+  the same database; ``related``, a plausible absent attribute from the lexicon;
+  ``unrelated``, a column name sampled from another database;
 - ``out-of-scope``: a prediction, chart, clustering or explanation request about the
   parent's table and column;
-- ``out-of-domain`` and ``small-talk``: small talk from templates filled by Faker.
+- ``out-of-domain``: a general-knowledge question from templates filled by Faker;
+- ``small-talk``: conversation with the assistant from templates filled by Faker.
 
 The random choices come from ``rng``, private to (recipe seed, step, job).
 """
@@ -43,7 +47,7 @@ from answerable.builders.drafting.text import (
     words,
 )
 from answerable.builders.lexical.inflection import singular
-from answerable.builders.schema import Table
+from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
 
 GENERATOR = OFFLINE_DRAFTER
@@ -318,19 +322,27 @@ def related_table(table: Table, context: DatabaseContext) -> Table | None:
     return None
 
 
+COLUMN_SUBTYPES = ("surface", "related", "unrelated")
+"""TrustSQL's kinds of hypothetical column, in the order a parent's drafts rotate through."""
+
+
 def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """missing-column: a question about an attribute the main table plausibly lacks."""
+    """missing-column: a question about a column the parent's main table lacks.
+
+    The kind rotates with the job's sample, from a start the parent's id picks, so a
+    parent drafted three times gets one of each; a kind with nothing to offer (no
+    unlinked table, no other database) falls back to ``related``.
+    """
     table = parent_table(job, context)
     if table is None:
         return None
-    unrelated = rng.random() < 0.25
-    pool = (
-        lexicon.UNRELATED_ATTRIBUTES if unrelated else lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
-    )
-    absent = [a for a in pool if near_synonym(a, context.schema) is None]
-    if not absent:
+    subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
+    pool = absent_columns(subtype, table, context)
+    if not pool:
+        subtype, pool = "related", absent_columns("related", table, context)
+    if not pool:
         return None
-    attribute = rng.choice(absent)
+    attribute = rng.choice(pool)
     patterns = ["What is the {a} of each {one}?", "List the {many} together with their {a}."]
     if attribute in lexicon.NUMERIC_ATTRIBUTES:
         patterns += ["Which {many} have the highest {a}?", "What is the average {a} of the {many}?"]
@@ -345,10 +357,62 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         column,
         "absent_attribute",
         derived=False,
-        subtype="unrelated" if unrelated else "related",
+        subtype=subtype,
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
+    """The attributes (humanized) a question of ``subtype`` may ask of ``table``."""
+    if subtype == "surface":
+        return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
+    if subtype == "unrelated":
+        return list(context.other_columns)  # already without this schema's near-synonyms
+    pool = lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
+    return [a for a in pool if near_synonym(a, context.schema) is None]
+
+
+def surface_columns(table: Table, schema) -> list[str]:
+    """Column names of the other tables that ``table`` lacks, from tables it cannot be
+    joined to (no foreign key either way, no key column in common), so the question
+    cannot be answered through a join. TrustSQL's column-surface.
+
+    >>> from answerable.builders.schema import Column
+    >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
+    >>> pros = Table("professionals", [Column("professional_id"), Column("city")])
+    >>> surface_columns(pros, DatabaseSchema("kennel", [dogs, pros]))
+    ['age']
+    """
+    mine = {c.name.lower() for c in table.columns}
+    found = []
+    for other in schema.tables:
+        if other.name != table.name and not linked(table, other):
+            names = [c.name for c in other.columns if c.name.lower() not in mine]
+            found += _describable([n for n in names if not _joins(n)])
+    return sorted(set(found))
+
+
+def linked(one: Table, other: Table) -> bool:
+    """Whether two tables join: a foreign key either way, or a key column in common that
+    is not both tables' own primary key (every EHRSQL table has its own ``row_id``)."""
+    if any(t.lower() == other.name.lower() for _c, t, _o in one.foreign_keys):
+        return True
+    if any(t.lower() == one.name.lower() for _c, t, _o in other.foreign_keys):
+        return True
+    own = {k.lower() for k in one.primary_key} & {k.lower() for k in other.primary_key}
+    keys = {c.name.lower() for c in one.columns if _joins(c.name)} - own
+    return any(c.name.lower() in keys for c in other.columns)
+
+
+def _joins(name: str) -> bool:
+    """A column two tables may join on: a key, also when glued (``itemid``)."""
+    return is_key(name) or name.lower().endswith("id")
+
+
+def _near_in(attribute: str, table: Table) -> bool:
+    """Whether ``attribute`` merely renames a column of ``table``."""
+    return near_synonym(attribute, DatabaseSchema("_", [table])) is not None
 
 
 def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
@@ -372,18 +436,32 @@ def _faker() -> Faker:
 
 
 def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """small-talk (and out-of-domain, offline): small talk from a template, its blanks
-    filled by a seeded Faker."""
+    """small-talk: conversation with the assistant from a template, its blanks filled by
+    a seeded Faker."""
+    return _from_templates(job, rng, lexicon.SMALL_TALK, "small_talk")
+
+
+def ask_out_of_domain(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """out-of-domain: a general-knowledge question from a template (the kind TrustSQL
+    sampled from open-domain QA sets), its blanks filled by a seeded Faker."""
+    return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+
+
+def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> Draft:
     fake = _faker()
     fake.seed_instance(rng.getrandbits(64))
-    topic, pattern = rng.choice(lexicon.SMALL_TALK)
+    topic, pattern = rng.choice(templates)
     question = pattern.format(
         first_name=fake.first_name(),
         city=fake.city(),
         word=fake.word(),
         street_name=fake.street_name(),
+        country=fake.country(),
+        year=fake.year(),
+        currency=fake.currency_name(),
+        choice=rng.choice(lexicon.OUT_OF_DOMAIN_FILLERS.get(topic, ("",))),
     )
-    return _draft(job, question, topic, "small_talk", derived=False)
+    return _draft(job, question, topic, transform, derived=False)
 
 
 def _draft(job: Job, question: str, trigger: str, transform: str, **details) -> Draft:
@@ -408,7 +486,7 @@ RULES = {
     "ambiguous-reference": replace_with_reference,
     "missing-column": ask_missing_column,
     "out-of-scope": rewrite_out_of_scope,
-    "out-of-domain": small_talk,
+    "out-of-domain": ask_out_of_domain,
     "small-talk": small_talk,
 }
 """The offline rule of each category."""

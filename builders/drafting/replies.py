@@ -53,7 +53,30 @@ NAMES_REPLY = {
 }
 """The reply to a column-names prompt (:mod:`.column_names`): new column names."""
 
-_VALIDATORS = {id(s): Draft202012Validator(s) for s in (DRAFT_REPLY, SQL_REPLY, NAMES_REPLY)}
+PARAPHRASE_REPLY = {
+    "type": "object",
+    "required": ["questions"],
+    "properties": {
+        "questions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "minLength": 2, "maxLength": 400},
+        }
+    },
+}
+"""The reply to a paraphrasing prompt: rewrites of one templated question."""
+
+ANSWER_REPLY = {
+    "type": "object",
+    "required": ["answer"],
+    "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 2000}},
+}
+"""The reply to an answer prompt: the result said in a sentence or two."""
+
+_VALIDATORS = {
+    id(s): Draft202012Validator(s)
+    for s in (DRAFT_REPLY, SQL_REPLY, NAMES_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)
+}
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 

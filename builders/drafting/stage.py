@@ -12,14 +12,14 @@ sends only the requests that had not come back.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
-from answerable.builders.drafting.checks import NearDuplicates, check_draft
-from answerable.builders.drafting.context import DatabaseContext, load_context
+from answerable.builders.drafting.checks import NearDuplicates, check_draft, near_synonym
+from answerable.builders.drafting.context import DatabaseContext, foreign_columns, load_context
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
@@ -32,7 +32,11 @@ from answerable.builders.drafting.offline import draft_offline
 from answerable.builders.drafting.prompts import schema_text, sql_messages
 from answerable.builders.drafting.replies import SQL_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
+from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sources.common import spider_schema, spider_tables
+from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
+from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
 
@@ -50,6 +54,9 @@ class DraftingConfig:
     dedup_threshold: float
     candidates_per_item: int
     llm: LLMSettings | None
+    rate: float = 1.0
+    unrelated_from: tuple[Path, ...] = ()
+    candidate_models: tuple[str, ...] = ()  # candidates.models; default: the llm's model
 
     @classmethod
     def from_recipe(cls, recipe, env: dict | None = None) -> DraftingConfig | None:
@@ -57,22 +64,23 @@ class DraftingConfig:
         if "drafting" not in recipe.data:
             return None
         section = recipe.section("drafting")
-        llm = LLMSettings.from_section(section.get("llm") or {}, env)
-        if llm is not None and not llm.model:
-            raise ConfigError(
-                recipe.file,
-                "drafting.llm.model",
-                f"a model endpoint is configured ({redact_url(llm.base_url)}) "
-                "but no model is named",
-                fix="add drafting.llm.model: the name the server serves the model under",
-            )
+        llm = llm_settings(recipe, env)
         return cls(
             categories=tuple(section.get("categories") or CATEGORIES),
             per_item=section.get("per_item", 1),
             dedup_threshold=section.get("dedup_threshold", DEFAULT_THRESHOLD),
             candidates_per_item=(section.get("candidates") or {}).get("per_item", 1),
             llm=llm,
+            rate=section.get("rate", 1.0),
+            unrelated_from=tuple(recipe.resolve(p) for p in section.get("unrelated_from", [])),
+            candidate_models=tuple((section.get("candidates") or {}).get("models") or ()),
         )
+
+    def sql_models(self) -> list[LLMSettings]:
+        """The settings of each model that writes candidate SQL (none offline)."""
+        if self.llm is None:
+            return []
+        return [replace(self.llm, model=m) for m in self.candidate_models or (self.llm.model,)]
 
     @property
     def drafter(self) -> str:
@@ -87,7 +95,27 @@ class DraftingConfig:
             "dedup_threshold": self.dedup_threshold,
             "drafter": self.drafter,
             "llm": self.llm.identity() if self.llm else None,
+            **({"rate": self.rate} if self.rate < 1 else {}),
+            **(
+                {"unrelated_from": [sha256_file(p) for p in self.unrelated_from]}
+                if self.unrelated_from
+                else {}
+            ),
         }
+
+
+def llm_settings(recipe, env: dict | None = None) -> LLMSettings | None:
+    """The model endpoint of the recipe (``drafting.llm`` and the environment), or None
+    offline; an endpoint without a model name is a configuration error."""
+    llm = LLMSettings.from_section(recipe.section("drafting").get("llm") or {}, env)
+    if llm is not None and not llm.model:
+        raise ConfigError(
+            recipe.file,
+            "drafting.llm.model",
+            f"a model endpoint is configured ({redact_url(llm.base_url)}) but no model is named",
+            fix="add drafting.llm.model: the name the server serves the model under",
+        )
+    return llm
 
 
 def cache_file(recipe) -> Path:
@@ -102,9 +130,37 @@ def answerable_parents(items: list[dict]) -> list[dict]:
     ]
 
 
-def contexts_for(ctx: BuildContext, db_ids) -> dict[str, DatabaseContext]:
-    """The drafting context of each database."""
-    return {db: load_context(db, ctx.schema(db), ctx.database(db)) for db in sorted(set(db_ids))}
+def drafted_parents(items: list[dict], rate: float, seed: int) -> list[dict]:
+    """The answerable parents drafts are made from: each kept when its seeded draw is
+    below ``rate`` (all at 1), so a parent chosen stays chosen as the pool grows."""
+    parents = answerable_parents(items)
+    if rate >= 1:
+        return parents
+    return [p for p in parents if rng_for(seed, "drafting-parent", p["id"]).random() < rate]
+
+
+def contexts_for(
+    ctx: BuildContext, db_ids, extra: tuple[Path, ...] = ()
+) -> dict[str, DatabaseContext]:
+    """The drafting context of each database, with the column names of the build's other
+    databases and of the schema files ``extra`` (``drafting.unrelated_from``)."""
+    schemas = {db: ctx.schema(db) for db in sorted(ctx.databases)}
+    for path in extra:
+        schemas.update({db: s for db, s in schema_files(path).items() if db not in schemas})
+    contexts = {}
+    for db in sorted(set(db_ids)):
+        schema = ctx.schema(db)
+        others = tuple(c for c in foreign_columns(db, schemas) if near_synonym(c, schema) is None)
+        contexts[db] = load_context(db, schema, ctx.database(db), others)
+    return contexts
+
+
+def schema_files(path: Path) -> dict[str, DatabaseSchema]:
+    """Every schema in a Spider-style ``tables.json``, or the one of a DDL file."""
+    if path.suffix.lower() == ".sql":
+        return {path.stem: ddl_schema(path, path.stem)}
+    tables = spider_tables(path)
+    return {db: spider_schema(tables, db, path) for db in sorted(tables)}
 
 
 # ---- the drafting stage ----------------------------------------------------------------
@@ -122,8 +178,8 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
 
 def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
     """The kept drafts as items, and a reject for every draft that failed."""
-    parents = answerable_parents(so_far)
-    contexts = contexts_for(ctx, (p["db_id"] for p in parents))
+    parents = drafted_parents(so_far, config.rate, ctx.recipe.seed)
+    contexts = contexts_for(ctx, (p["db_id"] for p in parents), config.unrelated_from)
     jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
     if config.llm is not None:
         drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
@@ -220,6 +276,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         if config.llm
         else sql_candidates.PERTURB_GENERATOR,
         "llm": config.llm.identity() if config.llm else None,
+        "models": [m.model for m in config.sql_models()],
     }
     signature = ctx.signature(
         CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
@@ -275,7 +332,9 @@ def offline_candidates(ctx, config, items, contexts) -> list[list[dict]]:
 
 
 def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
-    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item."""
+    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item from
+    each model of ``candidates.models``. The SQL is the model's own (``edit``
+    ``llm_written``), for drafted items without a parent too."""
     from answerable.builders.drafting.llm import Prompt, ask_all  # imports openai
 
     schemas = {db: schema_text(context) for db, context in contexts.items()}
@@ -284,16 +343,19 @@ def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
         for item in items
         for sample in range(config.candidates_per_item)
     ]
-    with model_cache(ctx) as (cache, usage):
-        answers = ask_all(prompts, config.llm, cache, usage)
-    made = [
-        sql_candidates.candidate(
-            answer.reply["sql"] if answer.reply else None,
-            sql_candidates.LLM_GENERATOR,
-            model=config.llm.model,
-            error=None if answer.reply else "invalid-reply",
-        )
-        for answer in answers
-    ]
     step = config.candidates_per_item
-    return [made[start : start + step] for start in range(0, len(made), step)]
+    found: list[list[dict]] = [[] for _ in items]
+    with model_cache(ctx) as (cache, usage):
+        for settings in config.sql_models():
+            answers = ask_all(prompts, settings, cache, usage)
+            for index, answer in enumerate(answers):
+                found[index // step].append(
+                    sql_candidates.candidate(
+                        answer.reply["sql"] if answer.reply else None,
+                        sql_candidates.LLM_GENERATOR,
+                        edit="llm_written",
+                        model=settings.model,
+                        error=None if answer.reply else "invalid-reply",
+                    )
+                )
+    return found

@@ -63,7 +63,24 @@ def load_source(
         for key in ("path", "tables", "labels", "databases", "database", "schema")
     }
     limits = {**LIMITS, **(limits or {})}
-    return within_limits(dispatch(kind, spec, paths, limits["max_line_bytes"]), limits)
+    data = dispatch(kind, spec, paths, limits["max_line_bytes"])
+    return within_limits(kept_labels(data, spec), limits)
+
+
+def kept_labels(data: SourceData, spec: dict) -> SourceData:
+    """Only the examples whose label the source's ``keep`` lists (all without it), and a
+    note of how many were left out: a recipe that drafts its own unanswerable questions
+    can leave a source's untyped ones out (TrustSQL over EHRSQL 2024)."""
+    keep = spec.get("keep")
+    if not keep:
+        return data
+    kept = [e for e in data.examples if e["label"] in keep]
+    left = len(data.examples) - len(kept)
+    if left:
+        note = f"source {spec['name']!r}: {left} examples left out (keep: {', '.join(keep)})"
+        data.notes = [*data.notes, note]
+    data.examples = kept
+    return data
 
 
 def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:

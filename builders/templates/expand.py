@@ -35,12 +35,15 @@ from answerable.builders.templates.values import decode, domains_of, product_siz
 from answerable.builders.templates.writing import (
     SQLWriter,
     bound_value,
+    fill_answer,
     fill_question,
     text_placeholders,
 )
 from answerable.errors import SQLError
 from answerable.ids import canonical_json, item_id, rng_for
 from answerable.pipeline import StepOutput, reject
+
+DEFAULT_ANSWER = "{result}"  # a template without an answer text: its result's first values
 
 
 @dataclass(frozen=True)
@@ -146,13 +149,15 @@ class Expander:
         return meta
 
     def item(self, values, question: str, sql: str, result: Result, meta: dict) -> dict:
-        """The verified item of one pair."""
+        """The verified item of one pair, with its answer text (the template's ``answer``
+        filled, else the result's first values) and the template's tags."""
         template = self.template
-        return plain_item(
+        record = result.to_record()
+        item = plain_item(
             template.db_id,
             question,
             sql,
-            result=result.to_record(),
+            result=record,
             sql_meta=meta,
             provenance={
                 "generator": GENERATOR,
@@ -168,6 +173,11 @@ class Expander:
                 "parent": None,
             },
         )
+        item["answer"] = fill_answer(template.record.get("answer", DEFAULT_ANSWER), values, record)
+        item["provenance"]["params"]["answered_by"] = "template"
+        if template.record.get("tags"):
+            item["tags"] = list(template.record["tags"])
+        return item
 
     def reject(self, values, question, sql, reason: str, detail: str) -> dict:
         """The rejects-report line of one expansion."""

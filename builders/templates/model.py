@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.templates.problems import TemplateError
-from answerable.builders.templates.writing import text_placeholders
+from answerable.builders.templates.writing import RESULT_WORDS, text_placeholders
 from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.pipeline import reject
 from answerable.schemas import validate
@@ -101,7 +101,8 @@ def check_template(template: Template) -> Template:
     every placeholder is named (``:name``, not ``?``); question placeholders are exactly
     the SQL's; each placeholder has one source (a ``placeholders`` entry or a column of
     a ``bindings`` query); a range placeholder has ``min`` and ``max``; allowed values
-    are plain values.
+    are plain values; the answer text names only placeholders, ``{result}`` and
+    ``{row_count}``.
     """
     if template.dialect != "sqlite":
         raise TemplateError("unsupported-dialect", "templates run on SQLite: write them in sqlite")
@@ -121,6 +122,10 @@ def check_template(template: Template) -> Template:
             raise TemplateError(
                 "question-missing-placeholder", f"questions[{index}] does not say {missing}"
             )
+    answer = template.record.get("answer")
+    unknown = set(text_placeholders(answer or "")) - names - set(RESULT_WORDS)
+    if unknown:
+        raise TemplateError("unknown-placeholder", f"answer uses {', '.join(sorted(unknown))}")
     _check_sources(template, names)
     return template
 

@@ -4,7 +4,8 @@ A :class:`Paraphraser` gets the template's first question text (with its ``{name
 placeholders), the template and a random generator private to the expansion, and
 returns a question text with the same placeholders; values are filled in afterwards,
 so a paraphraser never touches them. The offline one picks one of the template's own
-texts. An LLM paraphraser (SCARE paraphrases templated questions) plugs in here.
+texts; :class:`ListParaphraser` picks among them and rewrites a model wrote
+(``builders/drafting/templated.py``, with ``templates.paraphrases`` and an endpoint).
 """
 
 from __future__ import annotations
@@ -42,3 +43,16 @@ class OfflineParaphraser:
 
 
 OFFLINE = OfflineParaphraser()
+
+
+@dataclass(frozen=True)
+class ListParaphraser:
+    """Chooses among the template's texts and extra ``rewrites`` per template id (a
+    model's), seeded per expansion."""
+
+    rewrites: tuple[tuple[str, tuple[str, ...]], ...]  # (template id, texts), sorted
+    name: str = "llm_paraphraser_v1"
+
+    def paraphrase(self, question: str, template: Template, rng: random.Random) -> str:
+        extra = dict(self.rewrites).get(template.id, ())
+        return rng.choice([*template.questions, *extra])

@@ -108,6 +108,48 @@ def fill_question(text: str, values: dict[str, Any]) -> str:
     return PLACEHOLDER_IN_TEXT.sub(lambda match: words(values[match.group(1)]), text)
 
 
+RESULT_WORDS = ("result", "row_count")  # what an answer text may say beside the values
+ANSWER_ROWS = 5
+
+
+def fill_answer(text: str, values: dict[str, Any], result: dict) -> str:
+    """An answer text with its ``{name}`` placeholders, ``{result}`` (the first rows'
+    values) and ``{row_count}`` filled in.
+
+    >>> fill_answer("{drug} was given {row_count} times: {result}.", {"drug": "Heparin"},
+    ...             {"row_count": 2, "rows": [["2104-01-02", 5.0], ["2104-01-09", 2.5]]})
+    'Heparin was given 2 times: 2104-01-02 (5), 2104-01-09 (2.5).'
+    """
+    known = {**values, "row_count": result["row_count"]}
+    known["result"] = result_words(result)
+    return PLACEHOLDER_IN_TEXT.sub(
+        lambda m: known[m.group(1)] if m.group(1) == "result" else words(known[m.group(1)]), text
+    )
+
+
+def result_words(result: dict) -> str:
+    """A result's first distinct rows as words: one value per row, the rest in brackets;
+    a row repeated (a join that meets it twice) is said once.
+
+    >>> result_words({"row_count": 7, "rows": [["a"], ["b"], ["c"], ["d"], ["e"], ["f"]]})
+    'a, b, c, d, e and 2 more rows'
+    >>> result_words({"row_count": 3, "rows": [["rio grande"], ["rio grande"], ["gila"]]})
+    'rio grande, gila'
+    """
+    shown, used = [], 0
+    for row in result.get("rows") or []:
+        if len(shown) == ANSWER_ROWS:
+            break
+        used += 1
+        text = words(row[0]) + (
+            f" ({', '.join(words(v) for v in row[1:])})" if len(row) > 1 else ""
+        )
+        if text not in shown:
+            shown.append(text)
+    more = result["row_count"] - used
+    return ", ".join(shown) + (f" and {more} more rows" if more > 0 else "")
+
+
 def keep_commas(tree: exp.Expr) -> exp.Expr:
     """Comma joins printed as commas again (in place), and ``tree`` returned.
 

@@ -28,6 +28,7 @@ from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
+from answerable.builders.tagging import tag_items
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
@@ -230,6 +231,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             output.merge(made)
     finally:
         ctx.close()
+    output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
     output = drop_contradictions(check_items(output))
     released, review = output.items, None
     if wants_review(recipe):

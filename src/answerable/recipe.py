@@ -3,7 +3,9 @@
 A recipe is YAML (or JSON). Every problem is reported as a :class:`ConfigError` that
 names the recipe file, the key (``sources[0].path``) and the fix, before anything runs.
 Relative input paths resolve against the recipe's folder; ``workdir`` and ``out``
-resolve against the current directory.
+resolve against the current directory. ``${NAME}`` in a string is an environment
+variable (:mod:`answerable.variables`; ``${ANSWERABLE_DATA}`` has a default beside the
+checkout), put in place before the checks.
 """
 
 from __future__ import annotations
@@ -18,20 +20,24 @@ from jsonschema.exceptions import ValidationError
 from answerable.errors import ConfigError
 from answerable.ids import content_hash
 from answerable.schemas import first_error
+from answerable.variables import DATA, data_root, names
+from answerable.variables import expand as expand_variables
 
-INPUT_KEYS = ("path", "tables", "labels", "database", "databases")
+INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
 DEFAULT_WORKDIR = ".answerable"
 DEFAULT_OUT = "releases"
 
 
 @dataclass
 class Recipe:
-    """A checked recipe with resolved paths; ``data`` is the recipe as written."""
+    """A checked recipe with resolved paths; ``data`` is the recipe with its variables put
+    in place, ``written`` the recipe as written (``data`` when not given)."""
 
     file: Path
     data: dict[str, Any]
     workdir: Path
     out: Path
+    written: dict[str, Any] | None = None
     base: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -54,8 +60,10 @@ class Recipe:
         return self.data.get(name) or {}
 
     def signature(self) -> str:
-        """A hash of what the recipe asks for (not where it lives on disk)."""
-        return content_hash(self.data)
+        """A hash of what the recipe asks for (not where it lives on disk): of the recipe
+        as written, so a data root set by a variable does not change it (the input files'
+        hashes are in the manifest)."""
+        return content_hash(self.data if self.written is None else self.written)
 
     def resolve(self, value: str) -> Path:
         """An input path from the recipe, resolved against the recipe's folder."""
@@ -71,14 +79,14 @@ class Recipe:
 def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:
     """Read and check a recipe; raise :class:`ConfigError` on the first problem."""
     file = Path(path)
-    data = _read_yaml(file)
+    written = _read_yaml(file)
+    data = expand_variables(written, file)
     error = first_error("recipe", data)
     if error is not None:
         raise _config_error(file, error)
     cwd = cwd or Path.cwd()
-    recipe = Recipe(
-        file, data, cwd / data.get("workdir", DEFAULT_WORKDIR), cwd / data.get("out", DEFAULT_OUT)
-    )
+    workdir, out = data.get("workdir", DEFAULT_WORKDIR), data.get("out", DEFAULT_OUT)
+    recipe = Recipe(file, data, cwd / workdir, cwd / out, written)
     _check_inputs(recipe)
     return recipe
 
@@ -152,9 +160,10 @@ def _describe_key(schema: dict, key: str) -> str:
 
 
 def _check_inputs(recipe: Recipe) -> None:
-    names: dict[str, int] = {}
+    written = (recipe.written or recipe.data)["sources"]
+    seen: dict[str, int] = {}
     for index, source in enumerate(recipe.data["sources"]):
-        first = names.setdefault(source["name"], index)
+        first = seen.setdefault(source["name"], index)
         if first != index:
             raise ConfigError(
                 recipe.file,
@@ -166,7 +175,8 @@ def _check_inputs(recipe: Recipe) -> None:
             value = source.get(key)
             if value is None or (key == "databases" and value == "demo"):
                 continue
-            _check_exists(recipe, f"sources[{index}].{key}", value)
+            origin = source.get("origin")
+            _check_exists(recipe, f"sources[{index}].{key}", value, written[index][key], origin)
         if source.get("databases") == "demo" and "demo" not in recipe.data:
             raise ConfigError(
                 recipe.file,
@@ -174,16 +184,40 @@ def _check_inputs(recipe: Recipe) -> None:
                 "'demo' databases are used but the recipe has no 'demo' section",
                 fix="add 'demo: {seed: 7}' at the top level",
             )
-    for index, value in enumerate(recipe.section("templates").get("paths", [])):
-        _check_exists(recipe, f"templates.paths[{index}]", value)
+    for section, key in (("templates", "paths"), ("drafting", "unrelated_from")):
+        paths = recipe.section(section).get(key, [])
+        as_written = ((recipe.written or recipe.data).get(section) or {}).get(key, [])
+        for index, (value, text) in enumerate(zip(paths, as_written, strict=True)):
+            _check_exists(recipe, f"{section}.{key}[{index}]", value, text)
+    entries = recipe.section("templates").get("text2sql", [])
+    written = ((recipe.written or recipe.data).get("templates") or {}).get("text2sql", [])
+    for index, (entry, text) in enumerate(zip(entries, written, strict=True)):
+        for key in ("path", "database"):
+            _check_exists(recipe, f"templates.text2sql[{index}].{key}", entry[key], text[key])
 
 
-def _check_exists(recipe: Recipe, key: str, value: str) -> None:
+def _check_exists(
+    recipe: Recipe, key: str, value: str, written: str, origin: str | None = None
+) -> None:
     path = recipe.resolve(value)
-    if not path.exists():
+    if path.exists():
+        return
+    if DATA not in names(written):
         raise ConfigError(
             recipe.file,
             key,
             f"not found: {path}",
             fix="correct the path; relative paths are resolved against the recipe's folder",
         )
+    raise ConfigError(recipe.file, key, *_missing_data(recipe, path, written, origin))
+
+
+def _missing_data(recipe: Recipe, path: Path, written: str, origin: str | None) -> tuple:
+    """What is missing under ``${ANSWERABLE_DATA}``, and where to get it."""
+    root = data_root(recipe.file)
+    where = "the data folder does not exist" if root and not root.is_dir() else "no such file"
+    get = f"get it from {origin}" if origin else "get the data (its README names each source)"
+    return (
+        f"not found: {path} ({written}, with {DATA}={root}: {where})",
+        f"{get} and put it there, or export {DATA}=<the folder that holds your copy>",
+    )

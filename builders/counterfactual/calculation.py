@@ -1,0 +1,109 @@
+"""calculation_v1: DTE's calculation-unanswerable category, made by a schema edit.
+
+DTE's users asked for quantities a table does not hold but a formula over its columns
+gives ("balance of trade" is exports minus imports): without the formula, nothing maps
+the question's words to the table. The leak check (:mod:`.leaks`) already finds stored
+columns that are such a formula of two others (``length_of_stay`` is
+``out_time - in_time`` in days); this generator drops one the question mentions and
+keeps the question. The label holds when execution proves both halves on the edited
+copy: the gold SQL no longer runs, and the gold SQL with the column written as the
+formula does (answering needs the formula, and the formula is enough).
+"""
+
+from __future__ import annotations
+
+from answerable.builders.counterfactual import explain, verify
+from answerable.builders.counterfactual.edits import (
+    EditEnv,
+    Parent,
+    Proposal,
+    Skip,
+    _choose_target,
+    _tags,
+    split,
+    table_columns,
+)
+from answerable.builders.counterfactual.leaks import Leak, formula
+from answerable.builders.counterfactual.script import drop_column
+from answerable.builders.counterfactual.verify import Failure
+
+
+class Calculation:
+    """Calculation-unanswerable: drop a column that a formula of two others gives."""
+
+    name = "calculation_v1"
+    label = "unanswerable"
+    category = "calculation"
+
+    def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
+        """Drop one grounded column that is derivable, chosen by the parent's generator."""
+        if env.database(parent.db_id) is None:
+            return "no-database"  # derivable columns are found in the data
+        chosen = _choose_target(
+            parent, env.rng(self.name, parent.id), lambda c: bool(self.formulas(parent, env, c))
+        )
+        if isinstance(chosen, str):
+            return "no-derivable-column" if chosen == "no-candidates" else chosen
+        target, mention = chosen
+        leak = self.formulas(parent, env, target)[0]
+        reading = self.reading(parent, target, leak)
+        if reading is None:
+            return "no-derivable-column"
+        table, column = split(target)
+        return Proposal(
+            self.name,
+            parent,
+            [drop_column(table, column)],
+            parent.item["question"],
+            parent.grounding.spans(_tags(mention, "UNK")),
+            {
+                "kind": "calculation",
+                "column": target,
+                "span": mention.text,
+                "operation": leak.operation,
+                "operands": list(leak.columns),
+                "formula": formula(parent.schema.table(table), leak).sql("sqlite"),
+                "reading": reading,
+            },
+            {"target": target, "operands": list(leak.columns), "operation": leak.operation},
+            readings=[reading],
+            mention=mention,
+        )
+
+    def formulas(self, parent: Parent, env: EditEnv, target: str) -> list[Leak]:
+        """The derivable leaks of ``target``, when they are the only leaks it has."""
+        leaks = env.leaks(parent, *split(target))
+        derivable = [leak for leak in leaks if leak.how == "derivable"]
+        return derivable if len(derivable) == len(leaks) else []
+
+    def reading(self, parent: Parent, target: str, leak: Leak) -> str | None:
+        """The gold SQL with every read of ``target`` replaced by the formula, over the
+        same table alias; None when the target is read through a subquery only."""
+        tree = parent.tree.copy()
+        owner = parent.schema.table(split(target)[0])
+        nodes = table_columns(tree, target)
+        for node in nodes:
+            node.replace(formula(owner, leak, node.table or None))
+        return tree.sql("sqlite") if nodes else None
+
+    def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
+        """The gold SQL no longer runs on the copy, nothing but the formula answers, and
+        the formula reading runs there with the parent's number of rows."""
+        parent, target = proposal.parent, proposal.params["target"]
+        database = env.edited_database(parent, proposal.ops)
+        failure = verify.gold_does_not_bind(
+            parent.item["sql"], env.binding_error(parent, proposal.ops), database
+        ) or verify.nothing_answers(
+            [leak for leak in env.leaks(parent, *split(target)) if leak.how != "derivable"]
+        )
+        if failure is None:
+            rows = (parent.item.get("result") or {}).get("row_count")
+            failure, _ = verify.formula_answers(
+                proposal.readings[0], database, parent.ordered, rows
+            )
+        if failure is None:
+            operands = proposal.params["operands"]
+            proposal.explanation = explain.calculation(
+                proposal.mention.text, target, operands, proposal.params["operation"]
+            )
+        return failure
