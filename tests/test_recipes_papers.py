@@ -160,3 +160,22 @@ def test_scare_recipe_has_four_equal_strata_per_database(tmp_path):
     for item in items:
         if item["category"] == "small-talk":
             assert json.loads(item["provenance"]["params"])["transform"] == "small_talk"
+
+
+# ---- without the data ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "recipe", sorted(RECIPES.glob("*/recipe.yaml")), ids=lambda p: p.parent.name
+)
+def test_a_recipe_without_its_data_says_what_is_missing_and_where_to_get_it(
+    recipe, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ANSWERABLE_DATA", str(tmp_path / "no-data"))
+    result = run_in(tmp_path, "build", recipe)
+    assert result.exit_code == 1, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert line.startswith("error: ") and "Traceback" not in result.output
+    assert f"not found: {tmp_path / 'no-data'}/" in line
+    assert "the data folder does not exist" in line
+    assert "get it from " in line and "export ANSWERABLE_DATA=" in line
