@@ -65,6 +65,24 @@ def test_surface_columns_come_from_tables_the_asked_one_cannot_join():
     assert not linked(a, b)
     glued = Table("c", [Column("row_id"), Column("itemid")], primary_key=["row_id"])
     assert linked(glued, Table("d", [Column("itemid"), Column("label")]))
+    # a shared column that names something joins (GeoQuery's state_name); a bare name not
+    state = Table("state", [Column("state_name"), Column("capital")])
+    assert linked(Table("city", [Column("city_name"), Column("state_name")]), state)
+    assert not linked(Table("x", [Column("name")]), Table("y", [Column("name")]))
+
+
+def test_a_column_a_joined_table_has_is_no_surface_column():
+    """d_icd_diagnoses joins diagnoses_icd, which has charttime: asking the charttime of
+    an ICD diagnosis is answerable through that join, though labevents is not joined."""
+    schema = DatabaseSchema(
+        "ehr",
+        [
+            Table("d_icd", [Column("icd_code"), Column("long_title")]),
+            Table("diagnoses", [Column("icd_code"), Column("charttime")]),
+            Table("labevents", [Column("itemid"), Column("charttime"), Column("valuenum")]),
+        ],
+    )
+    assert surface_columns(schema.tables[0], schema) == ["valuenum"]
 
 
 def test_a_parent_drafted_three_times_gets_each_kind_once():
