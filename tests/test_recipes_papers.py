@@ -16,6 +16,7 @@ import pytest
 from answerable.builders.drafting.text import name_words
 from answerable.builders.sources.common import spider_tables
 from tests.conftest import REPO, run_in, shared_data
+from tests.test_sources_delimited import NAQ_CATEGORIES
 
 RECIPES = REPO / "raw" / "recipes"
 
@@ -41,18 +42,8 @@ def shares(counter: Counter) -> dict:
 
 # ---- OncoMX-NAQ ---------------------------------------------------------------------------
 
-# Query Carefully, Section 3.2.1 (the categories, in the file's words) and 3.2.2
-# ("10 representative examples selected for each category"): exact, no tolerance.
-NAQ_CATEGORIES = {
-    "Non-SQL Questions": "out-of-scope",
-    "Columns Missing": "missing-column",
-    "Value Missing": "missing-value",
-    "Out of Domain": "out-of-domain",
-    "Column Ambiguous": "column-ambiguous",
-    "Value Ambiguous": "value-ambiguous",
-    "Contextual Ambiguous": "ambiguous-reference",
-    "Operator Ambiguous": "operator-ambiguous",
-}
+# Query Carefully, Section 3.2.1 (the categories, in the file's words, as the recipe maps
+# them) and 3.2.2 ("10 representative examples selected for each category"): exact.
 
 
 def test_naq_recipe_gives_10_questions_in_each_of_the_8_categories(tmp_path):
