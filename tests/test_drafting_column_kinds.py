@@ -125,6 +125,9 @@ def test_out_of_domain_is_a_question_of_fact_and_small_talk_is_chat(seed):
     second_person = {"you", "your", "me", "i", "thanks"}
     assert not second_person & set(ood.question.lower().replace("?", "").split())
     assert ood.trigger in {topic for topic, _ in lexicon.OUT_OF_DOMAIN}
+    # years come from the seeded draw, never from Faker's year() (which draws up to today)
+    years = [int(w.strip("?")) for w in ood.question.split() if w.strip("?").isdigit()]
+    assert all(1950 <= year <= 2020 for year in years)
     assert chat.trigger in {topic for topic, _ in lexicon.SMALL_TALK}
 
 

@@ -410,7 +410,7 @@ def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> 
         word=fake.word(),
         street_name=fake.street_name(),
         country=fake.country(),
-        year=fake.year(),
+        year=rng.randint(1950, 2020),  # Faker's year() draws up to today: not reproducible
         currency=fake.currency_name(),
         choice=rng.choice(lexicon.OUT_OF_DOMAIN_FILLERS.get(topic, ("",))),
     )
