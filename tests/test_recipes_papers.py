@@ -162,6 +162,8 @@ def test_scare_recipe_has_four_equal_strata_per_database(tmp_path):
 def test_a_recipe_without_its_data_says_what_is_missing_and_where_to_get_it(
     recipe, tmp_path, monkeypatch
 ):
+    if "${ANSWERABLE_DATA}" not in recipe.read_text(encoding="utf-8"):
+        pytest.skip("the recipe reads no public data")
     monkeypatch.setenv("ANSWERABLE_DATA", str(tmp_path / "no-data"))
     result = run_in(tmp_path, "build", recipe)
     assert result.exit_code == 1, result.output
