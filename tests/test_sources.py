@@ -211,6 +211,24 @@ def test_ehrsql_fixture():
     assert data.databases["clinic"].schema.table("admissions") is not None
 
 
+def test_keep_reads_only_the_labels_listed_and_says_how_many_went():
+    spec = {
+        "name": "ehr",
+        "format": "ehrsql",
+        "path": "ehrsql_data.json",
+        "labels": "ehrsql_label.json",
+        "tables": "ehrsql_tables.json",
+        "db_id": "clinic",
+        "keep": ["answerable"],
+    }
+    data = load_source(spec, FIXTURES, None)
+    assert [r["external_id"] for r in data.examples] == ["q1"]
+    assert data.notes == ["source 'ehr': 1 examples left out (keep: answerable)"]
+    assert [
+        r["external_id"] for r in load_source({**spec, "keep": None}, FIXTURES, None).examples
+    ] == ["q1", "q2"]
+
+
 # --- load_source -----------------------------------------------------------------------
 
 

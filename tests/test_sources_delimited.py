@@ -15,7 +15,7 @@ from answerable.builders.sources.delimited import normal_label
 from answerable.errors import ConfigError
 from tests.conftest import REPO, run_in, shared_data
 
-STANDIN = REPO / "tests" / "fixtures" / "sources" / "oncomx_standin.sql"
+STANDIN = REPO / "raw" / "recipes" / "naq" / "oncomx_standin.sql"  # the NAQ recipe's
 
 NAQ_CATEGORIES = {
     "Non-SQL Questions": "out-of-scope",
@@ -120,10 +120,13 @@ def test_ddl_schema_reads_tables_keys_and_foreign_keys():
         "id",
         "uberon_anatomical_id",
         "qa_state",
+        "phase",
+        "biomarker_title",
         "biomarker_type",
     ]
     assert ("id", "biomarker", "id") in edrn.foreign_keys
-    assert schema.table("healthy_expression").primary_key == ["gene_symbol", "uberon_anatomical_id"]
+    healthy = schema.table("healthy_expression")
+    assert healthy.primary_key == ["ensembl_gene_id", "uberon_anatomical_id"]
     assert schema.table("disease").primary_key == ["id"]
 
 

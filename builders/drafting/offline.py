@@ -375,8 +375,9 @@ def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list
 
 def surface_columns(table: Table, schema) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
-    joined to (no foreign key either way, no key column in common), so the question
-    cannot be answered through a join. TrustSQL's column-surface.
+    joined to (no foreign key either way, no key column in common) and that no table it
+    joins has, so the question cannot be answered through a join. TrustSQL's
+    column-surface.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -384,29 +385,37 @@ def surface_columns(table: Table, schema) -> list[str]:
     >>> surface_columns(pros, DatabaseSchema("kennel", [dogs, pros]))
     ['age']
     """
-    mine = {c.name.lower() for c in table.columns}
+    near = [t for t in schema.tables if t.name == table.name or linked(table, t)]
+    mine = {c.name.lower() for t in near for c in t.columns}  # a join away is answerable
     found = []
     for other in schema.tables:
-        if other.name != table.name and not linked(table, other):
+        if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
-            found += _describable([n for n in names if not _joins(n)])
+            found += _describable([n for n in names if not _key_like(n)])
     return sorted(set(found))
 
 
 def linked(one: Table, other: Table) -> bool:
-    """Whether two tables join: a foreign key either way, or a key column in common that
-    is not both tables' own primary key (every EHRSQL table has its own ``row_id``)."""
+    """Whether two tables join: a foreign key either way, or a column in common that
+    names something (``state_name``, ``hadm_id``; not a bare ``name``) and is not both
+    tables' own primary key (every EHRSQL table has its own ``row_id``)."""
     if any(t.lower() == other.name.lower() for _c, t, _o in one.foreign_keys):
         return True
     if any(t.lower() == one.name.lower() for _c, t, _o in other.foreign_keys):
         return True
     own = {k.lower() for k in one.primary_key} & {k.lower() for k in other.primary_key}
-    keys = {c.name.lower() for c in one.columns if _joins(c.name)} - own
-    return any(c.name.lower() in keys for c in other.columns)
+    shared = {c.name.lower() for c in one.columns} & {c.name.lower() for c in other.columns}
+    return any(_joins(name) for name in shared - own)
 
 
 def _joins(name: str) -> bool:
-    """A column two tables may join on: a key, also when glued (``itemid``)."""
+    """A column two tables may join on: a key or a name with a word of its own
+    (``state_name``)."""
+    return _key_like(name) or not set(name_words(name)) <= lexicon.GENERIC_WORDS
+
+
+def _key_like(name: str) -> bool:
+    """A key, also when its words are glued (``itemid``)."""
     return is_key(name) or name.lower().endswith("id")
 
 
@@ -457,7 +466,7 @@ def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> 
         word=fake.word(),
         street_name=fake.street_name(),
         country=fake.country(),
-        year=fake.year(),
+        year=rng.randint(1950, 2020),  # Faker's year() draws up to today: not reproducible
         currency=fake.currency_name(),
         choice=rng.choice(lexicon.OUT_OF_DOMAIN_FILLERS.get(topic, ("",))),
     )

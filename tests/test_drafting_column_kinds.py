@@ -1,0 +1,144 @@
+"""TrustSQL's three kinds of missing column, out-of-domain against small talk, and the
+share of parents drafted from (drafting.rate)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from answerable.builders.drafting import lexicon
+from answerable.builders.drafting.checks import check_draft
+from answerable.builders.drafting.context import DatabaseContext, foreign_columns
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Job
+from answerable.builders.drafting.offline import (
+    ask_missing_column,
+    ask_out_of_domain,
+    linked,
+    small_talk,
+    surface_columns,
+)
+from answerable.builders.drafting.stage import drafted_parents
+from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.ids import rng_for
+
+KENNEL = DatabaseSchema(
+    "dog_kennels",
+    [
+        Table("dogs", [Column("dog_id"), Column("age"), Column("weight")], primary_key=["dog_id"]),
+        Table(
+            "professionals",
+            [Column("professional_id"), Column("city"), Column("cell_number")],
+            primary_key=["professional_id"],
+        ),
+        Table(
+            "treatments",
+            [Column("treatment_id"), Column("dog_id"), Column("cost_of_treatment")],
+            primary_key=["treatment_id"],
+            foreign_keys=[("dog_id", "dogs", "dog_id")],
+        ),
+    ],
+)
+SHOP = DatabaseSchema("shop", [Table("product", [Column("id"), Column("product_category")])])
+
+
+def job(sample: int, sql: str = "SELECT city FROM professionals") -> Job:
+    return Job(
+        {"id": "5e1f00d2c0ffee42", "db_id": "dog_kennels", "sql": sql, "question": "Which cities?"},
+        "missing-column",
+        sample,
+    )
+
+
+def context(others: tuple[str, ...] = ()) -> DatabaseContext:
+    return DatabaseContext("dog_kennels", KENNEL, other_columns=others)
+
+
+def test_surface_columns_come_from_tables_the_asked_one_cannot_join():
+    dogs, professionals, treatments = KENNEL.tables
+    assert surface_columns(professionals, KENNEL) == ["age", "cost of treatment", "weight"]
+    assert linked(dogs, treatments)  # a foreign key: dogs' columns are one join away
+    assert "cost of treatment" not in surface_columns(dogs, KENNEL)
+    # two tables' own primary keys of one name are no join path (EHRSQL's row_id)
+    a = Table("a", [Column("row_id"), Column("x")], primary_key=["row_id"])
+    b = Table("b", [Column("row_id"), Column("y")], primary_key=["row_id"])
+    assert not linked(a, b)
+    glued = Table("c", [Column("row_id"), Column("itemid")], primary_key=["row_id"])
+    assert linked(glued, Table("d", [Column("itemid"), Column("label")]))
+    # a shared column that names something joins (GeoQuery's state_name); a bare name not
+    state = Table("state", [Column("state_name"), Column("capital")])
+    assert linked(Table("city", [Column("city_name"), Column("state_name")]), state)
+    assert not linked(Table("x", [Column("name")]), Table("y", [Column("name")]))
+
+
+def test_a_column_a_joined_table_has_is_no_surface_column():
+    """d_icd_diagnoses joins diagnoses_icd, which has charttime: asking the charttime of
+    an ICD diagnosis is answerable through that join, though labevents is not joined."""
+    schema = DatabaseSchema(
+        "ehr",
+        [
+            Table("d_icd", [Column("icd_code"), Column("long_title")]),
+            Table("diagnoses", [Column("icd_code"), Column("charttime")]),
+            Table("labevents", [Column("itemid"), Column("charttime"), Column("valuenum")]),
+        ],
+    )
+    assert surface_columns(schema.tables[0], schema) == ["valuenum"]
+
+
+def test_a_parent_drafted_three_times_gets_each_kind_once():
+    others = foreign_columns("dog_kennels", {"dog_kennels": KENNEL, "shop": SHOP})
+    made = [
+        ask_missing_column(job(k), context(others), rng_for(1, OFFLINE_DRAFTER, str(k)))
+        for k in range(3)
+    ]
+    assert sorted(d.subtype for d in made) == ["related", "surface", "unrelated"]
+    kinds = {d.subtype: d for d in made}
+    assert kinds["unrelated"].trigger == "product_category"  # sampled from another database
+    assert kinds["surface"].trigger in ("age", "cost_of_treatment", "weight")
+    related = {a for pool in lexicon.ABSENT_ATTRIBUTES.values() for a in pool}
+    assert kinds["related"].trigger.replace("_", " ") in related
+    for draft in made:  # each passes the missing-column check, surface included
+        assert check_draft(draft, context(others)) is None, draft
+
+
+def test_without_another_database_unrelated_falls_back_to_related():
+    subtypes = {
+        ask_missing_column(job(k), context(), rng_for(1, OFFLINE_DRAFTER, str(k))).subtype
+        for k in range(3)
+    }
+    assert "unrelated" not in subtypes
+
+
+def test_a_surface_draft_of_a_column_its_own_table_has_is_rejected():
+    draft = ask_missing_column(job(0), context(), rng_for(1, OFFLINE_DRAFTER, "0"))
+    own = draft.__class__(
+        **{**draft.__dict__, "trigger": "city", "subtype": "surface"},
+    )
+    assert check_draft(own, context())[0] == "column-in-schema"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_out_of_domain_is_a_question_of_fact_and_small_talk_is_chat(seed):
+    ood = ask_out_of_domain(job(0), context(), rng_for(seed, "ood"))
+    chat = small_talk(job(0), context(), rng_for(seed, "chat"))
+    assert ood.transform == "general_question" and chat.transform == "small_talk"
+    second_person = {"you", "your", "me", "i", "thanks"}
+    assert not second_person & set(ood.question.lower().replace("?", "").split())
+    assert ood.trigger in {topic for topic, _ in lexicon.OUT_OF_DOMAIN}
+    # years come from the seeded draw, never from Faker's year() (which draws up to today)
+    years = [int(w.strip("?")) for w in ood.question.split() if w.strip("?").isdigit()]
+    assert all(1950 <= year <= 2020 for year in years)
+    assert chat.trigger in {topic for topic, _ in lexicon.SMALL_TALK}
+
+
+def test_drafting_rate_keeps_a_stable_seeded_share_of_parents():
+    items = [
+        {"id": f"{i:016x}", "label": "answerable", "sql": "SELECT 1", "db_variant": None}
+        for i in range(400)
+    ]
+    few = {p["id"] for p in drafted_parents(items, 0.2, seed=3)}
+    more = {p["id"] for p in drafted_parents(items, 0.5, seed=3)}
+    assert few < more  # a parent chosen at 0.2 is still chosen at 0.5
+    assert 50 < len(few) < 110 and 160 < len(more) < 240
+    assert len(drafted_parents(items, 1.0, seed=3)) == 400
+    assert Counter(p["id"] in few for p in drafted_parents(items, 0.2, seed=4))[True] != len(few)
