@@ -157,7 +157,7 @@ def test_the_merged_view_keeps_the_executor_locks(demo_dir, tmp_path):
     with ReadOnlyDatabase(delta, LIMITS, base=source) as db:
         assert (
             db.execute("SELECT count(*) FROM base.players").rows
-            == db.execute("SELECT count(*) FROM main.players").rows
+            == db.execute("SELECT count(*) FROM temp.players").rows  # the merged view
         )
         with pytest.raises(SQLError, match="position"):
             db.execute("SELECT position FROM players")
@@ -165,7 +165,10 @@ def test_the_merged_view_keeps_the_executor_locks(demo_dir, tmp_path):
             f"ATTACH DATABASE '{source}' AS other",
             "DETACH DATABASE base",
             "DELETE FROM base.players",
-            "WITH x AS (SELECT 1) DELETE FROM players",
+            "WITH x AS (SELECT 1) DELETE FROM base.players",
+            "WITH x AS (SELECT 1) DELETE FROM teams",  # a table read through to the base
+            "CREATE TEMP VIEW players AS SELECT 1",
+            "DROP VIEW players",
         ):
             with pytest.raises(SQLError) as caught:
                 db.execute(sql)
