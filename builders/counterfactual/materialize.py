@@ -49,9 +49,15 @@ file only when all match (a delta is only valid over the very base it was made f
 a file of another layout is remade, not misread). Within a run each distinct edit is
 materialized once, whatever the number of items that share it.
 
-Limits of the merged view: a view has no rowid, so ``SELECT rowid FROM <edited table>``
-works on a whole copy only; ``add_column`` and ``set_value`` need a rowid table (on a
-WITHOUT ROWID table they fail, as they do on a copy); dropping columns works on any table.
+Limits of the merged view, against a whole copy: the same rows for every query (the
+executor's hash of an unordered result is a multiset hash), but where SQL leaves the row
+order free (no ORDER BY, or ties) the order may differ, because the planner sees the
+base's indexes (an index over a dropped or rewritten column still exists there) and a
+join; so may the rows a LIMIT without ORDER BY keeps. The build verifies every item on
+the delta the release ships, so a release's stored results are the delta's. A view has
+no rowid, so ``SELECT rowid FROM <edited table>`` works on a whole copy only.
+``add_column`` and ``set_value`` need a rowid table (on a WITHOUT ROWID table they fail,
+as they do on a copy); dropping columns works on any table.
 
 Dropping a column on a whole copy uses ``ALTER TABLE ... DROP COLUMN`` when SQLite allows
 it (after dropping the indexes over the column and setting views and triggers aside);
@@ -488,8 +494,8 @@ def _write_columns(
 
 
 def _copy_read_columns(con: sqlite3.Connection, table: str, name: str, ops: list[dict]) -> dict:
-    """Create the column table with the base columns the ops read or rewrite (same
-    declared type and collation), filled with their values and rowids; return
+    """Create the column table with the base columns the ops read or rewrite, each with
+    its declared type and collation, filled with their values and rowids; return
     ``{lower name: name}`` of the columns it holds."""
     declared = {c.lower(): (c, kind) for c, kind in _base_columns(con, table)}
     read = [
@@ -524,12 +530,9 @@ def _copy_read_columns(con: sqlite3.Connection, table: str, name: str, ops: list
 
 
 def _base_columns(con: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
-    """``(name, declared type)`` of the base table's columns."""
-    function = exp.Anonymous(
-        this="pragma_table_xinfo", expressions=[exp.Placeholder(), exp.Placeholder()]
-    )
-    query = exp.select("name", "type").from_(function)
-    return con.execute(query.sql("sqlite"), (table, BASE)).fetchall()
+    """``(name, declared type)`` of the base table's columns as ``SELECT *`` gives them."""
+    found = _pragma(con, "table_xinfo", table, "name", "type", "hidden", schema=BASE)
+    return [(name, kind) for name, kind, hidden in found if hidden != 1]
 
 
 def _rowid_name(con: sqlite3.Connection, table: str) -> str:
@@ -702,10 +705,16 @@ def _check_views_kept(con: sqlite3.Connection, views: list[str]) -> None:
 # ---- dependents: indexes, views, triggers --------------------------------------------
 
 
-def _pragma(con: sqlite3.Connection, pragma: str, argument: str, *columns: str) -> list[tuple]:
-    """Rows of a table-valued pragma (``pragma_index_list('t')``)."""
-    function = exp.Anonymous(this=f"pragma_{pragma}", expressions=[exp.Placeholder()])
-    return con.execute(exp.select(*columns).from_(function).sql("sqlite"), (argument,)).fetchall()
+def _pragma(
+    con: sqlite3.Connection, pragma: str, argument: str, *columns: str, schema: str | None = None
+) -> list[tuple]:
+    """Rows of a table-valued pragma (``pragma_index_list('t')``), of one ``schema``'s
+    object when given."""
+    arguments = (argument,) if schema is None else (argument, schema)
+    function = exp.Anonymous(
+        this=f"pragma_{pragma}", expressions=[exp.Placeholder() for _ in arguments]
+    )
+    return con.execute(exp.select(*columns).from_(function).sql("sqlite"), arguments).fetchall()
 
 
 def _indexes_over(con: sqlite3.Connection, table: str, column: str) -> list[str]:
