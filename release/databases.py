@@ -2,7 +2,8 @@
 
 A release is self-contained: ``databases/<db_id>.sqlite`` is a byte copy of every source
 database its items use, and ``databases/variants/<variant_id>.sqlite`` is the DELTA of
-every edited variant they use (only the tables the edit changed; see
+every edited variant they use (only the columns the edit added or rewrote, and the
+views that show the merged tables; see
 :mod:`answerable.builders.counterfactual.materialize`). Each item names its files with
 paths relative to the release root::
 
@@ -10,10 +11,12 @@ paths relative to the release root::
                  "delta": "databases/variants/league.1f0c2a9e4b7d.sqlite"}
 
 ``delta`` is null for an item over the unedited database. To run an item's SQL, open the
-delta (or the base when there is none) and ATTACH the base read-only: with Python's
-``sqlite3`` that is :func:`open_item_database`; with the ``sqlite3`` shell,
-``sqlite3 -readonly <delta> "ATTACH 'databases/league.sqlite' AS base" ...``. Consumers
-whose tools cannot attach run ``answerable materialize RELEASE --full`` for full copies.
+delta (or the base when there is none), ATTACH the base read-only as ``base`` and run the
+delta's view statements (``SELECT view FROM answerable_delta ORDER BY seq``): with
+Python's ``sqlite3`` that is :func:`open_item_database` (through
+:func:`answerable.builders.sqlite_files.connect`); the README shows it by hand and with
+the ``sqlite3`` shell. Consumers whose tools cannot attach run ``answerable materialize
+RELEASE --full`` for full copies.
 """
 
 from __future__ import annotations
