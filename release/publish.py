@@ -35,7 +35,7 @@ from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import to_frame, to_items, write_data
+from answerable.release.write import to_frame, write_data
 from answerable.schemas import validate
 
 
@@ -121,8 +121,8 @@ def cut_release(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
-        frame = to_frame(shipped.items) if shipped else frame
+        shipped = ship_databases(frame, staging, sources, variants) if sources else None
+        frame = shipped.frame if shipped else frame
         files = write_data(frame, staging, config.formats)
         files += shipped.files if shipped else []
         write_json(report, staging / "report.json")

@@ -27,6 +27,7 @@ from answerable.release.databases import (
 )
 from answerable.release.publish import read_manifest
 from answerable.release.verify import verify_release
+from answerable.release.write import to_frame, to_items
 from answerable.schemas import validate
 from tests.conftest import REPO, run_in
 
@@ -181,11 +182,13 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
     sources = {db: cwd / ".answerable" / "demo" / f"{db}.sqlite" for db in ("clinic", "league")}
     sources["schema_only"] = None
     variants = tmp_path / "variants"  # empty: the delta is made again from the edit script
-    shipped = ship_databases([edited, plain, spare], tmp_path / "out", sources, variants)
+    frame = to_frame([edited, plain, spare])
+    shipped = ship_databases(frame, tmp_path / "out", sources, variants)
     assert [f["path"] for f in shipped.files] == sorted(
         [f"databases/{edited['db_id']}.sqlite", edited["database"]["delta"]]
     )
-    assert shipped.items[2]["database"] is None
+    by_id = {i["id"]: i["database"] for i in to_items(shipped.frame)}
+    assert by_id == {i["id"]: i["database"] for i in (edited, plain)} | {spare["id"]: None}
     delta = tmp_path / "out" / edited["database"]["delta"]
     shipped_before = cwd / "releases" / "answerable-demo" / "0.1.0" / edited["database"]["delta"]
     assert sha256_file(delta) == sha256_file(shipped_before)  # same bytes, made afresh
@@ -194,7 +197,7 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
         f"base_bytes={sources[edited['db_id']].stat().st_size}"
     )
     with pytest.raises(ReleaseDatabaseError, match="schema-only"):
-        open_item_database(tmp_path / "out", shipped.items[2])
+        open_item_database(tmp_path / "out", {**spare, "database": None})
     escaping = {**edited, "database": {"base": "../../etc/x.sqlite", "delta": None}}
     with pytest.raises(ReleaseDatabaseError, match="outside"):
         open_item_database(tmp_path / "out", escaping)
