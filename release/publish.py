@@ -24,6 +24,7 @@ import polars as pl
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.ids import canonical_json
 from answerable.records import write_json
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
@@ -138,7 +139,9 @@ def cut_release(
             "files": files,
         }
         if about is not None:
-            manifest["files"] += write_documents(staging, manifest, about, target.parent)
+            as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
+            written = write_documents(staging, manifest, about, target.parent, frame, as_written)
+            manifest["files"] += written
         validate("manifest", manifest)
         write_json(manifest, staging / "manifest.json")
         return _publish(staging, target, manifest)
