@@ -43,6 +43,7 @@ from answerable.errors import SQLError
 from answerable.ids import sha256_file
 from answerable.records import read_parquet
 from tests.conftest import REPO, shared_data
+from tests.test_counterfactual import objects
 
 LIMITS = Limits(2.0, 100)
 
@@ -279,14 +280,6 @@ def free_order(database: ReadOnlyDatabase, sql: str):
     return hash_, count, sorted(rows, key=repr) if count == len(rows) else "capped"
 
 
-def delta_objects(delta: Path) -> dict[str, str]:
-    con = sqlite3.connect(delta)
-    try:
-        return dict(con.execute("SELECT name, type FROM sqlite_master WHERE sql IS NOT NULL"))
-    finally:
-        con.close()
-
-
 def test_an_aliased_rowid_with_gaps_keys_the_added_and_rewritten_columns(shapes, tmp_path):
     ops = [
         add_column("people", "nickname", "TEXT", "name", "shuffle", 3),
@@ -294,7 +287,7 @@ def test_an_aliased_rowid_with_gaps_keys_the_added_and_rewritten_columns(shapes,
         drop_column("people", "score"),
     ]
     delta = assert_alike(shapes, ops, tmp_path)
-    assert delta_objects(delta) == {DELTA_TABLE: "table", "answerable_delta_people": "table"}
+    assert objects(delta) == {DELTA_TABLE: "table", "answerable_delta_people": "table"}
     assert stored_columns(delta) == ["base_rowid", "name", "nickname"]  # score: nothing
 
 
@@ -308,7 +301,7 @@ def stored_columns(delta: Path, table: str = "answerable_delta_people") -> list[
 
 def test_an_index_over_a_rewritten_column_plans_as_on_a_copy(shapes, tmp_path):
     delta = assert_alike(shapes, [set_value("people", "age", 99, 40, seed=5)], tmp_path)
-    assert delta_objects(delta) == {
+    assert objects(delta) == {
         DELTA_TABLE: "table",
         "answerable_delta_people": "table",
         "answerable_delta_people_age": "index",  # people_city_age also reads city: not kept
@@ -322,7 +315,7 @@ def test_an_index_over_a_rewritten_column_plans_as_on_a_copy(shapes, tmp_path):
 
 def test_a_dropped_column_in_a_unique_clause_costs_nothing(shapes, tmp_path):
     delta = assert_alike(shapes, [drop_column("visits", "day")], tmp_path)  # UNIQUE (person, day)
-    assert delta_objects(delta) == {DELTA_TABLE: "table"}
+    assert objects(delta) == {DELTA_TABLE: "table"}
 
 
 def test_affinity_and_collation_hold_on_rewritten_columns(shapes, tmp_path):
@@ -335,7 +328,7 @@ def test_affinity_and_collation_hold_on_rewritten_columns(shapes, tmp_path):
 
 def test_a_without_rowid_table_drops_columns_and_refuses_data_edits_alike(shapes, tmp_path):
     delta = assert_alike(shapes, [drop_column("tags", "weight")], tmp_path)
-    assert delta_objects(delta) == {DELTA_TABLE: "table"}
+    assert objects(delta) == {DELTA_TABLE: "table"}
     for op in (
         set_value("tags", "label", "x", 3, seed=1),
         add_column("tags", "l2", "TEXT", "label", "shuffle", 1),
@@ -375,7 +368,7 @@ def test_an_old_layout_file_in_a_work_directory_is_remade(demo_dir, tmp_path):
     sidecar.write_text(json.dumps({**stamp, "layout": "delta"}))
     again = VariantStore(tmp_path)
     assert again.ensure("league", source, ops) == path and again.made == 1
-    assert delta_objects(path) == {DELTA_TABLE: "table"}
+    assert objects(path) == {DELTA_TABLE: "table"}
     assert json.loads(sidecar.read_text())["layout"] == "column-delta"
     with ReadOnlyDatabase(path, LIMITS, base=source) as db:
         assert db.execute("SELECT count(*) FROM players").rows[0][0] > 0  # not misread
