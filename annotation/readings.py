@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from answerable.builders.counterfactual.materialize import variant_base
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import SQLError
 
@@ -67,7 +68,7 @@ class ReadingRunner:
         if not item.get("db_variant") or not path.is_file():
             problem = f"the edited database {path.name} is not in {self.variants}"
             return [{"name": n, "sql": s, "error": problem} for n, s in pending]
-        with ReadOnlyDatabase(path, self.limits) as database:
+        with ReadOnlyDatabase(path, self.limits, base=variant_base(path)) as database:
             return [_execute(database, name, sql) for name, sql in pending]
 
 

@@ -61,11 +61,18 @@ class DatabaseSchema:
         cls, path: str | Path, db_id: str | None = None, base: str | Path | None = None
     ) -> DatabaseSchema:
         """Read the schema of a SQLite file without writing to it; with ``base``, of the
-        delta ``path`` over its base (a delta's table shadows the base's of that name)."""
+        delta ``path`` over its base: the base's tables and views, an edited table as
+        the delta's stored definition gives it (the view showing it has no keys)."""
         path = Path(path)
         con = sqlite_files.connect(path, base)
         try:
-            tables = [_read_table(con, name) for name in _names(con, base is not None)]
+            entries = sqlite_files.delta_entries(con) if base is not None else []
+            merged = _merged_tables(entries)
+            hidden = sqlite_files.own_tables(entries) if base is not None else set()
+            tables = [
+                merged.get(name.lower()) or _read_table(con, name)
+                for name in _names(con, base is not None, hidden)
+            ]
         finally:
             con.close()
         return cls(db_id or path.stem, tables)
@@ -95,8 +102,9 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _names(con: sqlite3.Connection, merged: bool) -> list[str]:
-    """Table and view names, sorted; of main and the attached base when ``merged``."""
+def _names(con: sqlite3.Connection, merged: bool, hidden: set[str]) -> list[str]:
+    """Table and view names, sorted; of main and the attached base when ``merged``,
+    without the ``hidden`` ones (a delta's own tables)."""
     schemas = ["main", sqlite_files.BASE_SCHEMA] if merged else ["main"]
     seen: dict[str, str] = {}
     for schema in schemas:
@@ -104,8 +112,21 @@ def _names(con: sqlite3.Connection, merged: bool) -> list[str]:
             f"SELECT name FROM {schema}.sqlite_master WHERE type IN ('table', 'view') "
             "AND name NOT LIKE 'sqlite_%'"
         ):
-            seen.setdefault(name.lower(), name)  # main first: the delta's name wins
+            if name.lower() not in hidden:
+                seen.setdefault(name.lower(), name)  # main first: an old delta's copy wins
     return sorted(seen.values())
+
+
+def _merged_tables(entries: list[sqlite_files.DeltaEntry]) -> dict[str, Table]:
+    """The edited tables of a delta, read from their stored definitions."""
+    names = [e.name for e in entries if e.type == "table"]
+    if not names:
+        return {}
+    con = sqlite_files.definitions_database(entries)
+    try:
+        return {name.lower(): _read_table(con, name) for name in names}
+    finally:
+        con.close()
 
 
 def _read_table(con: sqlite3.Connection, name: str) -> Table:

@@ -2,8 +2,9 @@
 
 The layout (the release contract): ``manifest.json``; ``data/<split>.parquet`` and
 ``data/<split>.jsonl`` per split; ``databases/<db_id>.sqlite`` and
-``databases/variants/<variant>.sqlite`` (a delta: the tables an edit changed, read over
-its base). Every reader here takes a release folder and names it when it is not one.
+``databases/variants/<variant>.sqlite`` (a delta: the columns an edit changed and the
+views that show them over its base). Every reader here takes a release folder and names
+it when it is not one.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A release is self-contained: ``databases/<db_id>.sqlite`` is a byte copy of every source
 database its items use, and ``databases/variants/<variant_id>.sqlite`` is the DELTA of
-every edited variant they use (only the tables the edit changed; see
+every edited variant they use (only the columns the edit added or rewrote, and the
+views that show the merged tables; see
 :mod:`answerable.builders.counterfactual.materialize`). Each item names its files with
 paths relative to the release root::
 
@@ -10,17 +11,22 @@ paths relative to the release root::
                  "delta": "databases/variants/league.1f0c2a9e4b7d.sqlite"}
 
 ``delta`` is null for an item over the unedited database. To run an item's SQL, open the
-delta (or the base when there is none) and ATTACH the base read-only: with Python's
-``sqlite3`` that is :func:`open_item_database`; with the ``sqlite3`` shell,
-``sqlite3 -readonly <delta> "ATTACH 'databases/league.sqlite' AS base" ...``. Consumers
-whose tools cannot attach run ``answerable materialize RELEASE --full`` for full copies.
+delta (or the base when there is none), ATTACH the base read-only as ``base`` and run the
+delta's view statements (``SELECT view FROM answerable_delta ORDER BY seq``): with
+Python's ``sqlite3`` that is :func:`open_item_database` (through
+:func:`answerable.builders.sqlite_files.connect`); the README shows it by hand and with
+the ``sqlite3`` shell. Consumers whose tools cannot attach run ``answerable materialize
+RELEASE --full`` for full copies.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+import polars as pl
 
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -38,9 +44,10 @@ class ReleaseDatabaseError(AnswerableError):
 
 @dataclass
 class Shipped:
-    """The items with their ``database`` paths and the manifest entries of the files."""
+    """The items (a release frame) with their ``database`` paths, and the manifest entries
+    of the files."""
 
-    items: list[dict]
+    frame: pl.DataFrame
     files: list[dict]
 
 
@@ -55,35 +62,41 @@ def delta_path(variant: str) -> str:
 
 
 def ship_databases(
-    items: list[dict], folder: Path, sources: dict[str, Path | None], variants: Path
+    frame: pl.DataFrame, folder: Path, sources: dict[str, Path | None], variants: Path
 ) -> Shipped:
-    """Copy into ``folder`` every base and delta the items use; return the items with
-    their ``database`` field and the files' manifest entries (sorted by path).
+    """Copy into ``folder`` every base and delta the items of ``frame`` use; return the
+    frame with its ``database`` column and the files' manifest entries (sorted by path).
 
     ``sources`` maps each db_id to its database file (None for a schema-only source,
     whose items get ``database: null``); ``variants`` is the build's variants folder.
     A delta is reused from there only when its sidecar says it was made from this very
-    base; otherwise it is made again from the item's edit script.
+    base; otherwise it is made again from the item's edit script. Only the distinct
+    (database, variant) pairs are visited; the column is made by polars.
     """
     folder = Path(folder)
     store = VariantStore(variants)
     wanted: dict[str, Path] = {}
-    shipped = []
-    for item in items:
-        source = sources.get(item["db_id"])
+    used = frame.select("db_id", "db_variant", "edit").unique(["db_id", "db_variant"])
+    for db_id, variant, edit in used.sort("db_id", "db_variant").iter_rows():
+        source = sources.get(db_id)
         if source is None:
-            shipped.append({**item, "database": None})
             continue
-        base = base_path(item["db_id"])
-        wanted[base] = Path(source)
-        delta = None
-        if item.get("db_variant"):
-            delta = delta_path(item["db_variant"])
-            if delta not in wanted:
-                wanted[delta] = store.ensure(item["db_id"], Path(source), item["edit"]["ops"])
-        shipped.append({**item, "database": {"base": base, "delta": delta}})
+        wanted[base_path(db_id)] = Path(source)
+        if variant:
+            ops = json.loads(edit)["ops"]
+            wanted[delta_path(variant)] = store.ensure(db_id, Path(source), ops)
     files = [_copy(wanted[path], folder, path) for path in sorted(wanted)]
-    return Shipped(shipped, files)
+    shipped = [db for db, source in sources.items() if source is not None]
+    variant = pl.col("db_variant")
+    database = pl.struct(
+        base=pl.format(f"{DATABASES}/{{}}.sqlite", pl.col("db_id")),
+        delta=pl.when(variant.is_not_null() & (variant != ""))
+        .then(pl.format(f"{VARIANTS}/{{}}.sqlite", variant))
+        .otherwise(None),
+    )
+    column = pl.when(pl.col("db_id").is_in(shipped)).then(database).otherwise(None)
+    dtype = frame.schema["database"]
+    return Shipped(frame.with_columns(column.cast(dtype).alias("database")), files)
 
 
 def _copy(source: Path, folder: Path, relative: str) -> dict:

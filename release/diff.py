@@ -100,10 +100,15 @@ def count_moves(old: dict[str, int], new: dict[str, int]) -> list[str]:
 
 
 def diff_releases(
-    old: Path, new: Path, new_manifest: dict | None = None, old_manifest: dict | None = None
+    old: Path,
+    new: Path,
+    new_manifest: dict | None = None,
+    old_manifest: dict | None = None,
+    new_frame: pl.DataFrame | None = None,
 ) -> ReleaseDiff:
-    """The diff of two release folders (a manifest given is used instead of the file, for
-    a release being written). Two datasets: allowed, with a warning."""
+    """The diff of two release folders (a manifest or the new items' frame given is used
+    instead of reading it, for a release being written). Two datasets: allowed, with a
+    warning."""
     started = time.perf_counter()
     old_manifest = old_manifest or read_release_manifest(old)
     new_manifest = new_manifest or read_release_manifest(new)
@@ -112,7 +117,8 @@ def diff_releases(
         found.warnings.append(
             f"comparing two datasets ({old_manifest['dataset']} and {new_manifest['dataset']})"
         )
-    before, after = read_frame(old, old_manifest), read_frame(new, new_manifest)
+    before = read_frame(old, old_manifest)
+    after = read_frame(new, new_manifest) if new_frame is None else new_frame
     compare_items(before, after, found)
     for column, key in BREAKDOWNS:
         found.counts[key] = {"old": frame_tally(before, column), "new": frame_tally(after, column)}

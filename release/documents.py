@@ -36,14 +36,24 @@ def source_licenses(db_ids: list[str]) -> dict[str, str]:
     return {db: KNOWN_LICENSES[db] for db in sorted(db_ids) if db in KNOWN_LICENSES}
 
 
-def write_documents(folder: Path, manifest: dict, about: About, dataset_dir: Path) -> list[dict]:
+def write_documents(
+    folder: Path,
+    manifest: dict,
+    about: About,
+    dataset_dir: Path,
+    frame: pl.DataFrame | None = None,
+    report: dict | None = None,
+) -> list[dict]:
     """Write the documents into the release ``folder`` (whose ``manifest`` lists the data
-    files so far) and return their manifest entries."""
+    files so far) and return their manifest entries. ``frame`` and ``report`` are the
+    release's items and report when the caller has them; else they are read back."""
     folder = Path(folder)
-    frame = read_frame(folder, manifest)
+    frame = read_frame(folder, manifest) if frame is None else frame
     report_path = folder / "report.json"
-    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.is_file() else None
-    (folder / CHANGELOG).write_text(changelog(folder, manifest, dataset_dir), encoding="utf-8")
+    if report is None and report_path.is_file():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    text = changelog(folder, manifest, dataset_dir, frame)
+    (folder / CHANGELOG).write_text(text, encoding="utf-8")
     (folder / LICENSE).write_text(license_text(manifest, about), encoding="utf-8")
     write_chart(composition(frame), folder / CHART)
     (folder / CARD).write_text(card_text(manifest, frame, about, report), encoding="utf-8")
@@ -61,14 +71,17 @@ def write_documents(folder: Path, manifest: dict, about: About, dataset_dir: Pat
     return sorted([*entries, file_entry(folder, CROISSANT)], key=lambda e: e["path"])
 
 
-def changelog(folder: Path, manifest: dict, dataset_dir: Path) -> str:
+def changelog(
+    folder: Path, manifest: dict, dataset_dir: Path, frame: pl.DataFrame | None = None
+) -> str:
     """``CHANGELOG.md``: this version's section (its diff against the previous version in
-    ``dataset_dir``), then the previous version's changelog sections."""
+    ``dataset_dir``), then the previous version's changelog sections. ``frame`` is this
+    version's items when the caller has them (else they are read back)."""
     previous = previous_version(dataset_dir, manifest["version"])
     found = None
     earlier = ""
     if previous is not None:
-        found = diff_releases(previous, folder, new_manifest=manifest)
+        found = diff_releases(previous, folder, new_manifest=manifest, new_frame=frame)
         for kind in found.files:  # the documents are rewritten every version
             found.files[kind] = [p for p in found.files[kind] if p not in DOCUMENTS]
         old = previous / CHANGELOG

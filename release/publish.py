@@ -24,6 +24,7 @@ import polars as pl
 
 from answerable import __version__
 from answerable.errors import AnswerableError
+from answerable.ids import canonical_json
 from answerable.records import write_json
 from answerable.release.audit import release_schemas
 from answerable.release.card import About
@@ -37,7 +38,7 @@ from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import to_frame, to_items, write_data
+from answerable.release.write import to_frame, write_data
 from answerable.schemas import validate
 
 
@@ -131,8 +132,8 @@ def cut_release(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        shipped = ship_databases(to_items(frame), staging, sources, variants) if sources else None
-        frame = to_frame(shipped.items) if shipped else frame
+        shipped = ship_databases(frame, staging, sources, variants) if sources else None
+        frame = shipped.frame if shipped else frame
         files = write_data(frame, staging, config.formats)
         files += shipped.files if shipped else []
         write_json(report, staging / "report.json")
@@ -148,7 +149,9 @@ def cut_release(
             "files": files,
         }
         if about is not None:
-            manifest["files"] += write_documents(staging, manifest, about, target.parent)
+            as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
+            written = write_documents(staging, manifest, about, target.parent, frame, as_written)
+            manifest["files"] += written
         validate("manifest", manifest)
         write_json(manifest, staging / "manifest.json")
         return _publish(staging, target, manifest)

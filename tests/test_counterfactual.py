@@ -27,6 +27,7 @@ from answerable.builders.counterfactual.materialize import (
     MaterializeError,
     VariantStore,
     materialize,
+    materialize_full,
 )
 from answerable.builders.counterfactual.script import (
     add_column,
@@ -41,6 +42,8 @@ from answerable.builders.counterfactual.values import blend, fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
 from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.builders.sqlite_files import DELTA_TABLE
+from answerable.errors import SQLError
 from answerable.ids import sha256_file
 from tests.conftest import REPO
 
@@ -250,17 +253,43 @@ def rows(path: Path, sql: str) -> list:
 )
 def test_drop_column_in_keys_indexes_and_views(keyed, tmp_path, column, gone, kept):
     before = sha256_file(keyed)
-    target = materialize(keyed, [drop_column("a", column)], tmp_path / "v.sqlite")
+    ops = [drop_column("a", column)]
+    target = materialize(keyed, ops, tmp_path / "v.sqlite")
+    copy = materialize_full(keyed, ops, tmp_path / "copy.sqlite")
     assert sha256_file(keyed) == before
-    names = objects(target)
-    assert not gone & set(names) and kept <= set(names)
-    assert "b" in names and "t_a" not in names  # b: read by v_pairs; triggers never fire
-    merged = DatabaseSchema.from_sqlite(target, base=keyed)
+    names = objects(copy)  # the whole copy's dependents, which the delta must match
+    assert not gone & set(names) and kept <= set(names) and "t_a" in names
+    assert set(objects(target)) == {DELTA_TABLE}  # a dropped column costs no data
+    assert entries(target) == [
+        ("a", "table", None),
+        ("v_labels", "view", None),
+        ("v_pairs", "view", None),
+    ]  # views reading a, in the base's order
+    merged = DatabaseSchema.from_sqlite(target, "k", base=keyed)
+    assert merged == DatabaseSchema.from_sqlite(copy, "k")
     columns = [c.name for c in merged.table("a").columns]
     assert column not in columns and len(columns) == 3
-    assert [r[0] for r in rows(target, "SELECT rowid FROM a ORDER BY rowid")] == [1, 2, 5]
-    with ReadOnlyDatabase(target, base=keyed) as db:
+    with ReadOnlyDatabase(target, base=keyed) as db, ReadOnlyDatabase(copy) as whole:
+        for sql in ("SELECT id FROM a", "SELECT * FROM a", "SELECT * FROM v_labels"):
+            assert db.execute(sql).rows == whole.execute(sql).rows, sql  # same plan, order
         assert db.execute("SELECT x, id FROM v_pairs").rows == [[3, 1]]
+        with pytest.raises(SQLError, match=column):
+            db.execute(f"SELECT {column} FROM a")
+
+
+def entries(delta: Path) -> list[tuple]:
+    """``(name, type, columns_table)`` of a delta's metadata rows, in order."""
+    con = sqlite3.connect(delta)
+    try:
+        query = f"SELECT name, type, columns_table FROM {DELTA_TABLE} ORDER BY seq"
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def merged_rows(delta: Path, base: Path, sql: str) -> list:
+    with ReadOnlyDatabase(delta, base=base) as db:
+        return db.execute(sql).rows
 
 
 @pytest.mark.parametrize(("column", "view"), [("label", "v_labels"), ("id", "v_pairs")])
@@ -276,7 +305,8 @@ def test_a_delta_holds_only_the_changed_tables(demo_dir, tmp_path):
     source = demo_dir / "league.sqlite"
     ops = [set_value("players", "position", "Sweeper", 3, seed=1)]
     target = materialize(source, ops, tmp_path / "v.sqlite")
-    assert set(objects(target)) == {"players"}
+    assert set(objects(target)) == {DELTA_TABLE, "answerable_delta_players"}
+    assert entries(target) == [("players", "table", "answerable_delta_players")]
     assert target.stat().st_size < source.stat().st_size / 5
     with ReadOnlyDatabase(target, base=source) as db:
         assert db.execute("SELECT count(*) FROM players WHERE position = 'Sweeper'").rows == [[3]]
@@ -306,7 +336,7 @@ def test_variants_are_made_once_and_reused_until_the_source_changes(keyed, tmp_p
     changed = VariantStore(tmp_path / "variants")
     changed.ensure("k", keyed, ops)
     assert changed.made == 1
-    assert rows(first, "SELECT COUNT(*) FROM a WHERE label = 'L9'") == [(2,)]
+    assert merged_rows(first, keyed, "SELECT COUNT(*) FROM a WHERE label = 'L9'") == [[2]]
 
 
 def test_materialized_bytes_depend_on_the_edit_only(demo_dir, tmp_path):

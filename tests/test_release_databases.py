@@ -7,8 +7,11 @@ every gold query to its stored result hash, with our helper and with plain ``sql
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sqlite3
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +27,9 @@ from answerable.release.databases import (
 )
 from answerable.release.publish import read_manifest
 from answerable.release.verify import verify_release
+from answerable.release.write import to_frame, to_items
 from answerable.schemas import validate
-from tests.conftest import run_in
+from tests.conftest import REPO, run_in
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +73,63 @@ def test_a_consumer_runs_every_gold_query_from_the_release_alone(alone):
         assert result.hash == item["result"]["hash"], item["id"]
 
 
+def plain_merged(folder: Path, item: dict) -> sqlite3.Connection:
+    """What the README tells a consumer without answerable to do: open the delta,
+    ATTACH its base as ``base``, run its view statements in order."""
+    delta, base = folder / item["database"]["delta"], folder / item["database"]["base"]
+    con = sqlite3.connect(f"file:{delta}?mode=ro", uri=True)
+    con.execute("ATTACH DATABASE ? AS base", (f"file:{base}?mode=ro",))
+    for (view,) in con.execute("SELECT view FROM answerable_delta ORDER BY seq").fetchall():
+        con.execute(view)
+    return con
+
+
 def test_plain_sqlite3_sees_the_same_merged_view(alone):
-    """No answerable code: open the delta, ATTACH the base, run the gold SQL."""
+    """No answerable code: gold SQL gives its stored result, a dropped column is gone."""
     folder, items = alone
     edited = [i for i in executed(items) if i["db_variant"]]
     assert edited
     for item in edited:
-        con = sqlite3.connect(f"file:{folder / item['database']['delta']}?mode=ro", uri=True)
-        con.execute("ATTACH DATABASE ? AS base", (f"file:{folder / item['database']['base']}",))
+        con = plain_merged(folder, item)
         rows = con.execute(item["sql"]).fetchall()
         con.close()
         ordered = item["result"]["ordered"]
         assert result_hash(rows, ordered, len(item["result"]["columns"])) == item["result"]["hash"]
+    dropped = [i for i in items if i["provenance"]["generator"] == "drop_column_v1"]
+    assert dropped
+    for item in dropped:
+        table, _, column = item["trigger"]["column"].rpartition(".")
+        con = plain_merged(folder, item)
+        with pytest.raises(sqlite3.OperationalError, match="no such column"):
+            con.execute(f"SELECT `{column}` FROM `{table}`")  # "x" would fall back to a string
+        con.close()
+
+
+def readme_shell_lines() -> list[str]:
+    """The README's sqlite3 shell example (the bash block under "Databases in a release")."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Databases in a release") :]
+    block = section[section.index("```bash\n") + len("```bash\n") :]
+    return block[: block.index("```")].strip().splitlines()
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="no sqlite3 shell (apt: sqlite3)")
+def test_the_readme_shell_lines_run_a_gold_query(alone):
+    """The README's three lines, with an edited item's files and its gold SQL wrapped in a
+    count, run from the release root, give the item's row count."""
+    folder, items = alone
+    lines = readme_shell_lines()
+    assert lines[0].startswith("delta=databases/variants/") and len(lines) == 3
+    for item in [i for i in executed(items) if i["db_variant"]][:5]:
+        first = f"delta={item['database']['delta']} base={item['database']['base']}"
+        query = f"SELECT count(*) FROM ({item['sql']})"
+        last = lines[2].replace('"SELECT count(*) FROM matches"', shlex.quote(query))
+        assert last != lines[2]
+        script = "\n".join([first, lines[1], last])
+        shell = subprocess.run(
+            ["bash", "-c", script], cwd=folder, capture_output=True, text=True, check=True
+        )
+        assert shell.stdout.strip() == str(item["result"]["row_count"]), shell.stderr
 
 
 def test_unanswerable_edits_hold_in_the_release(alone):
@@ -133,11 +182,13 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
     sources = {db: cwd / ".answerable" / "demo" / f"{db}.sqlite" for db in ("clinic", "league")}
     sources["schema_only"] = None
     variants = tmp_path / "variants"  # empty: the delta is made again from the edit script
-    shipped = ship_databases([edited, plain, spare], tmp_path / "out", sources, variants)
+    frame = to_frame([edited, plain, spare])
+    shipped = ship_databases(frame, tmp_path / "out", sources, variants)
     assert [f["path"] for f in shipped.files] == sorted(
         [f"databases/{edited['db_id']}.sqlite", edited["database"]["delta"]]
     )
-    assert shipped.items[2]["database"] is None
+    by_id = {i["id"]: i["database"] for i in to_items(shipped.frame)}
+    assert by_id == {i["id"]: i["database"] for i in (edited, plain)} | {spare["id"]: None}
     delta = tmp_path / "out" / edited["database"]["delta"]
     shipped_before = cwd / "releases" / "answerable-demo" / "0.1.0" / edited["database"]["delta"]
     assert sha256_file(delta) == sha256_file(shipped_before)  # same bytes, made afresh
@@ -146,7 +197,7 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
         f"base_bytes={sources[edited['db_id']].stat().st_size}"
     )
     with pytest.raises(ReleaseDatabaseError, match="schema-only"):
-        open_item_database(tmp_path / "out", shipped.items[2])
+        open_item_database(tmp_path / "out", {**spare, "database": None})
     escaping = {**edited, "database": {"base": "../../etc/x.sqlite", "delta": None}}
     with pytest.raises(ReleaseDatabaseError, match="outside"):
         open_item_database(tmp_path / "out", escaping)

@@ -1,7 +1,8 @@
 """The demo release's database storage: shipped databases against their sources.
 
 Run with ``python tests/benchmarks/release_storage.py``. It builds the demo recipe in a
-temporary folder, then prints one line per shipped variant (its tables and bytes) and,
+temporary folder, then prints one line per shipped variant (the tables and views its
+delta shows, with ``+`` where it stores columns, and its bytes) and,
 last, exactly ``db_bytes=<all files under the release's databases folder>
 base_bytes=<the source databases>`` (issue 9's target: db_bytes <= 1.5 x base_bytes).
 """
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from answerable.build import build
+from answerable.builders import sqlite_files
 from answerable.recipe import load_recipe
 from answerable.release.databases import VARIANTS, storage_line
 
@@ -24,9 +26,10 @@ REPO = Path(__file__).resolve().parents[2]
 def tables_of(path: Path) -> list[str]:
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        entries = sqlite_files.delta_entries(con)
     finally:
         con.close()
+    return [e.name + ("+" if e.columns_table else "") for e in entries]
 
 
 def main() -> None:
