@@ -224,6 +224,12 @@ class DuckDBEngine(Engine):
             raise SQLError("bad-source", f"{spec.db_id}: a duckdb source needs a file path")
         return DuckDBDatabase(spec.path, limits)
 
+    def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
+        """``target`` written as a DuckDB copy of the SQLite file (see
+        :func:`copy_sqlite_to_duckdb`)."""
+        copy_sqlite_to_duckdb(sqlite_path, target)
+        return SourceSpec(Path(target).stem, self.name, path=Path(target))
+
 
 # --- a DuckDB copy of a SQLite file -------------------------------------------------
 
