@@ -169,3 +169,21 @@ def test_engine_on_a_format_that_cannot_read_it_is_one_line(tmp_path):
         """)
     )
     assert_clean_error(run_in(tmp_path, "build", recipe), "engine", "jsonl", "fix:")
+
+
+@pytest.mark.parametrize(
+    ("sql", "agrees"),
+    [
+        ("SELECT date('2024-01-31', '+30 days'), date('2024-03-01', '-1 day') FROM item", True),
+        (
+            "SELECT count(*) FROM item WHERE '2024-02-15 10:00' < date('2024-01-31', '+15 days')",
+            True,
+        ),
+        # month arithmetic differs between engines (Jan 31 + 1 month): left as SQLite wrote it
+        ("SELECT date('2024-01-31', '+1 month') FROM item", False),
+    ],
+)
+def test_sqlite_day_shifts_are_written_portably(tmp_path, sql, agrees):
+    item, duck = _item(tmp_path, sql)
+    with duck:
+        assert crosscheck.check_item(item, duck)["agrees"] is agrees
