@@ -6,7 +6,9 @@ refuses to run as root and CI runs as root, so there the binaries run as the ``p
 user the package creates (``runuser``). Connections over TCP need the superuser's
 password (scram-sha-256), so the wrong-password case is real; the password is random per
 session. ``postgres_demo`` loads the two demo databases into the schemas ``clinic`` and
-``league`` with the project's own loader (:mod:`answerable.builders.engines.postgres_tables`).
+``league`` with the project's own loader (:mod:`answerable.builders.engines.postgres_tables`);
+``postgres_reader`` is the same server seen by the build's role (SELECT on those schemas,
+plus its own scratch schema), made as the README says.
 
 A test that needs the server skips with a reason only when the binaries are not
 installed (``.ci/run`` installs them).
@@ -20,7 +22,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -161,6 +163,44 @@ def _create_database(server: PostgresServer, name: str) -> None:
         con.execute(f'CREATE DATABASE "{name}"')
 
 
+READER = "answerable_reader"
+SCRATCH = "answerable_scratch"
+
+
+def grant_reader(server: PostgresServer, schemas: tuple[str, ...]) -> PostgresServer:
+    """Create the login role the build uses (SELECT on ``schemas``, and its own scratch
+    schema for counterfactual variants) and return the server as seen by that role.
+
+    These are the statements the README's PostgreSQL section gives.
+    """
+    import psycopg
+    from psycopg import sql
+
+    password = secrets.token_hex(16)
+    reader, scratch = sql.Identifier(READER), sql.Identifier(SCRATCH)
+    with psycopg.connect(server.dsn(), autocommit=True) as con:
+        con.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(scratch))
+        if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (READER,)).fetchone():
+            con.execute(sql.SQL("DROP OWNED BY {} CASCADE").format(reader))
+            con.execute(sql.SQL("DROP ROLE {}").format(reader))
+        con.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(reader, sql.Literal(password))
+        )
+        con.execute(
+            sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                sql.Identifier(server.database), reader
+            )
+        )
+        for name in schemas:
+            schema = sql.Identifier(name)
+            con.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, reader))
+            con.execute(
+                sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(schema, reader)
+            )
+        con.execute(sql.SQL("CREATE SCHEMA {} AUTHORIZATION {}").format(scratch, reader))
+    return replace(server, user=READER, password=password)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A PostgreSQL server for this test session (see the module docstring)."""
@@ -189,3 +229,10 @@ def postgres_demo(postgres_server, demo_dir):
         for name in DEMO_SCHEMAS:
             load_sqlite(con, demo_dir / f"{name}.sqlite", name)
     return postgres_server
+
+
+@pytest.fixture(scope="session")
+def postgres_reader(postgres_demo):
+    """The demo server as the build's role sees it: SELECT on the demo schemas only (and
+    its own scratch schema, ``answerable_scratch``)."""
+    return grant_reader(postgres_demo, DEMO_SCHEMAS)

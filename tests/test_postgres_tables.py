@@ -68,7 +68,7 @@ def test_column_types_follow_the_stored_values(postgres_server, tmp_path):
     with psycopg.connect(postgres_server.dsn()) as server:
         load_sqlite(server, path, "kinds")
         types = [c.type for c in read_schema(server, "kinds").table("t").columns]
-        assert types == ["bigint", "double precision", "text", "bytea", "bigint", "text"]
+        assert types == ["BIGINT", "DOUBLE PRECISION", "TEXT", "BYTEA", "BIGINT", "TEXT"]
         assert server.execute("SELECT d FROM kinds.t ORDER BY a").fetchone()[0] == b"\x00\xff"
 
 

@@ -3,9 +3,10 @@
 Tables, views and their columns come from ``information_schema`` (a role with SELECT
 sees them); keys come from ``pg_catalog.pg_constraint``, because ``information_schema``
 shows a table's constraints only to roles holding more than SELECT on it, and the build
-should run under a role with SELECT rights only. Column types are PostgreSQL's own names
-(``bigint``, ``text``, ``double precision`` ...); the generators judge types by the same
-words in either engine's names (``INT``, ``DOUB``, ``TEXT``, ``DATE`` ...).
+should run under a role with SELECT rights only. Column types are PostgreSQL's own names,
+upper-cased as the other engines give them (``BIGINT``, ``TEXT``, ``DOUBLE PRECISION``
+...); the generators judge types by words found in every engine's names (``INT``,
+``DOUB``, ``TEXT``, ``DATE`` ...).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def read_schema(con, schema: str, db_id: str | None = None) -> DatabaseSchema:
     tables = {name: Table(name) for (name,) in con.execute(_TABLES, (schema,))}
     for table, column, kind in con.execute(_COLUMNS, (schema,)):
         if table in tables:
-            tables[table].columns.append(Column(column, kind))
+            tables[table].columns.append(Column(column, kind.upper()))
     for table, kind, _name, columns, target, target_columns in con.execute(_KEYS, (schema,)):
         if table not in tables:
             continue

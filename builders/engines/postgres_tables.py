@@ -249,7 +249,7 @@ def export_sqlite(con, schema: str, tables: Iterable[str], path: str | Path) -> 
 
 
 def _sqlite_type(table: Table, column) -> str:
-    kind = _SQLITE_TYPES.get(column.type)
+    kind = _SQLITE_TYPES.get(column.type.lower())
     if kind is None:
         raise SQLError(
             "unsupported-type",
