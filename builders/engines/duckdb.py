@@ -9,7 +9,12 @@ The locks, each of which alone stops a kind of write:
   be installed or loaded; extension autoloading is off too;
 * ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above;
 * DuckDB's own parser splits the text (``extract_statements``): exactly one statement,
-  of type SELECT, may run.
+  of type SELECT, may run;
+* functions whose result is not fixed by their arguments (``random``, ``uuid``,
+  ``nextval``, ``now``, ``current_query`` ...: DuckDB's catalog marks them not
+  ``CONSISTENT``) are refused by name after DuckDB's parser lists the calls
+  (``json_serialize_sql``), as the SQLite gate refuses them: a gold result must be the
+  same on every run.
 
 The time limit is a timer thread that interrupts the connection; the row cap and the
 hash are the executor's (:func:`~answerable.builders.executor.collect`) over cells
@@ -18,6 +23,7 @@ turned into SQLite's kinds (:func:`~answerable.builders.engines.base.sqlite_cell
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -81,6 +87,7 @@ class DuckDBDatabase:
         except duckdb.Error as error:
             raise SQLError("not-a-database", f"{self.path}: {error}") from None
         self._errors = duckdb
+        self._unstable_names: frozenset[str] | None = None
 
     def execute(
         self,
@@ -122,6 +129,28 @@ class DuckDBDatabase:
             raise SQLError("multiple-statements", "only one SQL statement may run")
         if statements[0].type != self._errors.StatementType.SELECT:
             raise SQLError("not-read-only", "only SELECT or WITH statements may run")
+        refused = sorted(_called_functions(self._parse_tree(sql)) & self._unstable())
+        if refused:
+            raise SQLError(
+                "function-not-allowed",
+                f"{', '.join(refused)}: results differ between runs (only pure functions may run)",
+            )
+
+    def _parse_tree(self, sql: str) -> dict:
+        text = self._con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchone()[0]
+        tree = json.loads(text)
+        if tree.get("error"):
+            raise SQLError("parse-error", str(tree.get("error_message", "cannot parse")))
+        return tree
+
+    def _unstable(self) -> frozenset[str]:
+        if self._unstable_names is None:
+            rows = self._con.execute(
+                "SELECT DISTINCT lower(function_name) FROM duckdb_functions() "
+                "WHERE stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY')"
+            ).fetchall()
+            self._unstable_names = frozenset(name for (name,) in rows)
+        return self._unstable_names
 
     def _catalog(self, sql: str, params: tuple) -> list[tuple]:
         return self._con.execute(sql, list(params)).fetchall()
@@ -139,6 +168,20 @@ class DuckDBDatabase:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _called_functions(tree) -> set[str]:
+    """The lower-cased names of every function a parse tree calls."""
+    found, stack = set(), [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("function_name"), str):
+                found.add(node["function_name"].lower())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 _KINDS = (
@@ -180,6 +223,12 @@ class DuckDBEngine(Engine):
         if spec.path is None:
             raise SQLError("bad-source", f"{spec.db_id}: a duckdb source needs a file path")
         return DuckDBDatabase(spec.path, limits)
+
+    def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
+        """``target`` written as a DuckDB copy of the SQLite file (see
+        :func:`copy_sqlite_to_duckdb`)."""
+        copy_sqlite_to_duckdb(sqlite_path, target)
+        return SourceSpec(Path(target).stem, self.name, path=Path(target))
 
 
 # --- a DuckDB copy of a SQLite file -------------------------------------------------

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.builders.sources.common import LIMITS, DatabaseRef, SourceData, within_limits
+from answerable.builders.engines import DEFAULT_ENGINE, ENGINES
+from answerable.builders.sources.common import (
+    ENGINE_FILES,
+    LIMITS,
+    DatabaseRef,
+    SourceData,
+    within_limits,
+)
 from answerable.builders.sources.delimited import load_delimited
 from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
@@ -58,12 +65,30 @@ def load_source(
             raise ConfigError(
                 where, key, f"required for format {kind}", fix=f"add {key}: to the source"
             )
+    source_engine(spec, where, kind)
     paths = {
         key: resolve(spec, key, base, demo_dir)
         for key in ("path", "tables", "labels", "databases", "database", "schema")
     }
     limits = {**LIMITS, **(limits or {})}
     return within_limits(dispatch(kind, spec, paths, limits["max_line_bytes"]), limits)
+
+
+def source_engine(spec: dict, where: str, kind: str) -> str:
+    """The engine the source names (``sqlite`` when none); a ConfigError for an engine
+    that is not known, or that this format's loader cannot read yet."""
+    name = spec.get("engine", DEFAULT_ENGINE)
+    if name not in ENGINES:
+        known = ", ".join(sorted(ENGINES))
+        raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
+    if name != DEFAULT_ENGINE and (kind != "jsonl" or name not in ENGINE_FILES):
+        raise ConfigError(
+            where,
+            "engine",
+            f"a {kind} source reads SQLite files only; engine {name!r} is read by jsonl sources",
+            fix="remove engine:, or give the questions as a jsonl source",
+        )
+    return name
 
 
 def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:
@@ -91,7 +116,8 @@ def dispatch(
     if kind in ("tsv", "csv"):
         return load_delimited(spec, paths, kind)
     if kind == "jsonl":
-        return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes)
+        engine = spec.get("engine", DEFAULT_ENGINE)
+        return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes, engine)
     if kind == "spider":
         return load_spider(paths["tables"], paths["path"], name, paths["databases"], limit)
     if kind == "text2sql":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError, RecordError
+from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.ids import content_hash
 from answerable.names import name_problem
 from answerable.schemas import validate
@@ -26,11 +26,27 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 @dataclass
 class DatabaseRef:
-    """One database a source refers to; ``path`` is None for schema-only sources."""
+    """One database a source refers to; ``path`` is None for schema-only sources.
+
+    ``engine`` is the key of the engine that reads it (``builders.engines.ENGINES``).
+    """
 
     db_id: str
     path: Path | None
     schema: DatabaseSchema
+    engine: str = "sqlite"
+
+    def spec(self):
+        """The :class:`~answerable.builders.engines.base.SourceSpec` that opens it."""
+        from answerable.builders.engines.base import SourceSpec  # engines import the executor
+
+        return SourceSpec(self.db_id, self.engine, path=self.path)
+
+    def open(self, limits):
+        """This database opened read-only by its engine (None for schema-only sources)."""
+        from answerable.builders.engines import open_source
+
+        return None if self.path is None else open_source(self.spec(), limits)
 
 
 @dataclass
@@ -275,6 +291,23 @@ def sqlite_schema(path: Path, db_id: str) -> DatabaseSchema:
         raise ConfigError(path, None, f"cannot read the SQLite database: {error}") from None
 
 
+ENGINE_FILES = {"sqlite": ".sqlite", "duckdb": ".duckdb"}  # file engines: their suffix
+
+
+def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
+    """The database of ``db_id`` in the file ``path`` read by ``engine``, its schema read
+    from the engine's catalog; an unreadable file is a ConfigError."""
+    if engine == "sqlite":
+        return DatabaseRef(db_id, path, sqlite_schema(path, db_id))
+    ref = DatabaseRef(db_id, path, DatabaseSchema(db_id), engine)
+    try:
+        with ref.open(None) as database:
+            ref.schema = database.schema(db_id)
+    except SQLError as error:
+        raise ConfigError(path, None, f"cannot read the {engine} database: {error}") from None
+    return ref
+
+
 def check_folder(folder: Path) -> Path:
     """Return ``folder`` if it is a directory, else raise a ConfigError."""
     if not Path(folder).is_dir():
@@ -287,8 +320,9 @@ def check_folder(folder: Path) -> Path:
     return Path(folder)
 
 
-def find_database(folder: Path | None, db_id: str) -> Path | None:
-    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None.
+def find_database(folder: Path | None, db_id: str, suffix: str = ".sqlite") -> Path | None:
+    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None (another
+    engine's files: another ``suffix``, such as ``.duckdb``).
 
     A db_id that is not a plain name (see :func:`name_problem`) is never looked up.
     """
@@ -296,7 +330,7 @@ def find_database(folder: Path | None, db_id: str) -> Path | None:
         return None
     if folder is None:
         return None
-    for candidate in (folder / f"{db_id}.sqlite", folder / db_id / f"{db_id}.sqlite"):
+    for candidate in (folder / f"{db_id}{suffix}", folder / db_id / f"{db_id}{suffix}"):
         if candidate.is_file():
             return candidate
     return None

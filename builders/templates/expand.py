@@ -80,7 +80,9 @@ class Expander:
     ):
         self.template, self.db, self.schema = template, db, schema
         self.settings, self.paraphraser = settings, paraphraser
-        self.writer = SQLWriter(template.tree, template.dialect)
+        # written straight in the dialect of the engine that runs it (sqlglot's generator)
+        self.dialect = getattr(db, "dialect", template.dialect)
+        self.writer = SQLWriter(template.tree, self.dialect)
         self.ordered = sqlkit.has_order_by(template.tree)
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)
@@ -137,7 +139,7 @@ class Expander:
         meta = self._metas.get(key)
         if meta is None:
             try:
-                meta = sqlkit.analyze(sql, self.schema, self.template.dialect)
+                meta = sqlkit.analyze(sql, self.schema, self.dialect)
             except SQLError as error:
                 meta = error
             self._metas[key] = meta
@@ -154,6 +156,7 @@ class Expander:
             sql,
             result=result.to_record(),
             sql_meta=meta,
+            dialect=self.dialect,
             provenance={
                 "generator": GENERATOR,
                 "source": template.source,
@@ -377,7 +380,7 @@ def _expander(template: Template, ref, settings: Settings, paraphraser) -> Expan
         db = _DATABASES.get(str(ref.path))
         if db is None:
             limits = Limits(settings.timeout_s, settings.keep_rows)
-            db = _DATABASES[str(ref.path)] = ReadOnlyDatabase(ref.path, limits)
+            db = _DATABASES[str(ref.path)] = ref.open(limits)
         return Expander(template, db, ref.schema, settings, paraphraser)
     except (TemplateError, SQLError) as error:
         return template_reject(template.record, error.reason, str(error), template.source)

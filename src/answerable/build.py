@@ -20,9 +20,10 @@ from answerable.annotation.review import (
     wants_review,
 )
 from answerable.builders import counterfactual
-from answerable.builders.demo import DEMO_DATABASES, generate_demo
+from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
+from answerable.builders.engines import crosscheck
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -64,12 +65,15 @@ def ensure_demo(recipe: Recipe, log: Log) -> None:
     """Generate the demo databases into the work directory unless they are current."""
     seed = recipe.section("demo").get("seed", 7)
     marker = recipe.demo_dir / "demo.json"
+    engines = demo_engines(recipe.data["sources"])
     wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
+    wanted |= {"engines": engines} if engines else {}
     present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
     if present and marker.is_file() and read_json(marker) == wanted:
         return
     log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
-    generate_demo(recipe.demo_dir, seed)
+    made = generate_demo(recipe.demo_dir, seed)
+    copy_demo(made, engines)
     write_json(wanted, marker)
 
 
@@ -202,6 +206,7 @@ def check_items(output: StepOutput) -> StepOutput:
 def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
     """Run the recipe: sources, verification, candidates, rejects report and release."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
+    cross = crosscheck.settings(recipe)
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)
@@ -224,6 +229,12 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             seconds[name] = time.perf_counter() - started
             steps[name] = _step_line(made, cached, log, name)
             output.merge(made)
+        if cross[0]:  # issue 17: gold queries run again on other engines
+            started = time.perf_counter()
+            made, cached = crosscheck.run_stage(ctx, output, *cross)
+            seconds[crosscheck.STEP] = time.perf_counter() - started
+            steps[crosscheck.STEP] = _step_line(made, cached, log, crosscheck.STEP)
+            output = crosscheck.apply(output, made)
     finally:
         ctx.close()
     output = drop_contradictions(check_items(output))
