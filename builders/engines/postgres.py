@@ -29,12 +29,16 @@ Untrusted SQL can change nothing, by four locks, each enough for the common case
 
 Rows stream from the server (psycopg's ``stream``), so a result of any size is hashed
 in bounded memory; cells are turned into SQLite's kinds (:func:`.base.sqlite_cell`), so
-the hash equals SQLite's for equal rows. Parameters (``?`` in SQLite's SQL, ``%s`` after
+the hash equals SQLite's for equal rows. One step comes first: a *computed* numeric
+(``avg`` or ``sum`` of integers, which PostgreSQL keeps exact where SQLite and DuckDB
+compute doubles) becomes a float, as the other engines give it; a stored
+``numeric(p, s)`` keeps the base's rule. Parameters (``?`` in SQLite's SQL, ``%s`` after
 sqlglot transpiles it) are bound as ``$1, $2 ...`` by the server.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -228,6 +232,7 @@ class PostgresDatabase:
                     first = next(stream, None)  # the columns are known once rows arrive
                     columns = [d.name for d in cursor.description or ()]
                     rows = [] if first is None else itertools.chain([first], stream)
+                    rows = _computed_numerics_as_floats(rows, cursor.description or ())
                     return collect(
                         sqlite_rows([rows], columns),
                         columns,
@@ -286,22 +291,66 @@ def refuse_unsafe(sql: str) -> None:
 
 def _bind(sql: str, params: tuple | dict) -> tuple[str, tuple | None]:
     """The query and its values for psycopg: without values the text goes as it is (a
-    ``%`` in it is then plain text); with values each placeholder becomes ``$n``."""
+    ``%`` in it is then plain text); with values each placeholder (``%s`` or ``?`` in
+    order, ``%(name)s`` or ``:name`` by name) becomes ``$n``, bound by the server."""
     if not params:
         return sql, None
+    query, names = _numbered(sql)
     if isinstance(params, dict):
-        raise SQLError("sql-error", "the postgres engine binds positional parameters only")
+        missing = [name for name in names if name not in params]
+        if missing:
+            raise SQLError("sql-error", f"no value for the placeholder {missing[0]}")
+        return query, tuple(params[name] for name in names)
+    if len(names) != len(params):
+        raise SQLError("sql-error", f"{len(names)} placeholders for {len(params)} values")
+    return query, tuple(params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with its placeholders written ``$1, $2 ...`` and the name each number
+    stands for (its position for unnamed ones). Cached: a template runs one text with
+    many value sets."""
     from sqlglot import exp
 
     from answerable.builders import sqlkit
 
     tree = sqlkit.parse(sql, "postgres")
-    marks = list(tree.find_all(exp.Placeholder, bfs=False))  # in the order written
-    if len(marks) != len(params):
-        raise SQLError("sql-error", f"{len(marks)} placeholders for {len(params)} values")
-    for number, mark in enumerate(marks, start=1):
-        mark.replace(exp.Var(this=f"${number}"))
-    return tree.sql(dialect="postgres"), tuple(params)
+    names: list[str] = []
+    for position, mark in enumerate(list(tree.find_all(exp.Placeholder, bfs=False))):
+        name = mark.name or str(position)  # in the order written
+        if name not in names:
+            names.append(name)
+        mark.replace(exp.Var(this=f"${names.index(name) + 1}"))
+    return tree.sql(dialect="postgres"), tuple(names)
+
+
+_NUMERIC = 1700  # the type oid of numeric
+
+
+def _computed_numerics_as_floats(rows, description):
+    """Rows with the cells of computed numerics (``numeric`` with no declared precision:
+    ``avg`` and ``sum`` of integers, arithmetic on them) as floats.
+
+    PostgreSQL computes ``avg(bigint)`` exactly, to 16 decimals or more, where SQLite
+    and DuckDB compute a double: the float is the value the other engines give, and the
+    hash compares floats to 12 significant digits. A stored ``numeric(p, s)`` keeps its
+    exact value and meets the base's rule (refused when a float cannot hold it).
+    """
+    computed = [
+        i for i, d in enumerate(description) if d.type_code == _NUMERIC and d.precision is None
+    ]
+    if not computed:
+        return rows
+    return (_floats_at(row, computed) for row in rows)
+
+
+def _floats_at(row: tuple, positions: list[int]) -> tuple:
+    cells = list(row)
+    for i in positions:
+        if cells[i] is not None and cells[i].is_finite():
+            cells[i] = float(cells[i])
+    return tuple(cells)
 
 
 _REASONS = {  # psycopg.errors class names -> the executor's reason codes

@@ -308,3 +308,44 @@ def _sqlite_value(value):
     if isinstance(value, memoryview):
         return bytes(value)
     raise SQLError("unsupported-type", f"a value of type {type(value).__name__}")
+
+
+def tables_used(items: Iterable[dict]) -> set[str]:
+    """The tables the gold SQL (and the readings' SQL) of ``items`` read, lower-cased."""
+    from sqlglot import exp
+
+    from answerable.builders import sqlkit
+
+    used: set[str] = set()
+    for item in items:
+        texts = [item.get("sql")] + [r.get("sql") for r in item.get("readings") or []]
+        for text in filter(None, texts):
+            try:
+                tree = sqlkit.parse(text, item.get("dialect") or "sqlite")
+            except SQLError:
+                continue
+            ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+            used |= {t.name.lower() for t in tree.find_all(exp.Table)} - ctes
+    return used
+
+
+def export_server_sources(items: list[dict], databases: dict, folder: Path) -> dict[str, Path]:
+    """``{db_id: SQLite file}`` for every server database the items use: the tables
+    their SQL reads (every table when none does), exported to ``folder/<db_id>.sqlite``
+    so a release ships files, as it does for file sources."""
+    from answerable.builders.engines.postgres import _connect, resolve_dsn
+
+    made = {}
+    for db_id in sorted({i["db_id"] for i in items}):
+        ref = databases.get(db_id)
+        if ref is None or ref.server is None:
+            continue
+        known = {t.name.lower() for t in ref.schema.tables}
+        wanted = tables_used(i for i in items if i["db_id"] == db_id) & known or known
+        folder.mkdir(parents=True, exist_ok=True)
+        with _connect(resolve_dsn(ref.server)) as con:
+            con.read_only = True
+            made[db_id] = export_sqlite(
+                con, ref.server.namespace, wanted, folder / f"{db_id}.sqlite"
+            )
+    return made

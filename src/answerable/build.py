@@ -24,6 +24,7 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
+from answerable.builders.engines.postgres_tables import export_server_sources
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -155,6 +156,14 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     """Counterfactual edits of the verified answerable items so far, cached by signature;
     variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
+    on_server = sorted(db for db, ref in ctx.databases.items() if ref.server is not None)
+    if on_server:  # issue 17: variants in a server's scratch schema are not built yet
+        raise ConfigError(
+            ctx.recipe.file,
+            "counterfactual",
+            f"edits of databases on a server ({', '.join(on_server)}) are not supported yet",
+            fix="remove the counterfactual section, or build from SQLite copies of them",
+        )
     parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
     signature = ctx.signature(
         counterfactual.STEP,
@@ -256,7 +265,8 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             recipe_signature=recipe.signature(),
             inputs=inputs,
             config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()}
+            | export_server_sources(released, ctx.databases, workspace.root / "exports"),
             variants=workspace.root / "variants",
             about=release_about(recipe, released, review),
         )
