@@ -132,7 +132,7 @@ def test_a_duckdb_source_verifies_items_in_duckdb(tmp_path):
     copy_sqlite_to_duckdb(tmp_path / "dbs" / "shop.sqlite", tmp_path / "dbs" / "shop.duckdb")
     (tmp_path / "dbs" / "shop.sqlite").unlink()
     recipe.write_text(recipe.read_text() + "    engine: duckdb\n")
-    result = run_in(tmp_path, "build", recipe)
+    result = run_in(tmp_path, "build", recipe, "--no-release")
     assert result.exit_code == 0, result.output
     items = read_parquet(tmp_path / ".answerable/tiny/candidates.parquet")
     assert {i["dialect"] for i in items} == {"duckdb"}
@@ -140,6 +140,14 @@ def test_a_duckdb_source_verifies_items_in_duckdb(tmp_path):
             else i["result"]["rows"] for i in items}  # fmt: skip
     assert rows[AGREES["question"]] == [[39]]
     assert rows[DIVIDES["question"]] == [[pytest.approx(780 / 7)]]  # DuckDB's division
+
+
+def test_a_release_from_a_duckdb_source_is_refused_before_any_work(tmp_path):
+    recipe = tiny_project(tmp_path, [AGREES])
+    copy_sqlite_to_duckdb(tmp_path / "dbs" / "shop.sqlite", tmp_path / "dbs" / "shop.duckdb")
+    recipe.write_text(recipe.read_text() + "    engine: duckdb\n")
+    assert_clean_error(run_in(tmp_path, "build", recipe), "duckdb", "--no-release")
+    assert not (tmp_path / ".answerable" / "tiny").exists()
 
 
 def test_a_duckdb_source_without_its_file_is_one_line(tmp_path):
@@ -161,3 +169,21 @@ def test_engine_on_a_format_that_cannot_read_it_is_one_line(tmp_path):
         """)
     )
     assert_clean_error(run_in(tmp_path, "build", recipe), "engine", "jsonl", "fix:")
+
+
+@pytest.mark.parametrize(
+    ("sql", "agrees"),
+    [
+        ("SELECT date('2024-01-31', '+30 days'), date('2024-03-01', '-1 day') FROM item", True),
+        (
+            "SELECT count(*) FROM item WHERE '2024-02-15 10:00' < date('2024-01-31', '+15 days')",
+            True,
+        ),
+        # month arithmetic differs between engines (Jan 31 + 1 month): left as SQLite wrote it
+        ("SELECT date('2024-01-31', '+1 month') FROM item", False),
+    ],
+)
+def test_sqlite_day_shifts_are_written_portably(tmp_path, sql, agrees):
+    item, duck = _item(tmp_path, sql)
+    with duck:
+        assert crosscheck.check_item(item, duck)["agrees"] is agrees

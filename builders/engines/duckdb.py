@@ -52,6 +52,7 @@ _CONFIG = {
     "lock_configuration": True,
 }
 _BATCH = 1000  # rows fetched at a time
+_CHECKED_MOST = 10_000  # statement verdicts remembered per connection
 DUCKDB_HEADER_AT = 8  # a DuckDB file has the magic bytes "DUCK" at offset 8
 _MAGIC = b"DUCK"
 
@@ -88,6 +89,7 @@ class DuckDBDatabase:
             raise SQLError("not-a-database", f"{self.path}: {error}") from None
         self._errors = duckdb
         self._unstable_names: frozenset[str] | None = None
+        self._checked: dict[str, SQLError | None] = {}
 
     def execute(
         self,
@@ -121,6 +123,21 @@ class DuckDBDatabase:
     def _check_statement(self, sql: str) -> None:
         if first_keyword(sql) not in READ_KEYWORDS:
             raise SQLError("not-read-only", "only SELECT or WITH statements may run")
+        if sql not in self._checked:  # a template's parameterized SQL is checked once
+            try:
+                self._refusal(sql)
+                verdict = None
+            except SQLError as error:
+                verdict = error
+            if len(self._checked) < _CHECKED_MOST:
+                self._checked[sql] = verdict
+        else:
+            verdict = self._checked[sql]
+        if verdict is not None:
+            raise verdict
+
+    def _refusal(self, sql: str) -> None:
+        """Raise the SQLError that refuses ``sql``, if any (see the module docstring)."""
         try:
             statements = self._con.extract_statements(sql)
         except self._errors.Error as error:

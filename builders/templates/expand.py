@@ -82,7 +82,10 @@ class Expander:
         self.settings, self.paraphraser = settings, paraphraser
         # written straight in the dialect of the engine that runs it (sqlglot's generator)
         self.dialect = getattr(db, "dialect", template.dialect)
-        self.writer = SQLWriter(template.tree, self.dialect)
+        tree = template.tree
+        if self.dialect != template.dialect:
+            tree = sqlkit.portable(tree.copy(), template.dialect, self.dialect)
+        self.writer = SQLWriter(tree, self.dialect)
         self.ordered = sqlkit.has_order_by(template.tree)
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)

@@ -228,6 +228,8 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         log(note)
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
+    if release:
+        refuse_release_from(recipe, loaded.databases)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
@@ -271,6 +273,20 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             about=release_about(recipe, released, review),
         )
     return report
+
+
+def refuse_release_from(recipe: Recipe, databases: dict) -> None:
+    """A release ships SQLite files: a ConfigError when a source is read by another
+    engine (exporting its tables is not built yet), before any work is done."""
+    other = sorted({ref.engine for ref in databases.values()} - {"sqlite"})
+    if other:
+        raise ConfigError(
+            recipe.file,
+            "sources",
+            f"a release ships SQLite databases; sources read by {', '.join(other)} cannot "
+            "be exported into one yet",
+            fix="build with --no-release (the candidates are written), or use SQLite sources",
+        )
 
 
 def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None) -> About:
