@@ -222,7 +222,7 @@ CASES = [
     Case("postgres", "a statement timeout", PG + "test_statement_timeout", "timeout"),
     Case("postgres", "a type the hash does not know", PG + "test_a_type_the_hash_does_not_know_is_a_named_reject", "unhashable-type"),
     Case("postgres", "a schema the role cannot read", PGB + "test_server_source_errors_are_one_line", "holds no table this role can read"),
-    Case("postgres", "counterfactual edits of a server source", PGB + "test_server_source_errors_are_one_line", "are not supported yet"),
+    Case("postgres", "counterfactual edits of a server source", PGB + "test_counterfactual_parents_on_the_server_are_named_rejects", "edits are made on SQLite sources only"),
     Case("postgres", "a SQLite column mixing text and numbers", "tests/test_postgres_tables.py::test_a_column_mixing_text_and_numbers_is_refused_and_nothing_is_left", "no single PostgreSQL type keeps them"),
     Case("postgres", "an export of a type SQLite cannot hold", "tests/test_postgres_tables.py::test_export_refuses_a_type_sqlite_cannot_hold", "cannot hold faithfully"),
     # --- model server ---------------------------------------------------------------------

@@ -349,3 +349,47 @@ def export_server_sources(items: list[dict], databases: dict, folder: Path) -> d
                 con, ref.server.namespace, wanted, folder / f"{db_id}.sqlite"
             )
     return made
+
+
+def portable_to_sqlite(items: list[dict], files: dict[str, Path]) -> tuple[list[dict], list]:
+    """``(kept, rejects)``: items of the databases in ``files`` (exported from a server)
+    are kept when their gold SQL, written for SQLite by sqlglot, gives their stored
+    result on the exported file (what ``answerable verify --execute`` and consumers
+    run); the others are ``not-portable`` rejects saying why. Other items are kept."""
+    from answerable.builders.executor import ReadOnlyDatabase
+    from answerable.pipeline import reject
+
+    kept, rejects, opened = [], [], {}
+    try:
+        for item in items:
+            path = files.get(item["db_id"])
+            if path is None or not item.get("sql") or not item.get("result"):
+                kept.append(item)
+                continue
+            if item["db_id"] not in opened:
+                opened[item["db_id"]] = ReadOnlyDatabase(path)
+            problem = _sqlite_problem(item, opened[item["db_id"]])
+            if problem is None:
+                kept.append(item)
+            else:
+                rejects.append(reject(item["id"], "release", "not-portable", problem))
+    finally:
+        for database in opened.values():
+            database.close()
+    return kept, rejects
+
+
+def _sqlite_problem(item: dict, database) -> str | None:
+    from answerable.builders import sqlkit
+
+    dialect = item["result"].get("dialect") or "sqlite"
+    try:
+        sql = (
+            sqlkit.transpile(item["sql"], dialect, "sqlite") if dialect != "sqlite" else item["sql"]
+        )
+        found = database.execute(sql, ordered=item["result"].get("ordered"))
+    except SQLError as error:
+        return f"the gold SQL written for SQLite does not run on the exported file ({error})"
+    if found.hash != item["result"]["hash"]:
+        return "the gold SQL written for SQLite gives another result on the exported file"
+    return None

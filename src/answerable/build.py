@@ -24,7 +24,10 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
-from answerable.builders.engines.postgres_tables import export_server_sources
+from answerable.builders.engines.postgres_tables import (
+    export_server_sources,
+    portable_to_sqlite,
+)
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -156,14 +159,6 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     """Counterfactual edits of the verified answerable items so far, cached by signature;
     variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    on_server = sorted(db for db, ref in ctx.databases.items() if ref.server is not None)
-    if on_server:  # issue 17: variants in a server's scratch schema are not built yet
-        raise ConfigError(
-            ctx.recipe.file,
-            "counterfactual",
-            f"edits of databases on a server ({', '.join(on_server)}) are not supported yet",
-            fix="remove the counterfactual section, or build from SQLite copies of them",
-        )
     parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
     signature = ctx.signature(
         counterfactual.STEP,
@@ -254,6 +249,11 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
+    exported = {}  # issue 17: server databases as the SQLite files a release ships
+    if release:
+        exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
+        released, unportable = portable_to_sqlite(released, exported)
+        output.rejects += unportable
     ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
@@ -267,8 +267,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             recipe_signature=recipe.signature(),
             inputs=inputs,
             config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()}
-            | export_server_sources(released, ctx.databases, workspace.root / "exports"),
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()} | exported,
             variants=workspace.root / "variants",
             about=release_about(recipe, released, review),
         )
@@ -277,8 +276,9 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
 
 def refuse_release_from(recipe: Recipe, databases: dict) -> None:
     """A release ships SQLite files: a ConfigError when a source is read by another
-    engine (exporting its tables is not built yet), before any work is done."""
-    other = sorted({ref.engine for ref in databases.values()} - {"sqlite"})
+    file engine (exporting its tables is not built yet; server sources are exported,
+    see :func:`export_server_sources`), before any work is done."""
+    other = sorted({r.engine for r in databases.values() if r.server is None} - {"sqlite"})
     if other:
         raise ConfigError(
             recipe.file,
