@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from answerable.builders.engines.base import Database, Engine, SourceSpec
 from answerable.builders.engines.duckdb import DuckDBEngine
+from answerable.builders.engines.postgres import PostgresEngine
 from answerable.builders.engines.sqlite import SQLiteEngine
 from answerable.builders.executor import Limits
 from answerable.errors import SQLError
@@ -15,6 +16,7 @@ from answerable.errors import SQLError
 ENGINES: dict[str, type[Engine]] = {
     "sqlite": SQLiteEngine,
     "duckdb": DuckDBEngine,
+    "postgres": PostgresEngine,
 }
 
 DEFAULT_ENGINE = "sqlite"

@@ -12,6 +12,7 @@ from answerable.builders.engines import DEFAULT_ENGINE, ENGINES
 from answerable.builders.sources.common import (
     ENGINE_FILES,
     LIMITS,
+    SERVER_ENGINES,
     DatabaseRef,
     SourceData,
     within_limits,
@@ -60,8 +61,9 @@ def load_source(
         raise ConfigError(
             where, "format", f"unknown format {kind!r}", fix=f"use one of: {', '.join(FORMATS)}"
         )
+    server = spec.get("engine") in SERVER_ENGINES  # a server holds the databases
     for key in ("name", *REQUIRED[kind]):
-        if not spec.get(key):
+        if not spec.get(key) and not (server and key == "databases"):
             raise ConfigError(
                 where, key, f"required for format {kind}", fix=f"add {key}: to the source"
             )
@@ -81,7 +83,8 @@ def source_engine(spec: dict, where: str, kind: str) -> str:
     if name not in ENGINES:
         known = ", ".join(sorted(ENGINES))
         raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
-    if name != DEFAULT_ENGINE and (kind != "jsonl" or name not in ENGINE_FILES):
+    readable = (*ENGINE_FILES, *SERVER_ENGINES)
+    if name != DEFAULT_ENGINE and (kind != "jsonl" or name not in readable):
         raise ConfigError(
             where,
             "engine",
@@ -117,7 +120,10 @@ def dispatch(
         return load_delimited(spec, paths, kind)
     if kind == "jsonl":
         engine = spec.get("engine", DEFAULT_ENGINE)
-        return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes, engine)
+        server = spec if engine in SERVER_ENGINES else None
+        return load_jsonl(
+            paths["path"], name, paths["databases"], limit, max_line_bytes, engine, server
+        )
     if kind == "spider":
         return load_spider(paths["tables"], paths["path"], name, paths["databases"], limit)
     if kind == "text2sql":

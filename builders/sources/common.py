@@ -35,18 +35,30 @@ class DatabaseRef:
     path: Path | None
     schema: DatabaseSchema
     engine: str = "sqlite"
+    server: Any = None  # a server source's SourceSpec (DSN, schema); ``path`` is None then
+
+    @property
+    def runs(self) -> bool:
+        """Whether queries can run on it (a file or a server, not a schema alone)."""
+        return self.path is not None or self.server is not None
+
+    @property
+    def key(self) -> str:
+        """Where it lives, for caches and messages (a file path, or the server spec's
+        printable name: never a DSN)."""
+        return str(self.path) if self.server is None else self.server.describe()
 
     def spec(self):
         """The :class:`~answerable.builders.engines.base.SourceSpec` that opens it."""
         from answerable.builders.engines.base import SourceSpec  # engines import the executor
 
-        return SourceSpec(self.db_id, self.engine, path=self.path)
+        return self.server or SourceSpec(self.db_id, self.engine, path=self.path)
 
     def open(self, limits):
         """This database opened read-only by its engine (None for schema-only sources)."""
         from answerable.builders.engines import open_source
 
-        return None if self.path is None else open_source(self.spec(), limits)
+        return open_source(self.spec(), limits) if self.runs else None
 
 
 @dataclass
@@ -305,6 +317,42 @@ def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
             ref.schema = database.schema(db_id)
     except SQLError as error:
         raise ConfigError(path, None, f"cannot read the {engine} database: {error}") from None
+    return ref
+
+
+SERVER_ENGINES = ("postgres",)  # engines whose sources name a server, not files
+
+
+def server_database(source: dict, db_id: str, where: str) -> DatabaseRef:
+    """The database ``db_id`` of a server source: the schema ``schemas[db_id]`` (the
+    db_id itself when not mapped) on the server its ``dsn`` or ``dsn_env`` names, its
+    schema read from the server's catalog; a server that cannot be read is a ConfigError
+    naming the source (never the DSN)."""
+    from answerable.builders.engines.base import SourceSpec
+
+    namespace = (source.get("schemas") or {}).get(db_id, db_id)
+    spec = SourceSpec(
+        db_id,
+        source["engine"],
+        dsn=source.get("dsn"),
+        dsn_env=source.get("dsn_env"),
+        namespace=namespace,
+    )
+    ref = DatabaseRef(db_id, None, DatabaseSchema(db_id), spec.engine, spec)
+    try:
+        with ref.open(None) as database:
+            ref.schema = database.schema(db_id)
+    except SQLError as error:
+        key = "dsn_env" if spec.dsn_env else "dsn"
+        raise ConfigError(where, key, str(error)) from None
+    if not ref.schema.tables:
+        raise ConfigError(
+            where,
+            "schemas",
+            f"the server's schema {namespace!r} holds no table this role can read",
+            fix=f"map db_id {db_id!r} to its schema (schemas: {{{db_id}: <schema>}}) or grant "
+            "SELECT on its tables",
+        )
     return ref
 
 

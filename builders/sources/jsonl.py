@@ -22,6 +22,7 @@ from answerable.builders.sources.common import (
     find_database,
     new_example,
     read_jsonl,
+    server_database,
 )
 from answerable.errors import ConfigError
 
@@ -42,14 +43,21 @@ def load_jsonl(
     limit: int | None = None,
     max_line_bytes: int | None = None,
     engine: str = "sqlite",
+    server: dict | None = None,
 ) -> SourceData:
     """Read a JSONL seed file whose databases are SQLite files under ``databases``.
 
     ``external_id`` is the line number. Every db_id must have a SQLite file
     (``<db_id>.sqlite`` or ``<db_id>/<db_id>.sqlite``): these seeds have no other schema.
-    With ``engine`` another file engine's files are read (``<db_id>.duckdb`` ...).
+    With ``engine`` another file engine's files are read (``<db_id>.duckdb`` ...); with
+    ``server`` (the source entry of a server engine) each db_id is a schema on a server.
     """
     path = Path(path)
+    if server is not None:
+        where = f"recipe source {source!r}"
+        return _examples(path, source, limit, max_line_bytes).finish(
+            lambda db_id: server_database(server, db_id, where)
+        )
     if databases is None:
         raise ConfigError(
             path,
@@ -58,6 +66,11 @@ def load_jsonl(
             fix="add databases: <folder> (or databases: demo) to the source",
         )
     folder = check_folder(databases)
+    out = _examples(path, source, limit, max_line_bytes)
+    return out.finish(lambda db_id: jsonl_database(folder, db_id, path, engine))
+
+
+def _examples(path: Path, source: str, limit, max_line_bytes) -> ExampleCollector:
     out = ExampleCollector(source, limit)
     for number, line in read_jsonl(path, max_line_bytes):
         if out.full:
@@ -66,7 +79,7 @@ def load_jsonl(
             out.reject(str(number), "too-long", line.detail())
             continue
         out.add(line_example(line, source, path, number))
-    return out.finish(lambda db_id: jsonl_database(folder, db_id, path, engine))
+    return out
 
 
 def line_example(line: object, source: str, path: Path, number: int) -> dict:

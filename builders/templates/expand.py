@@ -307,7 +307,7 @@ def expand_templates(
     out, plans = StepOutput(), []
     for template in sorted(templates, key=lambda t: t.id):
         ref = databases.get(template.db_id)
-        if ref is None or ref.path is None:
+        if ref is None or not ref.runs:
             reason = "unknown-database" if ref is None else "no-database-file"
             detail = f"database {template.db_id!r} is not loaded, or has no file to run on"
             out.rejects.append(template_reject(template.record, reason, detail, template.source))
@@ -369,7 +369,7 @@ def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
     """Expand draws ``start`` to ``stop`` of one template, reusing this process's
     expander of the template (its domains are read once per process)."""
     index, record, source, ref, settings, paraphraser, start, stop = job
-    key = (record["id"], str(ref.path), settings, paraphraser.name)
+    key = (record["id"], ref.key, settings, paraphraser.name)
     expander = _EXPANDERS.get(key)
     if expander is None:
         expander = _EXPANDERS[key] = _expander(Template(record, source), ref, settings, paraphraser)
@@ -380,10 +380,10 @@ def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
 
 def _expander(template: Template, ref, settings: Settings, paraphraser) -> Expander | dict:
     try:
-        db = _DATABASES.get(str(ref.path))
+        db = _DATABASES.get(ref.key)
         if db is None:
             limits = Limits(settings.timeout_s, settings.keep_rows)
-            db = _DATABASES[str(ref.path)] = ref.open(limits)
+            db = _DATABASES[ref.key] = ref.open(limits)
         return Expander(template, db, ref.schema, settings, paraphraser)
     except (TemplateError, SQLError) as error:
         return template_reject(template.record, error.reason, str(error), template.source)

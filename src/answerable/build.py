@@ -24,6 +24,10 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
+from answerable.builders.engines.postgres_tables import (
+    export_server_sources,
+    portable_to_sqlite,
+)
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -245,6 +249,11 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
+    exported = {}  # issue 17: server databases as the SQLite files a release ships
+    if release:
+        exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
+        released, unportable = portable_to_sqlite(released, exported)
+        output.rejects += unportable
     ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
@@ -258,7 +267,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             recipe_signature=recipe.signature(),
             inputs=inputs,
             config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()} | exported,
             variants=workspace.root / "variants",
             about=release_about(recipe, released, review),
         )
@@ -267,8 +276,9 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
 
 def refuse_release_from(recipe: Recipe, databases: dict) -> None:
     """A release ships SQLite files: a ConfigError when a source is read by another
-    engine (exporting its tables is not built yet), before any work is done."""
-    other = sorted({ref.engine for ref in databases.values()} - {"sqlite"})
+    file engine (exporting its tables is not built yet; server sources are exported,
+    see :func:`export_server_sources`), before any work is done."""
+    other = sorted({r.engine for r in databases.values() if r.server is None} - {"sqlite"})
     if other:
         raise ConfigError(
             recipe.file,

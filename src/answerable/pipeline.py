@@ -117,7 +117,7 @@ class BuildContext:
         """A read-only connection to ``db_id``'s file by the engine its source names, or
         None for schema-only sources."""
         ref = self.databases.get(db_id)
-        if ref is None or ref.path is None:
+        if ref is None or not ref.runs:
             return None
         if db_id not in self._open:
             self._open[db_id] = ref.open(self.limits)

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from answerable.builders.demo import generate_demo
 from answerable.builders.engines import ENGINES, crosscheck
+from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.duckdb import _CONFIG, copy_sqlite_to_duckdb, duckdb_module
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
@@ -83,7 +84,67 @@ def postgres_refs(paths: dict[str, Path]) -> tuple[dict, Callable | None, str]:
     started as tests/postgres_server.py does, the demo loaded into it)."""
     if "postgres" not in ENGINES:
         return {}, None, "no postgres engine in builders.engines.ENGINES"
-    return {}, None, "no PostgreSQL server set up for the benchmark"
+    from tests import postgres_server as pg
+
+    bindir = pg.postgres_bindir()
+    if bindir is None:
+        return {}, None, "PostgreSQL binaries not installed (apt-get install postgresql)"
+    reader = _demo_server(bindir, paths)
+    refs = {}
+    for db in paths:
+        spec = SourceSpec(db, "postgres", dsn=reader.dsn(), namespace=db)
+        refs[db] = DatabaseRef(db, None, DatabaseSchema(db), "postgres", spec)
+        with refs[db].open(None) as database:
+            refs[db].schema = database.schema(db)
+    return refs, postgres_floor(reader), ""
+
+
+def _demo_server(bindir: Path, paths: dict[str, Path]):
+    """A server started as the tests start theirs, the demo loaded into it, stopped when
+    the benchmark ends; the cross-check copies into it as a role that may create schemas
+    (``$ANSWERABLE_POSTGRES_DSN``). Returns the SELECT-only role's view of it."""
+    import atexit
+    import os
+    import tempfile
+
+    import psycopg
+
+    from answerable.builders.engines.postgres import DSN_ENV
+    from answerable.builders.engines.postgres_tables import load_sqlite
+    from tests import postgres_server as pg
+
+    folder = Path(tempfile.mkdtemp(prefix="answerable-pg-bench-"))
+    admin = pg.start_server(bindir, folder)
+    atexit.register(pg.stop_server, bindir, folder)
+    with psycopg.connect(admin.dsn()) as con:
+        for db, path in paths.items():
+            load_sqlite(con, path, db)
+    with psycopg.connect(admin.dsn(), autocommit=True) as con:
+        con.execute("CREATE ROLE checker LOGIN PASSWORD 'checker'")
+        con.execute(f'GRANT CREATE ON DATABASE "{admin.database}" TO checker')
+    os.environ[DSN_ENV] = admin.dsn(user="checker", password="checker")
+    return pg.grant_reader(admin, tuple(paths))
+
+
+def postgres_floor(reader) -> Callable[[list[dict]], float]:
+    """psycopg alone: one autocommit connection per schema, each pair's SQL executed
+    and all its rows fetched."""
+    import psycopg
+
+    def run(items: list[dict]) -> float:
+        cons = {}
+        for db in sorted({i["db_id"] for i in items}):
+            cons[db] = psycopg.connect(reader.dsn(), autocommit=True)
+            cons[db].execute(f'SET search_path = "{db}"')
+        started = time.perf_counter()
+        for item in items:
+            cons[item["db_id"]].execute(item["sql"]).fetchall()
+        seconds = time.perf_counter() - started
+        for con in cons.values():
+            con.close()
+        return seconds
+
+    return run
 
 
 def expand_on(refs: dict, quotas: dict) -> tuple[list[dict], list[dict], float]:
