@@ -18,6 +18,7 @@ import hashlib
 import re
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,11 +254,6 @@ def _too_wide(size: Any, most: int) -> bool:
         return False
 
 
-def _first_keyword(sql: str) -> str:
-    text = sql.lstrip().lstrip("(").lstrip()
-    return text.split(None, 1)[0].upper() if text else ""
-
-
 _TOO_BIG = ("too big", "too large", "too many", "too complex", "too deep", "out of memory")
 
 
@@ -298,9 +294,27 @@ def open_read_only(
     return install_gate(sqlite_files.connect(path, base), limits)
 
 
-class ReadOnlyDatabase:
+class Connected:
+    """What every engine's database shares: ``close`` and use in a ``with`` block
+    (closing ``self._con``)."""
+
+    _con: Any
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class ReadOnlyDatabase(Connected):
     """One SQLite file opened read-only, executing one statement at a time; with ``base``,
-    a delta over its base (the merged view).
+    a delta over its base (the merged view). The SQLite engine's ``Database`` (see
+    :mod:`answerable.builders.engines.base`).
 
     >>> db = ReadOnlyDatabase(path)                       # doctest: +SKIP
     >>> db.execute("SELECT count(*) FROM patients").rows  # doctest: +SKIP
@@ -313,6 +327,7 @@ class ReadOnlyDatabase:
         self.path = Path(path)
         self.base = None if base is None else Path(base)
         self.limits = limits or Limits()
+        self.dialect = "sqlite"
         self._con = open_read_only(self.path, self.limits, self.base)
         self._deadline = float("inf")
         self._byte_cap = self.limits.result_bytes
@@ -338,10 +353,10 @@ class ReadOnlyDatabase:
         ``timeout``, ``unknown-column``, ``unknown-table``, ``parse-error``,
         ``function-not-allowed``, ``too-big``, ``result-too-large`` or ``sql-error``.
         """
-        if _first_keyword(sql) not in ("SELECT", "WITH", "VALUES"):
+        if first_keyword(sql) not in READ_KEYWORDS:
             raise SQLError("not-read-only", "only SELECT or WITH statements may run")
         if ordered is None:
-            ordered = _has_order_by(sql)
+            ordered = has_order_by(sql)
         cap = self.limits.row_cap if row_cap is None else row_cap
         self._byte_cap = self.limits.result_bytes if byte_cap is None else byte_cap
         started = time.monotonic()
@@ -356,56 +371,83 @@ class ReadOnlyDatabase:
     def _run(self, sql, params, ordered, cap, started) -> Result:
         cursor = self._con.execute(sql, params)
         columns = [d[0] for d in cursor.description or ()]
-        hasher, kept, kept_bytes = ResultHasher(ordered), [], 0
-        # Row by row: a batch of rows near the value limit each would take gigabytes.
-        for row in cursor:
-            hasher.add(row)
-            if len(kept) < cap:
-                kept.append([normalize_value(v) for v in row])
-                kept_bytes += self._kept_bytes(row, kept_bytes)
-        return Result(
-            columns,
-            kept,
-            hasher.count,
-            hasher.hexdigest(len(columns)),
-            ordered,
-            truncated=hasher.count > cap,
-            seconds=time.monotonic() - started,
-        )
+        return collect(cursor, columns, ordered, cap, self.limits, self._byte_cap, started)
 
-    def _kept_bytes(self, row: tuple, so_far: int) -> int:
-        """The bytes of one kept row; raises ``result-too-large`` past a cap."""
-        size = 0
-        for value in row:
-            cell = _cell_size(value)
-            if cell > self.limits.cell_bytes:
-                raise SQLError(
-                    "result-too-large",
-                    f"a cell of {cell} bytes is over the cap of {self.limits.cell_bytes}",
-                )
-            size += cell
-        if so_far + size > self._byte_cap:
+    def schema(self, db_id: str | None = None):
+        """The :class:`~answerable.builders.schema.DatabaseSchema` of this file (of the
+        merged view for a delta), read through PRAGMAs (the engine interface's
+        ``schema``)."""
+        from answerable.builders.schema import DatabaseSchema  # schema imports sqlite_files
+
+        return DatabaseSchema.from_sqlite(self.path, db_id, self.base)
+
+
+def collect(
+    rows: Iterable[tuple],
+    columns: list[str],
+    ordered: bool,
+    cap: int,
+    limits: Limits,
+    byte_cap: int,
+    started: float,
+    dialect: str = "sqlite",
+) -> Result:
+    """The :class:`Result` of a stream of rows: every row hashed and counted, the first
+    ``cap`` kept (JSON-safe, under ``limits.cell_bytes`` each and ``byte_cap`` together).
+
+    Every engine ends here, so kept rows and hashes are made one way; rows hold SQLite's
+    kinds of values (other engines convert theirs first: ``engines.base.sqlite_cell``).
+    Raises :class:`SQLError` ``result-too-large`` past a byte cap.
+    """
+    hasher, kept, kept_bytes = ResultHasher(ordered), [], 0
+    # Row by row: a batch of rows near the value limit each would take gigabytes.
+    for row in rows:
+        hasher.add(row)
+        if len(kept) < cap:
+            kept.append([normalize_value(v) for v in row])
+            kept_bytes += _kept_bytes(row, kept_bytes, limits.cell_bytes, byte_cap)
+    return Result(
+        columns,
+        kept,
+        hasher.count,
+        hasher.hexdigest(len(columns)),
+        ordered,
+        truncated=hasher.count > cap,
+        dialect=dialect,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _kept_bytes(row: tuple, so_far: int, cell_cap: int, byte_cap: int) -> int:
+    """The bytes of one kept row; raises ``result-too-large`` past a cap."""
+    size = 0
+    for value in row:
+        cell = _cell_size(value)
+        if cell > cell_cap:
             raise SQLError(
-                "result-too-large", f"the kept rows pass the cap of {self._byte_cap} bytes"
+                "result-too-large", f"a cell of {cell} bytes is over the cap of {cell_cap}"
             )
-        return size
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._con.close()
-
-    def __enter__(self) -> ReadOnlyDatabase:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        size += cell
+    if so_far + size > byte_cap:
+        raise SQLError("result-too-large", f"the kept rows pass the cap of {byte_cap} bytes")
+    return size
 
 
-def _has_order_by(sql: str) -> bool:
+def has_order_by(sql: str, dialect: str = "sqlite") -> bool:
+    """Whether ``sql`` orders its rows at the top level (False when it does not parse)."""
     try:
-        return sqlkit.has_order_by(sqlkit.parse(sql))
+        return sqlkit.has_order_by(sqlkit.parse(sql, dialect))
     except SQLError:
         return False
+
+
+def first_keyword(sql: str) -> str:
+    """The statement's first keyword, upper-cased (a leading parenthesis skipped)."""
+    text = sql.lstrip().lstrip("(").lstrip()
+    return text.split(None, 1)[0].upper() if text else ""
+
+
+READ_KEYWORDS = ("SELECT", "WITH", "VALUES")  # the statements any engine may run
 
 
 def _cell_size(value: Any) -> int:

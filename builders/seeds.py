@@ -36,6 +36,7 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
     if example["sql"] is None:
         return _item(example, result=None, sql_meta=None)
     try:
+        example = in_engine_dialect(example, ctx.database(example["db_id"]))
         sql_meta = sqlkit.analyze(
             example["sql"], ctx.schema(example["db_id"]), example.get("dialect", "sqlite")
         )
@@ -45,6 +46,18 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
     if result is not None and result.row_count == 0:
         return _reject(example, "empty-result", "the gold SQL returns no rows")
     return _item(example, result.to_record() if result else None, sql_meta)
+
+
+def in_engine_dialect(example: dict, database) -> dict:
+    """``example`` with its SQL transpiled (sqlglot) into the dialect of the engine that
+    runs it, when that differs from the dialect it was written in: the item carries the
+    SQL and the dialect it was verified in (so its id differs from SQLite's, whose SQL
+    differs). Raises :class:`SQLError` when the target cannot express the SQL."""
+    written = example.get("dialect", "sqlite")
+    if database is None or database.dialect == written:
+        return example
+    sql = sqlkit.transpile(example["sql"], written, database.dialect)
+    return {**example, "sql": sql, "dialect": database.dialect}
 
 
 def _execute(example: dict, ctx: BuildContext):

@@ -38,7 +38,7 @@ from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import to_frame, write_data
+from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
 
 

@@ -158,7 +158,7 @@ class EditEnv:
         if path is None:
             return None
         if db_id not in self._sources:
-            self._sources[db_id] = ReadOnlyDatabase(path, self.limits)
+            self._sources[db_id] = self.databases[db_id].open(self.limits)
         return self._sources[db_id]
 
     def edited_schema(self, parent: Parent, ops: list[dict]) -> DatabaseSchema:

@@ -127,6 +127,11 @@ def run_counterfactual(items: list[dict], env: EditEnv, config: Config) -> tuple
 
 
 def _prepare(item: dict, env: EditEnv, output: StepOutput) -> Parent | None:
+    engine = getattr(env.databases.get(item["db_id"]), "engine", "sqlite")
+    if engine != "sqlite":  # variants are edited SQLite files (materialize.py)
+        detail = f"edits are made on SQLite sources only; {item['db_id']} is read by {engine}"
+        output.rejects.append(reject(item["id"], STEP, "engine-not-supported", detail))
+        return None
     try:
         schema = env.databases[item["db_id"]].schema
         return prepare(item, schema, env.views(item["db_id"]), env.shapes)

@@ -46,4 +46,19 @@ def generate_one(db_id: str, target_dir: Path, seed: int = 7) -> Path:
     return write_database(Path(target_dir) / f"{db_id}.sqlite", ddl, build(seed))
 
 
-__all__ = ["DEMO_DATABASES", "generate_demo", "generate_one"]
+def demo_engines(sources: list[dict]) -> list[str]:
+    """The engines other than SQLite that a recipe's demo sources name, sorted."""
+    named = {s.get("engine") for s in sources if s.get("databases") == "demo"}
+    return sorted(named - {None, "sqlite"})
+
+
+def copy_demo(paths: dict[str, Path], engines: list[str]) -> None:
+    """Beside each demo SQLite file, its copy for each of ``engines`` (``clinic.duckdb``)."""
+    from answerable.builders.engines import engine
+
+    for name in engines:
+        for path in paths.values():
+            engine(name).copy_from_sqlite(path, path.with_suffix(f".{name}"))
+
+
+__all__ = ["DEMO_DATABASES", "copy_demo", "demo_engines", "generate_demo", "generate_one"]

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.builders.sources.common import LIMITS, DatabaseRef, SourceData, within_limits
+from answerable.builders.engines import DEFAULT_ENGINE, ENGINES
+from answerable.builders.sources.common import (
+    ENGINE_FILES,
+    LIMITS,
+    SERVER_ENGINES,
+    DatabaseRef,
+    SourceData,
+    within_limits,
+)
 from answerable.builders.sources.delimited import load_delimited
 from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
@@ -53,11 +61,13 @@ def load_source(
         raise ConfigError(
             where, "format", f"unknown format {kind!r}", fix=f"use one of: {', '.join(FORMATS)}"
         )
+    server = spec.get("engine") in SERVER_ENGINES  # a server holds the databases
     for key in ("name", *REQUIRED[kind]):
-        if not spec.get(key):
+        if not spec.get(key) and not (server and key == "databases"):
             raise ConfigError(
                 where, key, f"required for format {kind}", fix=f"add {key}: to the source"
             )
+    source_engine(spec, where, kind)
     paths = {
         key: resolve(spec, key, base, demo_dir)
         for key in ("path", "tables", "labels", "databases", "database", "schema")
@@ -81,6 +91,24 @@ def kept_labels(data: SourceData, spec: dict) -> SourceData:
         data.notes = [*data.notes, note]
     data.examples = kept
     return data
+
+
+def source_engine(spec: dict, where: str, kind: str) -> str:
+    """The engine the source names (``sqlite`` when none); a ConfigError for an engine
+    that is not known, or that this format's loader cannot read yet."""
+    name = spec.get("engine", DEFAULT_ENGINE)
+    if name not in ENGINES:
+        known = ", ".join(sorted(ENGINES))
+        raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
+    readable = (*ENGINE_FILES, *SERVER_ENGINES)
+    if name != DEFAULT_ENGINE and (kind != "jsonl" or name not in readable):
+        raise ConfigError(
+            where,
+            "engine",
+            f"a {kind} source reads SQLite files only; engine {name!r} is read by jsonl sources",
+            fix="remove engine:, or give the questions as a jsonl source",
+        )
+    return name
 
 
 def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:
@@ -108,7 +136,11 @@ def dispatch(
     if kind in ("tsv", "csv"):
         return load_delimited(spec, paths, kind)
     if kind == "jsonl":
-        return load_jsonl(paths["path"], name, paths["databases"], limit, max_line_bytes)
+        engine = spec.get("engine", DEFAULT_ENGINE)
+        server = spec if engine in SERVER_ENGINES else None
+        return load_jsonl(
+            paths["path"], name, paths["databases"], limit, max_line_bytes, engine, server
+        )
     if kind == "spider":
         return load_spider(paths["tables"], paths["path"], name, paths["databases"], limit)
     if kind == "text2sql":

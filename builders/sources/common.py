@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError, RecordError
+from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.ids import content_hash
 from answerable.names import name_problem
 from answerable.schemas import validate
@@ -26,11 +26,39 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 @dataclass
 class DatabaseRef:
-    """One database a source refers to; ``path`` is None for schema-only sources."""
+    """One database a source refers to; ``path`` is None for schema-only sources.
+
+    ``engine`` is the key of the engine that reads it (``builders.engines.ENGINES``).
+    """
 
     db_id: str
     path: Path | None
     schema: DatabaseSchema
+    engine: str = "sqlite"
+    server: Any = None  # a server source's SourceSpec (DSN, schema); ``path`` is None then
+
+    @property
+    def runs(self) -> bool:
+        """Whether queries can run on it (a file or a server, not a schema alone)."""
+        return self.path is not None or self.server is not None
+
+    @property
+    def key(self) -> str:
+        """Where it lives, for caches and messages (a file path, or the server spec's
+        printable name: never a DSN)."""
+        return str(self.path) if self.server is None else self.server.describe()
+
+    def spec(self):
+        """The :class:`~answerable.builders.engines.base.SourceSpec` that opens it."""
+        from answerable.builders.engines.base import SourceSpec  # engines import the executor
+
+        return self.server or SourceSpec(self.db_id, self.engine, path=self.path)
+
+    def open(self, limits):
+        """This database opened read-only by its engine (None for schema-only sources)."""
+        from answerable.builders.engines import open_source
+
+        return open_source(self.spec(), limits) if self.runs else None
 
 
 @dataclass
@@ -275,6 +303,59 @@ def sqlite_schema(path: Path, db_id: str) -> DatabaseSchema:
         raise ConfigError(path, None, f"cannot read the SQLite database: {error}") from None
 
 
+ENGINE_FILES = {"sqlite": ".sqlite", "duckdb": ".duckdb"}  # file engines: their suffix
+
+
+def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
+    """The database of ``db_id`` in the file ``path`` read by ``engine``, its schema read
+    from the engine's catalog; an unreadable file is a ConfigError."""
+    if engine == "sqlite":
+        return DatabaseRef(db_id, path, sqlite_schema(path, db_id))
+    ref = DatabaseRef(db_id, path, DatabaseSchema(db_id), engine)
+    try:
+        with ref.open(None) as database:
+            ref.schema = database.schema(db_id)
+    except SQLError as error:
+        raise ConfigError(path, None, f"cannot read the {engine} database: {error}") from None
+    return ref
+
+
+SERVER_ENGINES = ("postgres",)  # engines whose sources name a server, not files
+
+
+def server_database(source: dict, db_id: str, where: str) -> DatabaseRef:
+    """The database ``db_id`` of a server source: the schema ``schemas[db_id]`` (the
+    db_id itself when not mapped) on the server its ``dsn`` or ``dsn_env`` names, its
+    schema read from the server's catalog; a server that cannot be read is a ConfigError
+    naming the source (never the DSN)."""
+    from answerable.builders.engines.base import SourceSpec
+
+    namespace = (source.get("schemas") or {}).get(db_id, db_id)
+    spec = SourceSpec(
+        db_id,
+        source["engine"],
+        dsn=source.get("dsn"),
+        dsn_env=source.get("dsn_env"),
+        namespace=namespace,
+    )
+    ref = DatabaseRef(db_id, None, DatabaseSchema(db_id), spec.engine, spec)
+    try:
+        with ref.open(None) as database:
+            ref.schema = database.schema(db_id)
+    except SQLError as error:
+        key = "dsn_env" if spec.dsn_env else "dsn"
+        raise ConfigError(where, key, str(error)) from None
+    if not ref.schema.tables:
+        raise ConfigError(
+            where,
+            "schemas",
+            f"the server's schema {namespace!r} holds no table this role can read",
+            fix=f"map db_id {db_id!r} to its schema (schemas: {{{db_id}: <schema>}}) or grant "
+            "SELECT on its tables",
+        )
+    return ref
+
+
 def check_folder(folder: Path) -> Path:
     """Return ``folder`` if it is a directory, else raise a ConfigError."""
     if not Path(folder).is_dir():
@@ -287,8 +368,9 @@ def check_folder(folder: Path) -> Path:
     return Path(folder)
 
 
-def find_database(folder: Path | None, db_id: str) -> Path | None:
-    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None.
+def find_database(folder: Path | None, db_id: str, suffix: str = ".sqlite") -> Path | None:
+    """``<folder>/<db_id>.sqlite`` or ``<folder>/<db_id>/<db_id>.sqlite``, or None (another
+    engine's files: another ``suffix``, such as ``.duckdb``).
 
     A db_id that is not a plain name (see :func:`name_problem`) is never looked up.
     """
@@ -296,7 +378,7 @@ def find_database(folder: Path | None, db_id: str) -> Path | None:
         return None
     if folder is None:
         return None
-    for candidate in (folder / f"{db_id}.sqlite", folder / db_id / f"{db_id}.sqlite"):
+    for candidate in (folder / f"{db_id}{suffix}", folder / db_id / f"{db_id}{suffix}"):
         if candidate.is_file():
             return candidate
     return None

@@ -10,20 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from answerable.builders.sources.common import (
+    ENGINE_FILES,
     DatabaseRef,
     ExampleCollector,
     LineTooLong,
     SourceData,
     check_folder,
+    engine_database,
     expect,
     field_of,
     find_database,
     new_example,
     read_jsonl,
-    sqlite_schema,
+    server_database,
 )
 from answerable.errors import ConfigError
 
+ENGINE_NAMES = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 KEYS = ("db_id", "question", "sql", "label", "category", "split", "variables")
 OPTIONAL = {
     "label": (str, type(None)),
@@ -39,13 +42,22 @@ def load_jsonl(
     databases: Path | None,
     limit: int | None = None,
     max_line_bytes: int | None = None,
+    engine: str = "sqlite",
+    server: dict | None = None,
 ) -> SourceData:
     """Read a JSONL seed file whose databases are SQLite files under ``databases``.
 
     ``external_id`` is the line number. Every db_id must have a SQLite file
     (``<db_id>.sqlite`` or ``<db_id>/<db_id>.sqlite``): these seeds have no other schema.
+    With ``engine`` another file engine's files are read (``<db_id>.duckdb`` ...); with
+    ``server`` (the source entry of a server engine) each db_id is a schema on a server.
     """
     path = Path(path)
+    if server is not None:
+        where = f"recipe source {source!r}"
+        return _examples(path, source, limit, max_line_bytes).finish(
+            lambda db_id: server_database(server, db_id, where)
+        )
     if databases is None:
         raise ConfigError(
             path,
@@ -54,6 +66,11 @@ def load_jsonl(
             fix="add databases: <folder> (or databases: demo) to the source",
         )
     folder = check_folder(databases)
+    out = _examples(path, source, limit, max_line_bytes)
+    return out.finish(lambda db_id: jsonl_database(folder, db_id, path, engine))
+
+
+def _examples(path: Path, source: str, limit, max_line_bytes) -> ExampleCollector:
     out = ExampleCollector(source, limit)
     for number, line in read_jsonl(path, max_line_bytes):
         if out.full:
@@ -62,7 +79,7 @@ def load_jsonl(
             out.reject(str(number), "too-long", line.detail())
             continue
         out.add(line_example(line, source, path, number))
-    return out.finish(lambda db_id: jsonl_database(folder, db_id, path))
+    return out
 
 
 def line_example(line: object, source: str, path: Path, number: int) -> dict:
@@ -83,14 +100,15 @@ def line_example(line: object, source: str, path: Path, number: int) -> dict:
     return new_example(source, db_id, question, sql, external_id=str(number), **extra)
 
 
-def jsonl_database(folder: Path, db_id: str, path: Path) -> DatabaseRef:
-    """The SQLite database of ``db_id`` under ``folder``; a missing file is a ConfigError."""
-    found = find_database(folder, db_id)
+def jsonl_database(folder: Path, db_id: str, path: Path, engine: str = "sqlite") -> DatabaseRef:
+    """The database of ``db_id`` under ``folder``; a missing file is a ConfigError."""
+    suffix = ENGINE_FILES[engine]
+    found = find_database(folder, db_id, suffix)
     if found is None:
         raise ConfigError(
             path,
             "databases",
-            f"no SQLite file for db_id {db_id!r} under {folder}",
-            fix=f"add {folder / db_id}.sqlite or fix the db_id",
+            f"no {ENGINE_NAMES[engine]} file for db_id {db_id!r} under {folder}",
+            fix=f"add {folder / db_id}{suffix} or fix the db_id",
         )
-    return DatabaseRef(db_id, found, sqlite_schema(found, db_id))
+    return engine_database(found, db_id, engine)

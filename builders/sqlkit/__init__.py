@@ -33,6 +33,7 @@ from answerable.builders.sqlkit.parsing import (
     DIALECTS,
     compared_quotes_to_strings,
     parse,
+    portable,
     transpile,
 )
 from answerable.builders.sqlkit.refs import Literal, Refs, references, resolve_all
@@ -49,6 +50,7 @@ __all__ = [
     "is_read_only",
     "operations",
     "parse",
+    "portable",
     "qualify",
     "references",
     "skeleton",

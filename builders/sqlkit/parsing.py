@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -54,6 +56,48 @@ def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
     return statements[0]
 
 
+_DAY_SHIFT = re.compile(r"^\s*([+-]?\d+)\s+days?\s*$", re.IGNORECASE)
+
+
+def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
+    """``tree`` (read in ``read``) rewritten in place where sqlglot alone would write SQL
+    that means something else in ``write``, and returned.
+
+    From SQLite: a double-quoted word compared with a column is a string; and
+    ``date(x, '+N days')`` (day shifts only: month arithmetic differs between engines)
+    becomes the date text of ``CAST(x AS DATE) + N days``, as SQLite returns it.
+
+    >>> portable(parse("SELECT date(d, '+30 days') FROM t"), "sqlite", "duckdb").sql("duckdb")
+    "SELECT STRFTIME(CAST(d AS DATE) + INTERVAL 30 DAY, '%Y-%m-%d') FROM t"
+    """
+    if read != "sqlite":
+        return tree
+    compared_quotes_to_strings(tree)
+    if write == "sqlite":
+        return tree
+    for node in list(tree.find_all(exp.Anonymous)):
+        shift = _day_shift(node)
+        if shift is not None:
+            node.replace(shift)
+    return tree
+
+
+def _day_shift(node: exp.Anonymous) -> exp.Expr | None:
+    """The portable tree of SQLite's ``date(x, '+N days')``, or None for any other call."""
+    args = node.expressions
+    if str(node.this).lower() != "date" or len(args) != 2 or not args[1].is_string:
+        return None
+    days = _DAY_SHIFT.match(args[1].name)
+    if days is None:
+        return None
+    shifted = exp.DateAdd(
+        this=exp.cast(args[0].copy(), "date"),
+        expression=exp.Literal.number(int(days.group(1))),
+        unit=exp.Var(this="DAY"),
+    )
+    return exp.TimeToStr(this=shifted, format=exp.Literal.string("%Y-%m-%d"))
+
+
 def transpile(sql: str, read: str = "sqlite", write: str = "postgres") -> str:
     """``sql`` written in dialect ``write``; raises on SQL the target cannot express.
 
@@ -66,9 +110,7 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres") -> str:
     for name in (read, write):
         if name not in DIALECTS:
             raise SQLError("unsupported-dialect", f"{name!r} is not one of {', '.join(DIALECTS)}")
-    tree = parse(sql, read)
-    if read == "sqlite":
-        compared_quotes_to_strings(tree)
+    tree = portable(parse(sql, read), read, write)
     try:
         return tree.sql(dialect=write, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as error:

@@ -83,7 +83,12 @@ class Expander:
     ):
         self.template, self.db, self.schema = template, db, schema
         self.settings, self.paraphraser = settings, paraphraser
-        self.writer = SQLWriter(template.tree, template.dialect)
+        # written straight in the dialect of the engine that runs it (sqlglot's generator)
+        self.dialect = getattr(db, "dialect", template.dialect)
+        tree = template.tree
+        if self.dialect != template.dialect:
+            tree = sqlkit.portable(tree.copy(), template.dialect, self.dialect)
+        self.writer = SQLWriter(tree, self.dialect)
         self.ordered = sqlkit.has_order_by(template.tree)
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)
@@ -140,7 +145,7 @@ class Expander:
         meta = self._metas.get(key)
         if meta is None:
             try:
-                meta = sqlkit.analyze(sql, self.schema, self.template.dialect)
+                meta = sqlkit.analyze(sql, self.schema, self.dialect)
             except SQLError as error:
                 meta = error
             self._metas[key] = meta
@@ -159,6 +164,7 @@ class Expander:
             sql,
             result=record,
             sql_meta=meta,
+            dialect=self.dialect,
             provenance={
                 "generator": GENERATOR,
                 "source": template.source,
@@ -311,7 +317,7 @@ def expand_templates(
     out, plans = StepOutput(), []
     for template in sorted(templates, key=lambda t: t.id):
         ref = databases.get(template.db_id)
-        if ref is None or ref.path is None:
+        if ref is None or not ref.runs:
             reason = "unknown-database" if ref is None else "no-database-file"
             detail = f"database {template.db_id!r} is not loaded, or has no file to run on"
             out.rejects.append(template_reject(template.record, reason, detail, template.source))
@@ -373,7 +379,7 @@ def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
     """Expand draws ``start`` to ``stop`` of one template, reusing this process's
     expander of the template (its domains are read once per process)."""
     index, record, source, ref, settings, paraphraser, start, stop = job
-    key = (record["id"], str(ref.path), settings, paraphraser.name)
+    key = (record["id"], ref.key, settings, paraphraser.name)
     expander = _EXPANDERS.get(key)
     if expander is None:
         expander = _EXPANDERS[key] = _expander(Template(record, source), ref, settings, paraphraser)
@@ -384,10 +390,10 @@ def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
 
 def _expander(template: Template, ref, settings: Settings, paraphraser) -> Expander | dict:
     try:
-        db = _DATABASES.get(str(ref.path))
+        db = _DATABASES.get(ref.key)
         if db is None:
             limits = Limits(settings.timeout_s, settings.keep_rows)
-            db = _DATABASES[str(ref.path)] = ReadOnlyDatabase(ref.path, limits)
+            db = _DATABASES[ref.key] = ref.open(limits)
         return Expander(template, db, ref.schema, settings, paraphraser)
     except (TemplateError, SQLError) as error:
         return template_reject(template.record, error.reason, str(error), template.source)

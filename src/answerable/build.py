@@ -21,9 +21,14 @@ from answerable.annotation.review import (
 )
 from answerable.builders import counterfactual
 from answerable.builders.counterfactual import proposed
-from answerable.builders.demo import DEMO_DATABASES, generate_demo
+from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
+from answerable.builders.engines import crosscheck
+from answerable.builders.engines.postgres_tables import (
+    export_server_sources,
+    portable_to_sqlite,
+)
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -66,12 +71,15 @@ def ensure_demo(recipe: Recipe, log: Log) -> None:
     """Generate the demo databases into the work directory unless they are current."""
     seed = recipe.section("demo").get("seed", 7)
     marker = recipe.demo_dir / "demo.json"
+    engines = demo_engines(recipe.data["sources"])
     wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
+    wanted |= {"engines": engines} if engines else {}
     present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
     if present and marker.is_file() and read_json(marker) == wanted:
         return
     log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
-    generate_demo(recipe.demo_dir, seed)
+    made = generate_demo(recipe.demo_dir, seed)
+    copy_demo(made, engines)
     write_json(wanted, marker)
 
 
@@ -207,6 +215,7 @@ def check_items(output: StepOutput) -> StepOutput:
 def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
     """Run the recipe: sources, verification, candidates, rejects report and release."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
+    cross = crosscheck.settings(recipe)
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)
@@ -219,6 +228,8 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         log(note)
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
+    if release:
+        refuse_release_from(recipe, loaded.databases)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
@@ -229,6 +240,12 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             seconds[name] = time.perf_counter() - started
             steps[name] = _step_line(made, cached, log, name)
             output.merge(made)
+        if cross[0]:  # issue 17: gold queries run again on other engines
+            started = time.perf_counter()
+            made, cached = crosscheck.run_stage(ctx, output, *cross)
+            seconds[crosscheck.STEP] = time.perf_counter() - started
+            steps[crosscheck.STEP] = _step_line(made, cached, log, crosscheck.STEP)
+            output = crosscheck.apply(output, made)
     finally:
         ctx.close()
     output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
@@ -238,6 +255,11 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
+    exported = {}  # issue 17: server databases as the SQLite files a release ships
+    if release:
+        exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
+        released, unportable = portable_to_sqlite(released, exported)
+        output.rejects += unportable
     ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
@@ -251,11 +273,26 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             recipe_signature=recipe.signature(),
             inputs=inputs,
             config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+            sources={db_id: ref.path for db_id, ref in ctx.databases.items()} | exported,
             variants=workspace.root / "variants",
             about=release_about(recipe, released, review, ctx.report.get("audit")),
         )
     return report
+
+
+def refuse_release_from(recipe: Recipe, databases: dict) -> None:
+    """A release ships SQLite files: a ConfigError when a source is read by another
+    file engine (exporting its tables is not built yet; server sources are exported,
+    see :func:`export_server_sources`), before any work is done."""
+    other = sorted({r.engine for r in databases.values() if r.server is None} - {"sqlite"})
+    if other:
+        raise ConfigError(
+            recipe.file,
+            "sources",
+            f"a release ships SQLite databases; sources read by {', '.join(other)} cannot "
+            "be exported into one yet",
+            fix="build with --no-release (the candidates are written), or use SQLite sources",
+        )
 
 
 def release_about(

@@ -114,12 +114,13 @@ class BuildContext:
     _variants: Any = None  # the VariantStore of edited items, opened on first use
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:
-        """A read-only connection to ``db_id``'s file, or None for schema-only sources."""
+        """A read-only connection to ``db_id``'s file by the engine its source names, or
+        None for schema-only sources."""
         ref = self.databases.get(db_id)
-        if ref is None or ref.path is None:
+        if ref is None or not ref.runs:
             return None
         if db_id not in self._open:
-            self._open[db_id] = ReadOnlyDatabase(ref.path, self.limits)
+            self._open[db_id] = ref.open(self.limits)
         return self._open[db_id]
 
     def item_database(self, item: dict) -> ReadOnlyDatabase | None:

@@ -1,0 +1,387 @@
+"""The DuckDB engine: embedded, a ``.duckdb`` file opened read-only.
+
+The locks, each of which alone stops a kind of write:
+
+* the file is opened ``read_only`` (no table, view, sequence or setting of the file can
+  change; DuckDB takes no write lock, and writes nothing beside the file);
+* ``enable_external_access`` is false: no other file or URL can be read or written
+  (``read_csv('/etc/passwd')``, ``COPY``, ``EXPORT``, ``ATTACH``) and no extension can
+  be installed or loaded; extension autoloading is off too;
+* ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above;
+* DuckDB's own parser splits the text (``extract_statements``): exactly one statement,
+  of type SELECT, may run;
+* functions whose result is not fixed by their arguments (``random``, ``uuid``,
+  ``nextval``, ``now``, ``current_query`` ...: DuckDB's catalog marks them not
+  ``CONSISTENT``) are refused by name after DuckDB's parser lists the calls
+  (``json_serialize_sql``), as the SQLite gate refuses them: a gold result must be the
+  same on every run.
+
+The time limit is a timer thread that interrupts the connection; the row cap and the
+hash are the executor's (:func:`~answerable.builders.executor.collect`) over cells
+turned into SQLite's kinds (:func:`~answerable.builders.engines.base.sqlite_cell`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from answerable.builders.engines.base import (
+    Engine,
+    SourceSpec,
+    schema_from_information_schema,
+    sqlite_rows,
+)
+from answerable.builders.executor import (
+    READ_KEYWORDS,
+    Connected,
+    Limits,
+    Result,
+    collect,
+    first_keyword,
+    has_order_by,
+)
+from answerable.builders.schema import DatabaseSchema
+from answerable.errors import SQLError
+
+_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+_BATCH = 1000  # rows fetched at a time
+_CHECKED_MOST = 10_000  # statement verdicts remembered per connection
+DUCKDB_HEADER_AT = 8  # a DuckDB file has the magic bytes "DUCK" at offset 8
+_MAGIC = b"DUCK"
+
+
+def duckdb_module():
+    """The ``duckdb`` package, imported on first use (it takes a moment to import)."""
+    import duckdb
+
+    return duckdb
+
+
+def check_duckdb_file(path: Path) -> None:
+    """Raise :class:`SQLError` (``not-a-database``) unless ``path`` is a DuckDB file."""
+    if not path.is_file():
+        raise SQLError("not-a-database", f"{path}: no such file")
+    with open(path, "rb") as fh:
+        if fh.read(DUCKDB_HEADER_AT + 4)[DUCKDB_HEADER_AT:] != _MAGIC:
+            raise SQLError("not-a-database", f"{path}: not a DuckDB database")
+
+
+class DuckDBDatabase(Connected):
+    """One DuckDB file opened read-only with external access and settings locked."""
+
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path, limits: Limits | None = None):
+        self.path = Path(path)
+        self.limits = limits or Limits()
+        check_duckdb_file(self.path)
+        duckdb = duckdb_module()
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=True, config=dict(_CONFIG))
+        except duckdb.Error as error:
+            raise SQLError("not-a-database", f"{self.path}: {error}") from None
+        self._errors = duckdb
+        self._unstable_names: frozenset[str] | None = None
+        self._checked: dict[str, SQLError | None] = {}
+
+    def execute(
+        self,
+        sql: str,
+        params: tuple | dict = (),
+        ordered: bool | None = None,
+        row_cap: int | None = None,
+        byte_cap: int | None = None,
+    ) -> Result:
+        """Run one read-only statement (see ``engines.base.Database.execute``)."""
+        self._check_statement(sql)
+        if ordered is None:
+            ordered = has_order_by(sql, self.dialect)
+        cap = self.limits.row_cap if row_cap is None else row_cap
+        cap_bytes = self.limits.result_bytes if byte_cap is None else byte_cap
+        started = time.monotonic()
+        timer = threading.Timer(self.limits.timeout_s, self._con.interrupt)
+        timer.start()
+        try:
+            cursor = self._con.execute(sql, params or None)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = sqlite_rows(iter(lambda: cursor.fetchmany(_BATCH), []), columns)
+            return collect(
+                rows, columns, ordered, cap, self.limits, cap_bytes, started, self.dialect
+            )
+        except self._errors.Error as error:
+            raise _classify(error, time.monotonic() - started >= self.limits.timeout_s) from None
+        finally:
+            timer.cancel()
+
+    def _check_statement(self, sql: str) -> None:
+        if first_keyword(sql) not in READ_KEYWORDS:
+            raise SQLError("not-read-only", "only SELECT or WITH statements may run")
+        if sql not in self._checked:  # a template's parameterized SQL is checked once
+            try:
+                self._refusal(sql)
+                verdict = None
+            except SQLError as error:
+                verdict = error
+            if len(self._checked) < _CHECKED_MOST:
+                self._checked[sql] = verdict
+        else:
+            verdict = self._checked[sql]
+        if verdict is not None:
+            raise verdict
+
+    def _refusal(self, sql: str) -> None:
+        """Raise the SQLError that refuses ``sql``, if any (see the module docstring)."""
+        try:
+            statements = self._con.extract_statements(sql)
+        except self._errors.Error as error:
+            raise _classify(error, False) from None
+        if len(statements) != 1:
+            raise SQLError("multiple-statements", "only one SQL statement may run")
+        if statements[0].type != self._errors.StatementType.SELECT:
+            raise SQLError("not-read-only", "only SELECT or WITH statements may run")
+        refused = sorted(_called_functions(self._parse_tree(sql)) & self._unstable())
+        if refused:
+            raise SQLError(
+                "function-not-allowed",
+                f"{', '.join(refused)}: results differ between runs (only pure functions may run)",
+            )
+
+    def _parse_tree(self, sql: str) -> dict:
+        text = self._con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchone()[0]
+        tree = json.loads(text)
+        if tree.get("error"):
+            raise SQLError("parse-error", str(tree.get("error_message", "cannot parse")))
+        return tree
+
+    def _unstable(self) -> frozenset[str]:
+        if self._unstable_names is None:
+            rows = self._con.execute(
+                "SELECT DISTINCT lower(function_name) FROM duckdb_functions() "
+                "WHERE stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY')"
+            ).fetchall()
+            self._unstable_names = frozenset(name for (name,) in rows)
+        return self._unstable_names
+
+    def _catalog(self, sql: str, params: tuple) -> list[tuple]:
+        return self._con.execute(sql, list(params)).fetchall()
+
+    def schema(self, db_id: str | None = None) -> DatabaseSchema:
+        """The schema of the file's ``main`` schema, from ``information_schema``."""
+        return schema_from_information_schema(self._catalog, db_id or self.path.stem, "main")
+
+
+def _called_functions(tree) -> set[str]:
+    """The lower-cased names of every function a parse tree calls."""
+    found, stack = set(), [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("function_name"), str):
+                found.add(node["function_name"].lower())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+_KINDS = (
+    # (words in DuckDB's message, our reason), first match wins
+    (("interrupt",), "timeout"),
+    (("read-only", "read only", "readonly"), "not-read-only"),
+    (
+        ("external access", "disabled by configuration", "lock_configuration", "locked"),
+        "not-read-only",
+    ),
+    (("referenced column", "column with name"), "unknown-column"),
+    (("table with name", "referenced table"), "unknown-table"),
+    (("syntax error", "parser error"), "parse-error"),
+    (("out of memory",), "too-big"),
+)
+
+
+def _classify(error: Exception, timed_out: bool) -> SQLError:
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if timed_out:
+        return SQLError("timeout", "query ran past its time limit")
+    low = message.lower()
+    for words, reason in _KINDS:
+        if any(word in low for word in words):
+            return SQLError(reason, message)
+    if type(error).__name__ == "PermissionException":
+        return SQLError("not-read-only", message)
+    return SQLError("sql-error", message)
+
+
+class DuckDBEngine(Engine):
+    """DuckDB files (``.duckdb``), read-only."""
+
+    name = "duckdb"
+    dialect = "duckdb"
+
+    def open(self, spec: SourceSpec, limits: Limits | None = None) -> DuckDBDatabase:
+        """A :class:`DuckDBDatabase` on ``spec.path``."""
+        if spec.path is None:
+            raise SQLError("bad-source", f"{spec.db_id}: a duckdb source needs a file path")
+        return DuckDBDatabase(spec.path, limits)
+
+    def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
+        """``target`` written as a DuckDB copy of the SQLite file (see
+        :func:`copy_sqlite_to_duckdb`)."""
+        copy_sqlite_to_duckdb(sqlite_path, target)
+        return SourceSpec(Path(target).stem, self.name, path=Path(target))
+
+
+# --- a DuckDB copy of a SQLite file -------------------------------------------------
+
+# SQLite stores each value with its own kind whatever the column's declared type; a
+# DuckDB column has one type. The copy gives each column the type of the values it
+# holds, so every value comes back as SQLite gave it (dates stay text, as SQLite keeps
+# them; a column mixing kinds becomes text).
+_KIND_TYPES = {
+    frozenset(): None,  # no values: the declared type decides
+    frozenset({"integer"}): "BIGINT",
+    frozenset({"real"}): "DOUBLE",
+    frozenset({"integer", "real"}): "DOUBLE",
+    frozenset({"text"}): "VARCHAR",
+    frozenset({"blob"}): "BLOB",
+}
+
+
+def _affinity_type(declared: str) -> str:
+    """The DuckDB type of SQLite's affinity for an empty column's declared type."""
+    kind = declared.upper()
+    if "INT" in kind:
+        return "BIGINT"
+    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")) or not kind:
+        return "VARCHAR"
+    if any(word in kind for word in ("REAL", "FLOA", "DOUB")):
+        return "DOUBLE"
+    if "BLOB" in kind:
+        return "BLOB"
+    return "VARCHAR" if any(w in kind for w in ("DATE", "TIME")) else "DOUBLE"
+
+
+def _column_type(con, table: str, column: str, declared: str) -> str:
+    kinds = frozenset(
+        kind
+        for (kind,) in con.execute(f"SELECT DISTINCT typeof({_quote(column)}) FROM {_quote(table)}")
+        if kind != "null"
+    )
+    found = _KIND_TYPES.get(kinds, "VARCHAR")
+    return found or _affinity_type(declared)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _create_sql(table, types: list[str], keys: bool) -> str:
+    parts = [f"{_quote(c.name)} {t}" for c, t in zip(table.columns, types, strict=True)]
+    if keys and table.primary_key:
+        parts.append(f"PRIMARY KEY ({', '.join(_quote(c) for c in table.primary_key)})")
+    if keys:
+        for column, other, other_column in table.foreign_keys:
+            target = f"{_quote(other)} ({_quote(other_column)})"
+            parts.append(f"FOREIGN KEY ({_quote(column)}) REFERENCES {target}")
+    return f"CREATE TABLE {_quote(table.name)} ({', '.join(parts)})"
+
+
+def _creation_order(tables: list) -> list:
+    """Tables with each one after those its foreign keys point at (a cycle keeps its
+    remaining tables in name order)."""
+    left = {t.name.lower(): t for t in tables}
+    done: list = []
+    while left:
+        ready = [
+            t
+            for t in left.values()
+            if all(
+                o.lower() not in left or o.lower() == t.name.lower()
+                for _c, o, _oc in t.foreign_keys
+            )
+        ] or list(left.values())
+        for table in ready:
+            done.append(table)
+            left.pop(table.name.lower())
+    return done
+
+
+def copy_sqlite_to_duckdb(sqlite_path: Path, target: Path, base: Path | None = None) -> Path:
+    """Write ``target``, a DuckDB file holding every table of the SQLite file (with
+    ``base``, of the delta over its base) with its rows, primary and foreign keys.
+
+    The SQLite file is read through its read-only opening; ``target`` is replaced. A
+    table whose rows break its declared keys (SQLite does not enforce them) is copied
+    without them. Views are not copied (their SQL would need transpiling one by one).
+    """
+    from answerable.builders import sqlite_files
+
+    schema = DatabaseSchema.from_sqlite(sqlite_path, base=base)
+    source = sqlite_files.connect(sqlite_path, base)
+    views = {
+        name.lower()
+        for schema_name in (["main", sqlite_files.BASE_SCHEMA] if base else ["main"])
+        for (name,) in source.execute(
+            f"SELECT name FROM {schema_name}.sqlite_master WHERE type = 'view'"
+        )
+    }
+    target = Path(target)
+    target.unlink(missing_ok=True)
+    duckdb = duckdb_module()
+    out = duckdb.connect(str(target))
+    try:
+        for table in _creation_order([t for t in schema.tables if t.name.lower() not in views]):
+            _copy_table(source, out, table, duckdb)
+        out.execute("CHECKPOINT")
+    finally:
+        out.close()
+        source.close()
+    return target
+
+
+def _copy_table(source, out, table, duckdb) -> None:
+    import pyarrow as pa
+
+    types = [_column_type(source, table.name, c.name, c.type) for c in table.columns]
+    names = ", ".join(_quote(c.name) for c in table.columns)
+    rows = source.execute(f"SELECT {names} FROM {_quote(table.name)}").fetchall()
+    arrow = _arrow_types()
+    arrays = {
+        f"c{i}": pa.array([_as(kind, row[i]) for row in rows], type=arrow[kind]())
+        for i, kind in enumerate(types)
+    }
+    frame = pa.table(arrays) if arrays else None
+    for keys in (True, False):
+        try:
+            out.execute(_create_sql(table, types, keys))
+            if frame is not None and rows:
+                out.register("_answerable_rows", frame)
+                out.execute(f"INSERT INTO {_quote(table.name)} SELECT * FROM _answerable_rows")
+                out.unregister("_answerable_rows")
+            return
+        except duckdb.ConstraintException:
+            out.execute(f"DROP TABLE IF EXISTS {_quote(table.name)}")
+
+
+def _as(kind: str, value):
+    if value is None:
+        return None
+    if kind == "VARCHAR" and not isinstance(value, str):
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    if kind == "DOUBLE":
+        return float(value)
+    return value
+
+
+def _arrow_types():
+    import pyarrow as pa
+
+    return {"BIGINT": pa.int64, "DOUBLE": pa.float64, "VARCHAR": pa.string, "BLOB": pa.binary}

@@ -1,0 +1,379 @@
+"""The PostgreSQL engine: sources that live on a server, read through psycopg 3.
+
+A source names a server by a libpq DSN (``dsn`` in the recipe, or ``dsn_env``, the
+environment variable that holds it) and the schema its tables live in (``namespace``,
+``public`` by default). The password may sit in the DSN, in ``PGPASSWORD`` or in
+``~/.pgpass``; it is never printed: messages name the host, port, database and user only,
+and any text the server or libpq sends back is scrubbed of it.
+
+Untrusted SQL can change nothing, by four locks, each enough for the common cases:
+
+1. **The role.** The build should log in as a role with SELECT rights only (the README
+   says how). A superuser, or a member of ``pg_read_server_files``,
+   ``pg_write_server_files`` or ``pg_execute_server_program``, is refused at open: such
+   a role reads and writes server files (``pg_read_file``, ``lo_import``) even inside a
+   read-only transaction.
+2. **One read statement.** The text must start with SELECT, WITH or VALUES, and psycopg
+   sends it with the extended protocol, which refuses a second statement.
+3. **Functions with effects outside the transaction** are refused by name before the
+   text is sent (:data:`REFUSED_FUNCTIONS`): ``pg_*`` (``pg_terminate_backend``,
+   ``pg_read_file``, advisory locks, ``pg_sleep`` ...), the large-object ``lo_*``
+   functions, ``dblink*``, ``set_config``/``current_setting``, the sequence functions,
+   ``txid_*`` and the ``*_to_xml`` functions that run SQL given as text. A name is found
+   anywhere in the text (in a string too: a false alarm only refuses the query), and
+   ``U&"..."`` identifiers, which could spell a name otherwise, are refused.
+4. **Every statement in a READ ONLY transaction that is rolled back**, under the
+   session's ``statement_timeout`` (the limits' ``timeout_s``): the server refuses any
+   write, and whatever a statement did to the session (a setting, a large object) is
+   undone when it ends.
+
+Rows stream from the server (psycopg's ``stream``), so a result of any size is hashed
+in bounded memory; cells are turned into SQLite's kinds (:func:`.base.sqlite_cell`), so
+the hash equals SQLite's for equal rows. One step comes first: a *computed* numeric
+(``avg`` or ``sum`` of integers, which PostgreSQL keeps exact where SQLite and DuckDB
+compute doubles) becomes a float, as the other engines give it; a stored
+``numeric(p, s)`` keeps the base's rule. Parameters (``?`` in SQLite's SQL, ``%s`` after
+sqlglot transpiles it) are bound as ``$1, $2 ...`` by the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import re
+import time
+from pathlib import Path
+
+from answerable.builders.engines.base import Engine, SourceSpec, sqlite_rows
+from answerable.builders.engines.postgres_catalog import read_schema
+from answerable.builders.executor import (
+    READ_KEYWORDS,
+    Connected,
+    Limits,
+    Result,
+    collect,
+    first_keyword,
+)
+from answerable.errors import SQLError
+
+DEFAULT_NAMESPACE = "public"
+DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
+_STREAM_ROWS = 1000
+REFUSED_FUNCTIONS = re.compile(
+    r"""\b(pg_\w+|lo_(?:import|export|unlink|creat|create|from_bytea|put|get|open|close|
+    write|read|truncate\w*|lseek\w*|tell\w*)|dblink\w*|txid_\w+|\w*_to_xml\w*|set_config|
+    current_setting|nextval|setval|currval|lastval)\b|u&\"""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# Roles whose members read or write the server's files, whatever the transaction says.
+_FILE_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
+_ROLE_CHECK = (
+    "SELECT rolsuper, ARRAY(SELECT r FROM unnest(%s::text[]) AS r "
+    "WHERE pg_has_role(current_user, r, 'MEMBER')) FROM pg_roles WHERE rolname = current_user"
+)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - a dependency of the package
+        raise SQLError(
+            "bad-source", "the postgres engine needs psycopg 3 (pip install 'psycopg[binary]')"
+        ) from None
+    return psycopg
+
+
+def resolve_dsn(spec: SourceSpec) -> str:
+    """The DSN of ``spec``: its ``dsn``, else the variable ``dsn_env`` names.
+
+    Raises :class:`SQLError` ``bad-source`` when neither is set, the DSN does not parse
+    (libpq's own message is left out: it may quote the password) or names no database.
+    """
+    dsn = spec.dsn
+    if dsn is None and spec.dsn_env:
+        dsn = os.environ.get(spec.dsn_env)
+        if not dsn:
+            raise SQLError(
+                "bad-source",
+                f"{spec.db_id}: the environment variable {spec.dsn_env} is not set "
+                "(fix: export it with the server's DSN, e.g. "
+                "'host=db.example.org dbname=clinic user=reader')",
+            )
+    if not dsn:
+        raise SQLError(
+            "bad-source", f"{spec.db_id}: a postgres source needs dsn or dsn_env (fix: add one)"
+        )
+    keys = _dsn_keys(dsn, spec.db_id)
+    if not keys.get("dbname") and not os.environ.get("PGDATABASE"):
+        raise SQLError(
+            "bad-source",
+            f"{spec.db_id}: the DSN names no database (fix: add dbname=<name> to the DSN)",
+        )
+    return dsn
+
+
+def _dsn_keys(dsn: str, db_id: str) -> dict:
+    from psycopg import conninfo
+
+    try:
+        return conninfo.conninfo_to_dict(dsn)
+    except Exception:
+        raise SQLError(
+            "bad-source",
+            f"{db_id}: the DSN does not parse (fix: write it as 'host=... dbname=... "
+            "user=...' or postgresql://user@host/dbname)",
+        ) from None
+
+
+def describe_dsn(dsn: str) -> str:
+    """The parts of a DSN that may be shown: host, port, database and user.
+
+    >>> describe_dsn("host=db port=5433 dbname=clinic user=reader password=secret")
+    'host=db port=5433 dbname=clinic user=reader'
+    """
+    keys = _dsn_keys(dsn, "?")
+    shown = ("host", "port", "dbname", "user")
+    return " ".join(f"{key}={keys[key]}" for key in shown if keys.get(key))
+
+
+def scrub(message: str, dsn: str) -> str:
+    """``message`` on one line, with the DSN's password (and the DSN itself) taken out."""
+    try:
+        secret = _dsn_keys(dsn, "?").get("password") or os.environ.get("PGPASSWORD")
+    except SQLError:
+        secret = None
+    text = " ".join(message.split())
+    for hidden in (dsn, secret):
+        if hidden:
+            text = text.replace(hidden, "***")
+    return text
+
+
+class PostgresEngine(Engine):
+    """Sources in a PostgreSQL schema (see the module docstring)."""
+
+    name = "postgres"
+    dialect = "postgres"
+
+    def open(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
+        """Connect to ``spec``'s server and check its role (see the module docstring)."""
+        return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
+
+    def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
+        """Load the SQLite file into the schema named after ``target``'s stem on the
+        server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas)."""
+        from answerable.builders.engines.postgres_tables import load_sqlite
+
+        dsn = resolve_dsn(SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV))
+        namespace = re.sub(r"\W", "_", Path(target).stem.lower())
+        with _connect(dsn) as con:
+            load_sqlite(con, sqlite_path, namespace)
+        return SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV, namespace=namespace)
+
+
+def _connect(dsn: str, **options):
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(dsn, **options)
+    except psycopg.Error as error:
+        raise SQLError(
+            "unreachable", f"PostgreSQL {describe_dsn(dsn)}: {scrub(str(error), dsn)}"
+        ) from None
+
+
+class PostgresDatabase(Connected):
+    """One PostgreSQL schema opened for untrusted reads (the engine's :class:`Database`)."""
+
+    dialect = "postgres"
+
+    def __init__(self, dsn: str, namespace: str, limits: Limits | None = None):
+        self.namespace = namespace
+        self.limits = limits or Limits()
+        self._dsn = dsn
+        timeout_ms = max(1, int(self.limits.timeout_s * 1000))
+        settings = f"-c statement_timeout={timeout_ms} -c default_transaction_read_only=on"
+        self._con = _connect(dsn, autocommit=True, options=settings)
+        self._con.read_only = True  # every transaction begins READ ONLY
+        try:
+            self._check_role()
+            self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+        except BaseException:
+            self._con.close()
+            raise
+
+    def _check_role(self) -> None:
+        superuser, file_roles = self._con.execute(_ROLE_CHECK, (list(_FILE_ROLES),)).fetchone()
+        if superuser or file_roles:
+            why = "is a superuser" if superuser else f"is a member of {', '.join(file_roles)}"
+            raise SQLError(
+                "bad-source",
+                f"PostgreSQL {describe_dsn(self._dsn)}: the role {why}, which reads and "
+                "writes server files even in a read-only transaction (fix: log in as a "
+                "role with SELECT rights only; see the README's PostgreSQL section)",
+            )
+
+    def execute(
+        self,
+        sql: str,
+        params: tuple | dict = (),
+        ordered: bool | None = None,
+        row_cap: int | None = None,
+        byte_cap: int | None = None,
+    ) -> Result:
+        """Run one read statement (see :class:`.base.Database`)."""
+        from answerable.builders.executor import has_order_by
+
+        refuse_unsafe(sql)
+        if ordered is None:
+            ordered = has_order_by(sql, self.dialect)
+        cap = self.limits.row_cap if row_cap is None else row_cap
+        started = time.monotonic()
+        query, values = _bind(sql, params)
+        psycopg = _psycopg()
+        try:
+            with self._con.transaction(force_rollback=True):
+                cursor = psycopg.RawCursor(self._con) if values else self._con.cursor()
+                stream = cursor.stream(query, values, size=_STREAM_ROWS)
+                try:
+                    first = next(stream, None)  # the columns are known once rows arrive
+                    columns = [d.name for d in cursor.description or ()]
+                    rows = [] if first is None else itertools.chain([first], stream)
+                    rows = _computed_numerics_as_floats(rows, cursor.description or ())
+                    return collect(
+                        sqlite_rows([rows], columns),
+                        columns,
+                        ordered,
+                        cap,
+                        self.limits,
+                        self.limits.result_bytes if byte_cap is None else byte_cap,
+                        started,
+                        self.dialect,
+                    )
+                finally:
+                    stream.close()  # a result left half-read is cancelled and drained
+        except psycopg.Error as error:
+            raise classify(error, self._dsn) from None
+
+    def schema(self, db_id: str) -> object:
+        """The schema of :attr:`namespace`, read from the catalog (see
+        :mod:`.postgres_catalog`)."""
+        psycopg = _psycopg()
+        try:
+            with self._con.transaction(force_rollback=True):
+                return read_schema(self._con, self.namespace, db_id)
+        except psycopg.Error as error:
+            raise classify(error, self._dsn) from None
+
+
+def refuse_unsafe(sql: str) -> None:
+    """Raise :class:`SQLError` unless ``sql`` is one read statement calling no refused
+    function (locks 2 and 3 of the module docstring).
+
+    >>> refuse_unsafe("SELECT pg_read_file('/etc/passwd')")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    answerable.errors.SQLError: function-not-allowed: pg_read_file may not run on a source ...
+    """
+    if first_keyword(sql) not in READ_KEYWORDS:
+        raise SQLError("not-read-only", "only SELECT, WITH or VALUES statements may run")
+    found = REFUSED_FUNCTIONS.search(sql)
+    if found:
+        name = found.group(1) or 'U&"..." identifiers'
+        raise SQLError(
+            "function-not-allowed",
+            f"{name} may not run on a source (it acts outside the read-only transaction)",
+        )
+
+
+def _bind(sql: str, params: tuple | dict) -> tuple[str, tuple | None]:
+    """The query and its values for psycopg: without values the text goes as it is (a
+    ``%`` in it is then plain text); with values each placeholder (``%s`` or ``?`` in
+    order, ``%(name)s`` or ``:name`` by name) becomes ``$n``, bound by the server."""
+    if not params:
+        return sql, None
+    query, names = _numbered(sql)
+    if isinstance(params, dict):
+        missing = [name for name in names if name not in params]
+        if missing:
+            raise SQLError("sql-error", f"no value for the placeholder {missing[0]}")
+        return query, tuple(params[name] for name in names)
+    if len(names) != len(params):
+        raise SQLError("sql-error", f"{len(names)} placeholders for {len(params)} values")
+    return query, tuple(params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with its placeholders written ``$1, $2 ...`` and the name each number
+    stands for (its position for unnamed ones). Cached: a template runs one text with
+    many value sets."""
+    from sqlglot import exp
+
+    from answerable.builders import sqlkit
+
+    tree = sqlkit.parse(sql, "postgres")
+    names: list[str] = []
+    for position, mark in enumerate(list(tree.find_all(exp.Placeholder, bfs=False))):
+        # in the order written; sqlglot names an unnamed %s or ? mark "?"
+        name = mark.name if mark.name not in ("", "?") else str(position)
+        if name not in names:
+            names.append(name)
+        mark.replace(exp.Var(this=f"${names.index(name) + 1}"))
+    return tree.sql(dialect="postgres"), tuple(names)
+
+
+_NUMERIC = 1700  # the type oid of numeric
+
+
+def _computed_numerics_as_floats(rows, description):
+    """Rows with the cells of computed numerics (``numeric`` with no declared precision:
+    ``avg`` and ``sum`` of integers, arithmetic on them) as floats.
+
+    PostgreSQL computes ``avg(bigint)`` exactly, to 16 decimals or more, where SQLite
+    and DuckDB compute a double: the float is the value the other engines give, and the
+    hash compares floats to 12 significant digits. A stored ``numeric(p, s)`` keeps its
+    exact value and meets the base's rule (refused when a float cannot hold it).
+    """
+    computed = [
+        i for i, d in enumerate(description) if d.type_code == _NUMERIC and d.precision is None
+    ]
+    if not computed:
+        return rows
+    return (_floats_at(row, computed) for row in rows)
+
+
+def _floats_at(row: tuple, positions: list[int]) -> tuple:
+    cells = list(row)
+    for i in positions:
+        if cells[i] is not None and cells[i].is_finite():
+            cells[i] = float(cells[i])
+    return tuple(cells)
+
+
+_REASONS = {  # psycopg.errors class names -> the executor's reason codes
+    "QueryCanceled": "timeout",
+    "ReadOnlySqlTransaction": "not-read-only",
+    "UndefinedColumn": "unknown-column",
+    "AmbiguousColumn": "unknown-column",
+    "UndefinedTable": "unknown-table",
+    "InsufficientPrivilege": "permission-denied",
+    "ProgramLimitExceeded": "too-big",
+    "OutOfMemory": "too-big",
+    "StatementTooComplex": "too-big",
+}
+
+
+def classify(error, dsn: str) -> SQLError:
+    """The :class:`SQLError` for a psycopg error, its message scrubbed of the password."""
+    message = scrub(str(error), dsn)
+    name = type(error).__name__
+    if "multiple commands" in message:
+        return SQLError("multiple-statements", "only one SQL statement may run")
+    if name in _REASONS:
+        return SQLError(_REASONS[name], message)
+    if name == "SyntaxError":
+        return SQLError("parse-error", message)
+    if name in ("OperationalError", "InterfaceError"):
+        return SQLError("unreachable", f"PostgreSQL {describe_dsn(dsn)}: {message}")
+    return SQLError("sql-error", message)

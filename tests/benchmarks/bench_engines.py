@@ -1,0 +1,246 @@
+"""The engines at scale: the demo templates expanded to 20,000 verified pairs on each
+engine, each against that engine's own client, and every gold query cross-checked.
+
+Generates the demo databases (seed 7) into a temporary folder and copies them into each
+other engine (DuckDB files; PostgreSQL schemas when the PostgreSQL engine and a server
+are at hand, see :func:`postgres_refs`). On each engine the demo templates are expanded
+with quotas adding up to 20,000 (seed 13, one worker: the engines are compared, not the
+pool), and timed: loading the templates, drawing values, writing and executing every
+pair (kept or rejected), checking results and building the items. The floor is the
+engine's own client (``sqlite3``, ``duckdb``, ``psycopg``) executing the kept pairs'
+final SQL in one plain loop and fetching all rows. Then every SQLite gold query is
+transpiled by sqlglot and run on each other engine's copy, its result hash compared
+(``builders.engines.crosscheck.check_item``), and the disagreements are counted by kind.
+
+The last line is exactly
+
+    engines=sqlite,duckdb,postgres pairs=<n> ratio_sqlite=<a> ratio_duckdb=<b>
+    ratio_postgres=<c> agree=<k> disagree=<d>
+
+(one line), ``n`` the pairs made on SQLite, each ratio the engine's expansion time over
+its floor (``n/a`` for an engine that could not run here, with the reason printed
+above), ``agree``/``disagree`` over every (gold query, other engine) pair. Run with
+``python tests/benchmarks/bench_engines.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from answerable.builders.demo import generate_demo
+from answerable.builders.engines import ENGINES, crosscheck
+from answerable.builders.engines.base import SourceSpec
+from answerable.builders.engines.duckdb import _CONFIG, copy_sqlite_to_duckdb, duckdb_module
+from answerable.builders.executor import Limits
+from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sources.common import DatabaseRef
+from answerable.builders.templates import Settings, expand_templates, load_templates
+from tests.benchmarks.bench_templates import quotas_for
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET = 20_000
+ENGINE_ORDER = ("sqlite", "duckdb", "postgres")
+
+
+def client_floor(connect: Callable[[Path], object], paths: dict[str, Path]) -> Callable:
+    """An engine's own client alone: every statement executed and fetched in one plain
+    loop over connections ``connect(path)`` makes."""
+
+    def run(items: list[dict]) -> float:
+        cons = {db: connect(p) for db, p in paths.items()}
+        started = time.perf_counter()
+        for item in items:
+            cons[item["db_id"]].execute(item["sql"]).fetchall()
+        seconds = time.perf_counter() - started
+        for con in cons.values():
+            con.close()
+        return seconds
+
+    return run
+
+
+def sqlite_connect(path: Path):
+    """sqlite3 read-only on a demo file."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def duckdb_connect(path: Path):
+    """duckdb's own client on a copy, opened as the engine opens it."""
+    return duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
+
+
+def postgres_refs(paths: dict[str, Path]) -> tuple[dict, Callable | None, str]:
+    """``(refs, floor, why_not)`` for PostgreSQL: empty with the reason when the engine
+    or a server is not at hand. The hook the PostgreSQL engine's branch fills (a server
+    started as tests/postgres_server.py does, the demo loaded into it)."""
+    if "postgres" not in ENGINES:
+        return {}, None, "no postgres engine in builders.engines.ENGINES"
+    from tests import postgres_server as pg
+
+    bindir = pg.postgres_bindir()
+    if bindir is None:
+        return {}, None, "PostgreSQL binaries not installed (apt-get install postgresql)"
+    reader = _demo_server(bindir, paths)
+    refs = {}
+    for db in paths:
+        spec = SourceSpec(db, "postgres", dsn=reader.dsn(), namespace=db)
+        refs[db] = DatabaseRef(db, None, DatabaseSchema(db), "postgres", spec)
+        with refs[db].open(None) as database:
+            refs[db].schema = database.schema(db)
+    return refs, postgres_floor(reader), ""
+
+
+def _demo_server(bindir: Path, paths: dict[str, Path]):
+    """A server started as the tests start theirs, the demo loaded into it, stopped when
+    the benchmark ends; the cross-check copies into it as a role that may create schemas
+    (``$ANSWERABLE_POSTGRES_DSN``). Returns the SELECT-only role's view of it."""
+    import atexit
+    import os
+    import tempfile
+
+    import psycopg
+
+    from answerable.builders.engines.postgres import DSN_ENV
+    from answerable.builders.engines.postgres_tables import load_sqlite
+    from tests import postgres_server as pg
+
+    folder = Path(tempfile.mkdtemp(prefix="answerable-pg-bench-"))
+    admin = pg.start_server(bindir, folder)
+    atexit.register(pg.stop_server, bindir, folder)
+    with psycopg.connect(admin.dsn()) as con:
+        for db, path in paths.items():
+            load_sqlite(con, path, db)
+    with psycopg.connect(admin.dsn(), autocommit=True) as con:
+        con.execute("CREATE ROLE checker LOGIN PASSWORD 'checker'")
+        con.execute(f'GRANT CREATE ON DATABASE "{admin.database}" TO checker')
+    os.environ[DSN_ENV] = admin.dsn(user="checker", password="checker")
+    return pg.grant_reader(admin, tuple(paths))
+
+
+def postgres_floor(reader) -> Callable[[list[dict]], float]:
+    """psycopg alone: one autocommit connection per schema, each pair's SQL executed
+    and all its rows fetched."""
+    import psycopg
+
+    def run(items: list[dict]) -> float:
+        cons = {}
+        for db in sorted({i["db_id"] for i in items}):
+            cons[db] = psycopg.connect(reader.dsn(), autocommit=True)
+            cons[db].execute(f'SET search_path = "{db}"')
+        started = time.perf_counter()
+        for item in items:
+            cons[item["db_id"]].execute(item["sql"]).fetchall()
+        seconds = time.perf_counter() - started
+        for con in cons.values():
+            con.close()
+        return seconds
+
+    return run
+
+
+def expand_on(refs: dict, quotas: dict) -> tuple[list[dict], list[dict], float]:
+    """Expand every demo template over ``refs``: ``(items, rejects, seconds)``."""
+    started = time.perf_counter()
+    loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
+    made = expand_templates(
+        loaded.templates, refs, Settings(seed=13, attempts=4, workers=1), quotas=quotas
+    )
+    seconds = time.perf_counter() - started
+
+    return made.items, made.rejects, seconds
+
+
+def disagreement_kind(found: dict) -> str:
+    """A short name for what made a cross-checked query disagree."""
+    if "error" not in found:
+        return "different rows"
+    message = found["error"]
+    named = re.search(r"[Ff]unction with name (\w+)", message)
+    if named:
+        return f"no function {named.group(1).lower()}"
+    return message.split(":", 1)[0]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        paths = generate_demo(folder, 7)
+        lite = {
+            db: DatabaseRef(db, p, DatabaseSchema.from_sqlite(p, db)) for db, p in paths.items()
+        }
+        copies = {db: copy_sqlite_to_duckdb(p, folder / f"{db}.duckdb") for db, p in paths.items()}
+        duck = {db: DatabaseRef(db, copies[db], lite[db].schema, "duckdb") for db in paths}
+        for db, ref in duck.items():
+            with ref.open(None) as database:
+                ref.schema = database.schema(db)
+        pg_refs, pg_floor, why_not = postgres_refs(paths)
+        runs = {
+            "sqlite": (lite, client_floor(sqlite_connect, paths)),
+            "duckdb": (duck, client_floor(duckdb_connect, copies)),
+        }
+        if pg_floor is not None:
+            runs["postgres"] = (pg_refs, pg_floor)
+        else:
+            print(f"postgres: not run ({why_not})")
+        loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
+        quotas = quotas_for([t.id for t in loaded.templates], TARGET)
+        ratios, made = {}, {}
+        for name, (refs, floor) in runs.items():
+            items, rejects, seconds = expand_on(refs, quotas)
+            floor_s = floor(items)
+            made[name] = items
+            ratios[name] = f"{seconds / floor_s:.3f}"
+            reasons = ", ".join(
+                f"{k} {v}" for k, v in sorted(Counter(r["reason"] for r in rejects).items())
+            )
+            timing = f"seconds={seconds:.2f} floor_seconds={floor_s:.2f}"
+            print(f"{name}: pairs={len(items)} {timing} rejects: {reasons}")
+        same = {
+            name: len(
+                {(i["question"], i["result"]["hash"]) for i in items}
+                & {(i["question"], i["result"]["hash"]) for i in made["sqlite"]}
+            )
+            for name, items in made.items()
+        }
+        print(
+            "pairs with the same question and result hash as on sqlite: "
+            + ", ".join(f"{k} {v}" for k, v in same.items())
+        )
+        agree, kinds = 0, Counter()
+        checkers = {
+            name: crosscheck.Copies(folder / "cross", Limits(timeout_s=5))
+            for name in runs
+            if name != "sqlite"
+        }
+        by_sql = {i["sql"]: i for i in made["sqlite"]}
+        for item in by_sql.values():
+            for name, copies_of in checkers.items():
+                found = crosscheck.check_item(item, copies_of.database(lite[item["db_id"]], name))
+                if found["agrees"]:
+                    agree += 1
+                else:
+                    kinds[(name, disagreement_kind(found))] += 1
+        for copies_of in checkers.values():
+            copies_of.close()
+        print(
+            f"gold queries cross-checked: {len(by_sql)}; disagreements by kind: "
+            + ", ".join(f"{e} {k} {v}" for (e, k), v in sorted(kinds.items()))
+        )
+    print(
+        f"engines={','.join(ENGINE_ORDER)} pairs={len(made['sqlite'])} "
+        + " ".join(f"ratio_{name}={ratios.get(name, 'n/a')}" for name in ENGINE_ORDER)
+        + f" agree={agree} disagree={sum(kinds.values())}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The demo recipe built against PostgreSQL (the test server of tests/postgres_server.py,
+the demo databases loaded into the schemas clinic and league, read by a SELECT-only role):
+the same verified items as the SQLite build, the release shipping SQLite files exported
+from the server, and the recipe errors of a server source as one line each."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+import yaml
+
+from tests import postgres_server as server
+from tests.conftest import DEMO_RECIPE, run_in
+
+psycopg = pytest.importorskip("psycopg")
+postgres_server, postgres_demo, postgres_reader = (  # fixtures
+    server.postgres_server,
+    server.postgres_demo,
+    server.postgres_reader,
+)
+VERIFIED = ("seed_v1", "template_v1")  # the generators that execute gold SQL on the source
+
+
+def server_recipe(folder, **source_keys) -> str:
+    """The demo recipe with its sources on the server (DSN in $ANSWERABLE_TEST_PG_DSN).
+
+    Drafting (which runs on PostgreSQL too) is left out to keep the test short;
+    everything else is the demo's.
+    """
+    recipe = yaml.safe_load(DEMO_RECIPE.read_text())
+    for name in ("drafting", "demo"):
+        recipe.pop(name)
+    recipe["dataset"] = "pg-demo"
+    recipe["templates"]["paths"] = [str(DEMO_RECIPE.parent / "templates")]
+    for source in recipe["sources"]:
+        source.pop("databases")
+        source["path"] = str(DEMO_RECIPE.parent / source["path"])
+        source |= {"engine": "postgres", "dsn_env": "ANSWERABLE_TEST_PG_DSN", **source_keys}
+    path = folder / "pg.yaml"
+    path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    return str(path)
+
+
+def _field(item: dict, name: str) -> dict:
+    value = item[name]  # struct fields are JSON text in the candidates file
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _verified(candidates) -> dict:
+    frame = pl.read_parquet(candidates)
+    return {
+        (i["db_id"], i["question"]): i
+        for i in frame.iter_rows(named=True)
+        if _field(i, "provenance")["generator"] in VERIFIED
+    }
+
+
+@pytest.fixture(scope="module")
+def pg_build(postgres_reader, tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("pg-build")
+    recipe = server_recipe(cwd)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANSWERABLE_TEST_PG_DSN", postgres_reader.dsn())
+        result = run_in(cwd, "build", recipe)
+    assert result.exit_code == 0, result.output
+    assert postgres_reader.password not in result.output
+    return cwd, result
+
+
+def test_the_demo_builds_on_postgres_with_the_items_of_sqlite(pg_build, demo_build):
+    """Every seed and template item of the SQLite build is built on PostgreSQL with the
+    same question and the same result hash, except those whose SQL uses a SQLite function
+    sqlglot does not write for PostgreSQL (julianday, date with a modifier, round of a
+    double): those are rejects naming the function."""
+    cwd, _ = pg_build
+    on_server = _verified(cwd / ".answerable" / "pg-demo" / "candidates.parquet")
+    on_file = _verified(demo_build[0] / ".answerable" / "answerable-demo" / "candidates.parquet")
+    assert set(on_server) <= set(on_file)
+    for key, item in on_server.items():
+        assert _field(item, "result")["hash"] == _field(on_file[key], "result")["hash"], key
+        assert _field(item, "result")["dialect"] == "postgres"
+    missing = set(on_file) - set(on_server)
+    assert len(on_server) >= 150 and len(missing) <= 12
+    rejects = [
+        json.loads(line)
+        for line in (cwd / ".answerable" / "pg-demo" / "reports" / "rejects.jsonl").open()
+    ]
+    unknown = [r for r in rejects if "does not exist" in r["detail"]]
+    assert unknown and all(
+        any(f"function {name}(" in r["detail"] for name in ("julianday", "date", "round"))
+        for r in unknown
+    )
+    # each SQLite item missing here: its own SQL, or its template's values query, failed
+    failed = {r["question"] for r in unknown if "question" in r}
+    failed_templates = {r["template"] for r in unknown if r["reason"] == "binding-failed"}
+    for key in missing:
+        template = _field(on_file[key], "provenance")["params"].get("template")
+        assert key[1] in failed or template in failed_templates, key
+
+
+def test_counterfactual_parents_on_the_server_are_named_rejects(pg_build):
+    """Variants are edited SQLite files: server sources' parents are rejected by name."""
+    cwd, _ = pg_build
+    rejects = [
+        json.loads(line)
+        for line in (cwd / ".answerable" / "pg-demo" / "reports" / "rejects.jsonl").open()
+    ]
+    refused = [r for r in rejects if r["reason"] == "engine-not-supported"]
+    assert refused and {r["step"] for r in refused} == {"counterfactual"}
+    assert "edits are made on SQLite sources only; clinic is read by postgres" in {
+        r["detail"] for r in refused
+    }
+
+
+def test_the_release_ships_sqlite_files_exported_from_the_server(pg_build):
+    cwd, _ = pg_build
+    release = cwd / "releases" / "pg-demo" / "0.1.0"
+    assert sorted(p.name for p in (release / "databases").glob("*.sqlite")) == [
+        "clinic.sqlite",
+        "league.sqlite",
+    ]
+    result = run_in(cwd, "verify", release, "--execute")
+    assert result.exit_code == 0, result.output
+    assert "gold queries re-executed" in result.output
+    # what sqlglot cannot write back for SQLite stays out of the release, by name
+    rejects = [
+        json.loads(line)
+        for line in (cwd / ".answerable" / "pg-demo" / "reports" / "rejects.jsonl").open()
+    ]
+    unportable = [r for r in rejects if r["reason"] == "not-portable"]
+    assert all("written for SQLite" in r["detail"] for r in unportable)
+    released = {i["id"] for i in pl.read_parquet(release / "data" / "test.parquet").to_dicts()}
+    assert not released & {r["id"] for r in unportable}
+
+
+def test_a_rebuild_is_byte_identical(pg_build, postgres_reader, tmp_path):
+    cwd, _ = pg_build
+    recipe = server_recipe(tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANSWERABLE_TEST_PG_DSN", postgres_reader.dsn())
+        assert run_in(tmp_path, "build", recipe).exit_code == 0
+    for relative in ("databases/clinic.sqlite", "data/train.jsonl", "data/train.parquet"):
+        first = (cwd / "releases" / "pg-demo" / "0.1.0" / relative).read_bytes()
+        assert (tmp_path / "releases" / "pg-demo" / "0.1.0" / relative).read_bytes() == first
+
+
+def test_server_source_errors_are_one_line(postgres_reader, tmp_path, monkeypatch):
+    recipe = server_recipe(tmp_path)
+    monkeypatch.delenv("ANSWERABLE_TEST_PG_DSN", raising=False)
+    result = run_in(tmp_path, "build", recipe)
+    assert result.exit_code == 1
+    assert "ANSWERABLE_TEST_PG_DSN is not set" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+    monkeypatch.setenv("ANSWERABLE_TEST_PG_DSN", postgres_reader.dsn(password="wrong-one"))
+    result = run_in(tmp_path, "build", recipe)
+    assert result.exit_code == 1 and "password authentication failed" in result.output
+    assert "wrong-one" not in result.output and postgres_reader.password not in result.output
+
+    monkeypatch.setenv("ANSWERABLE_TEST_PG_DSN", postgres_reader.dsn())
+    recipe = server_recipe(tmp_path, schemas={"clinic": "nowhere"})
+    result = run_in(tmp_path, "build", recipe)
+    assert result.exit_code == 1
+    assert "schema 'nowhere' holds no table this role can read" in result.output
