@@ -110,6 +110,39 @@ def test_time_limit_stops_a_runaway_query(small_db):
         assert db.execute("SELECT count(*) FROM t").row_count == 1
 
 
+def test_the_time_limit_counts_the_query_cpu_time_not_the_wall_clock(small_db, monkeypatch):
+    """A loaded machine must not change a verdict: a clock of CPU time that runs fast
+    stops a short query, while the wall clock alone stops it only far past the limit."""
+    from answerable.builders import executor
+
+    counted = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) "
+        "SELECT count(*) FROM c"
+    )
+    real_cpu = executor.time.thread_time
+    monkeypatch.setattr(executor.time, "thread_time", lambda: real_cpu() * 10_000)
+    with ReadOnlyDatabase(small_db, Limits(timeout_s=1.0)) as db:
+        with pytest.raises(SQLError) as caught:
+            db.execute(counted)
+        assert caught.value.reason == "timeout"
+
+
+def test_a_query_whose_cpu_clock_stands_still_is_stopped_by_the_wall_clock(
+    small_db, monkeypatch
+):
+    from answerable.builders import executor
+
+    runaway = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    )
+    monkeypatch.setattr(executor.time, "thread_time", lambda: 0.0)
+    with ReadOnlyDatabase(small_db, Limits(timeout_s=0.02)) as db:
+        with pytest.raises(SQLError) as caught:
+            db.execute(runaway)
+        assert caught.value.reason == "timeout"
+        assert db.execute("SELECT count(*) FROM t").row_count == 1
+
+
 def test_not_a_database(tmp_path):
     fake = tmp_path / "fake.sqlite"
     fake.write_text("hello")
