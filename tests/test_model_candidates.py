@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from answerable.builders.counterfactual import candidates, proposed
-from answerable.builders.counterfactual.edits import GENERATORS, EditEnv, prepare
+from answerable.builders.counterfactual.edits import EditEnv, prepare
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.registry import GENERATORS
 from answerable.builders.counterfactual.stage import Config
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.column_names import (
