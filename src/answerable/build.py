@@ -31,7 +31,15 @@ from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
-from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
+from answerable.pipeline import (
+    BuildContext,
+    Execution,
+    StepOutput,
+    Workspace,
+    reject,
+    sort_rejects,
+)
+from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
@@ -41,6 +49,7 @@ from answerable.release.documents import source_licenses
 from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.schemas import validate
+from answerable.shards import PerProcess, sharded_step
 
 Log = Callable[[str], None]
 
@@ -148,25 +157,31 @@ def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool
 
 
 def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Counterfactual edits of the verified answerable items so far, cached by signature;
-    variants go to ``<workdir>/<dataset>/variants/``."""
+    """Counterfactual edits of the verified answerable items so far, cached by signature
+    and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
+    parents = sorted((i for i in so_far if counterfactual.is_parent(i)), key=lambda i: i["id"])
     signature = ctx.signature(
         counterfactual.STEP,
         {"config": config.signature(), "limits": vars(ctx.limits)},
-        {"parents": parents, "files": ctx.inputs},
+        {"parents": [p["id"] for p in parents], "files": ctx.inputs},
     )
-
-    def compute() -> StepOutput:
-        variants = ctx.workspace.root / "variants"
-        env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
-        try:
-            return counterfactual.run_counterfactual(so_far, env, config)[0]
-        finally:
-            env.close()
-
-    return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
+    variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
+    env = PerProcess(
+        lambda: counterfactual.edit_env(ctx.databases, variants, seed, ctx.limits, config),
+        lambda made: made.close(),
+    )
+    try:
+        return sharded_step(
+            ctx,
+            counterfactual.STEP,
+            signature,
+            parents,
+            lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
+            merge=counterfactual.drop_repeated,
+        )
+    finally:
+        env.close()
 
 
 Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
@@ -185,22 +200,32 @@ def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     return chosen
 
 
-def check_items(output: StepOutput) -> StepOutput:
+def check_items(output: StepOutput, progress: Progress = SILENT) -> StepOutput:
     """The schema check before items become candidates: invalid ones become rejects."""
     checked = StepOutput(rejects=list(output.rejects))
-    for item in output.items:
-        try:
-            validate("item", item)
-        except RecordError as error:
-            generator = (item.get("provenance") or {}).get("generator", "unknown")
-            checked.rejects.append(reject(item.get("id"), generator, "invalid-item", str(error)))
-            continue
-        checked.items.append(item)
+    with progress.task("item checks", len(output.items)) as task:
+        for item in output.items:
+            task.advance()
+            try:
+                validate("item", item)
+            except RecordError as error:
+                generator = (item.get("provenance") or {}).get("generator", "unknown")
+                problem = reject(item.get("id"), generator, "invalid-item", str(error))
+                checked.rejects.append(problem)
+                continue
+            checked.items.append(item)
     return checked
 
 
-def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
-    """Run the recipe: sources, verification, candidates, rejects report and release."""
+def build(
+    recipe: Recipe,
+    log: Log = lambda _msg: None,
+    release: bool = True,
+    progress: Progress = SILENT,
+) -> BuildReport:
+    """Run the recipe: sources, verification, candidates, rejects report and release.
+
+    ``progress`` shows how far each long step is (see :mod:`answerable.progress`)."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
@@ -216,6 +241,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
+    ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
     output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
     try:
         for name, stage in stages(recipe):
@@ -226,7 +252,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
             output.merge(made)
     finally:
         ctx.close()
-    output = drop_contradictions(check_items(output))
+    output = drop_contradictions(check_items(output, progress))
     released, review = output.items, None
     if wants_review(recipe):
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
