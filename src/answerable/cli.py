@@ -55,7 +55,7 @@ def _progress():
 
     meta = click.get_current_context().meta
     quiet, verbose = meta.get("answerable.quiet"), meta.get("answerable.verbose")
-    return Progress.for_stream(click.get_text_stream("stderr"), quiet, verbose)
+    return Progress.for_stream(sys.stderr, quiet, verbose)
 
 
 def _say(message: str) -> None:

@@ -40,10 +40,11 @@ class Progress:
         mode: str = "off",
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
-        every_s: float = LINE_EVERY_S,
+        every_s: float | None = None,
         verbose: bool = False,
     ):
-        self.mode, self.stream, self.clock, self.every_s = mode, stream, clock, every_s
+        self.mode, self.stream, self.clock = mode, stream, clock
+        self.every_s = LINE_EVERY_S if every_s is None else every_s
         self.verbose = verbose
 
     @classmethod

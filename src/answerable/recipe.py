@@ -54,8 +54,9 @@ class Recipe:
         return self.data.get(name) or {}
 
     def signature(self) -> str:
-        """A hash of what the recipe asks for (not where it lives on disk)."""
-        return content_hash(self.data)
+        """A hash of what the recipe asks for (not where it lives on disk, nor how many
+        processes and how large shards build it: those never change an output)."""
+        return content_hash(without_keys(self.data, HOW_TO_RUN))
 
     def resolve(self, value: str) -> Path:
         """An input path from the recipe, resolved against the recipe's folder."""
@@ -66,6 +67,28 @@ class Recipe:
     def demo_dir(self) -> Path:
         """Where the demo databases are generated when the recipe asks for them."""
         return self.workdir / "demo"
+
+
+HOW_TO_RUN = (("workers",), ("execution", "shard_size"), ("templates", "workers"))
+"""Recipe keys that change how fast a build runs, never what it makes."""
+
+
+def without_keys(data: dict, paths: tuple[tuple[str, ...], ...]) -> dict:
+    """``data`` without the keys at ``paths`` (each a key, or a section and its key).
+
+    >>> without_keys({"a": 1, "b": {"c": 2, "d": 3}}, (("a",), ("b", "c")))
+    {'b': {'d': 3}}
+    """
+    kept = dict(data)
+    for path in paths:
+        holder = kept
+        for key in path[:-1]:
+            if not isinstance(holder.get(key), dict):
+                break
+            holder[key] = holder = dict(holder[key])
+        else:
+            holder.pop(path[-1], None)
+    return kept
 
 
 def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:
