@@ -36,7 +36,7 @@ from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.errors import ConfigError
 from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
-from answerable.shards import sharded_step
+from answerable.shards import run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -123,6 +123,18 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
     )
     if config.llm is not None:
         return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
+    folder = ctx.workspace.step_dir(STEP, signature)
+    return ctx.workspace.cached_step(
+        STEP, signature, lambda: draft_offline_in_shards(ctx, config, so_far, folder)
+    )
+
+
+def draft_offline_in_shards(
+    ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
+) -> StepOutput:
+    """:func:`draft_items` with the offline drafter, its jobs in shards (see
+    :mod:`answerable.shards`): each shard drafts and checks its jobs, then the merged
+    drafts go through the near-duplicate pass in job order."""
     parents = answerable_parents(so_far)
     contexts = contexts_for(ctx, (p["db_id"] for p in parents))
     jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
@@ -132,12 +144,9 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
         checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
         return StepOutput(checked.items, rejects + checked.rejects)
 
-    def merge(checked: StepOutput) -> StepOutput:
-        seen = NearDuplicates(config.dedup_threshold, so_far)
-        kept = drop_repeated_questions(checked.items, seen)
-        return StepOutput(kept.items, checked.rejects + kept.rejects)
-
-    return sharded_step(ctx, STEP, signature, jobs, draft, key=lambda job: job.key, merge=merge)
+    checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: job.key)
+    kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
+    return StepOutput(kept.items, checked.rejects + kept.rejects)
 
 
 def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
@@ -287,14 +296,19 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
             signature,
             lambda: StepOutput(items=with_candidates(ctx, config, so_far)),
         )
-    by_id = {i["id"]: i for i in so_far}
-    contexts = contexts_for(ctx, (i["db_id"] for i in so_far))
+    folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
 
-    def find(shard: list[dict]) -> StepOutput:
-        return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
+    def compute() -> StepOutput:
+        by_id = {i["id"]: i for i in so_far}
+        contexts = contexts_for(ctx, (i["db_id"] for i in so_far))
 
-    units = sorted(so_far, key=lambda i: i["id"])
-    return sharded_step(ctx, CANDIDATES_STEP, signature, units, find)
+        def find(shard: list[dict]) -> StepOutput:
+            return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
+
+        units = sorted(so_far, key=lambda i: i["id"])
+        return run_in_shards(ctx, folder, CANDIDATES_STEP, units, find, key=lambda i: i["id"])
+
+    return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
 
 
 def with_candidates(

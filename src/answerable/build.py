@@ -258,7 +258,9 @@ def build(
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
-    ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
+    ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
+        "audit", lambda: audit(output.items, schemas_of(ctx.databases))
+    )
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):

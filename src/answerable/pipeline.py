@@ -22,7 +22,14 @@ from answerable.errors import ConfigError
 from answerable.ids import content_hash, rng_for
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
-from answerable.records import read_jsonl, read_parquet, write_jsonl, write_parquet
+from answerable.records import (
+    read_json,
+    read_jsonl,
+    read_parquet,
+    write_json,
+    write_jsonl,
+    write_parquet,
+)
 
 
 @dataclass
@@ -70,6 +77,7 @@ class Workspace:
         self.steps = self.root / "steps"
         self.reports = self.root / "reports"
         self.candidates = self.root / "candidates.parquet"
+        self.served: list[str] = []  # the step folders this build used, in order
 
     def step_dir(self, name: str, signature: str) -> Path:
         """Where one step's output for one signature lives."""
@@ -85,6 +93,7 @@ class Workspace:
         the shards it finished: see :mod:`answerable.shards`).
         """
         folder = self.step_dir(name, signature)
+        self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
         if items_file.is_file() and rejects_file.is_file():
             return StepOutput(read_parquet(items_file), list(read_jsonl(rejects_file))), True
@@ -93,6 +102,17 @@ class Workspace:
         write_parquet(output.items, items_file)
         shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
         return output, False
+
+    def cached_report(self, name: str, compute: Callable[[], dict]) -> dict:
+        """A report over every step this build used (the audit), stored under
+        ``steps/<name>-<hash of those steps>.json``: a rerun whose steps all came from
+        the cache reads it instead of computing it again."""
+        path = self.steps / f"{name}-{content_hash(self.served)[:16]}.json"
+        if path.is_file():
+            return read_json(path)
+        report = compute()
+        write_json(report, path)
+        return read_json(path)  # as a rerun reads it, so the two builds write the same
 
 
 def _reject_key(record: dict) -> tuple:
