@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from answerable import __version__
 from answerable.annotation.review import (
     ReviewResult,
     holds_release,
@@ -30,7 +31,7 @@ from answerable.builders.sources import SourceData, load_source
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
-from answerable.ids import sha256_file
+from answerable.ids import content_hash, sha256_file
 from answerable.pipeline import (
     BuildContext,
     Execution,
@@ -45,9 +46,11 @@ from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
+from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
 from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
+from answerable.release.verify import check_files
 from answerable.schemas import validate
 from answerable.shards import PerProcess, sharded_step
 
@@ -264,20 +267,57 @@ def build(
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
-        report.release = cut_release(
-            released,
-            out=recipe.out,
-            dataset=recipe.dataset,
-            version=recipe.version,
-            seed=recipe.seed,
-            recipe_signature=recipe.signature(),
-            inputs=inputs,
-            config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
-            variants=workspace.root / "variants",
-            about=release_about(recipe, released, review),
-        )
+        report.release = release_of(recipe, ctx, released, review, settings)
     return report
+
+
+def release_of(
+    recipe: Recipe, ctx: BuildContext, released: list[dict], review: ReviewResult | None, settings
+) -> Release:
+    """The release of ``released``: cut now, or the one an earlier build cut from the
+    same items and settings when it is still whole (see :func:`published_before`)."""
+    workspace, about = ctx.workspace, release_about(recipe, released, review)
+    key = content_hash([workspace.served, released, ctx.inputs, asdict(about), __version__])
+    earlier = published_before(workspace, key, recipe)
+    if earlier is not None:
+        return earlier
+    made = cut_release(
+        released,
+        out=recipe.out,
+        dataset=recipe.dataset,
+        version=recipe.version,
+        seed=recipe.seed,
+        recipe_signature=recipe.signature(),
+        inputs=ctx.inputs,
+        config=settings,
+        sources={db_id: ref.path for db_id, ref in ctx.databases.items()},
+        variants=workspace.root / "variants",
+        about=about,
+    )
+    remember_release(workspace, key, made)
+    return made
+
+
+def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release | None:
+    """The release an earlier build cut from the same items and settings (``key``),
+    when its manifest is the one that build wrote and its files still match it: a
+    cached rerun then skips cutting it again only to find it unchanged."""
+    marker = workspace.steps / f"release-{key[:16]}.json"
+    target = recipe.out / recipe.dataset / recipe.version
+    if not marker.is_file() or not (target / "manifest.json").is_file():
+        return None
+    if sha256_file(target / "manifest.json") != read_json(marker)["manifest_sha256"]:
+        return None
+    manifest = read_release_manifest(target)
+    if check_files(target, manifest):
+        return None  # damaged: cut_release says how
+    return Release(target, manifest, written=False)
+
+
+def remember_release(workspace: Workspace, key: str, release: Release) -> None:
+    """Note which manifest the release of ``key`` has, for :func:`published_before`."""
+    digest = sha256_file(release.path / "manifest.json")
+    write_json({"manifest_sha256": digest}, workspace.steps / f"release-{key[:16]}.json")
 
 
 def release_about(recipe: Recipe, items: list[dict], review: ReviewResult | None) -> About:
