@@ -164,7 +164,9 @@ def outputs(cwd: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
-def test_one_worker_and_small_shards_give_the_default_builds_bytes(demo_build, tmp_path):
+def test_one_worker_and_small_shards_give_the_default_builds_bytes_and_release(
+    demo_build, tmp_path
+):
     cwd, _first = demo_build
     recipe = demo_copy(tmp_path, workers=1, shard_size=5)
     (tmp_path / "run").mkdir()
@@ -173,6 +175,15 @@ def test_one_worker_and_small_shards_give_the_default_builds_bytes(demo_build, t
     mine, default = outputs(tmp_path / "run"), outputs(cwd)
     assert sorted(mine) == sorted(default)
     assert [name for name in mine if mine[name] != default[name]] == []
+
+    # a cached rerun finds its release whole; with the release gone it cuts it again
+    again = run_in(tmp_path / "run", "build", recipe)
+    assert "(unchanged, already published)" in again.stdout, again.output
+    shutil.rmtree(tmp_path / "run" / "releases")
+    again = run_in(tmp_path / "run", "build", recipe)
+    assert "(written)" in again.stdout, again.output
+    data = {name: bytes_ for name, bytes_ in mine.items() if "/data/" in name}
+    assert data and {n: d for n, d in outputs(tmp_path / "run").items() if n in data} == data
 
 
 def shard_files(cwd: Path, step: str) -> list[Path]:
