@@ -127,9 +127,7 @@ def test_the_time_limit_counts_the_query_cpu_time_not_the_wall_clock(small_db, m
         assert caught.value.reason == "timeout"
 
 
-def test_a_query_whose_cpu_clock_stands_still_is_stopped_by_the_wall_clock(
-    small_db, monkeypatch
-):
+def test_a_query_whose_cpu_clock_stands_still_is_stopped_by_the_wall_clock(small_db, monkeypatch):
     from answerable.builders import executor
 
     runaway = (

@@ -204,11 +204,22 @@ def _verified_item(proposal: Proposal, env: EditEnv, output: StepOutput, stats: 
 def _emit(items: list[dict], output: StepOutput, seen: set) -> None:
     for item in items:
         if item["id"] in seen:
-            detail = "the same edited item again"
-            output.rejects.append(reject(item["id"], STEP, "duplicate", detail))
+            output.rejects.append(_repeated(item))
             continue
         seen.add(item["id"])
         output.items.append(item)
+
+
+def _repeated(item: dict) -> dict:
+    return reject(item["id"], STEP, "duplicate", "the same edited item again")
+
+
+def drop_repeated(output: StepOutput) -> StepOutput:
+    """The output with each id's first item only (the later ones become rejects), as
+    one run over every parent in order gives: shards of parents are merged by it."""
+    kept, seen = StepOutput(rejects=list(output.rejects)), set()
+    _emit(output.items, kept, seen)
+    return kept
 
 
 def _identity(proposal: Proposal) -> tuple[str | None, str | None, dict]:

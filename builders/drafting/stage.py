@@ -23,6 +23,7 @@ from answerable.builders.drafting.context import DatabaseContext, foreign_column
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
+    Job,
     draft_item,
     job_reject,
     plan_jobs,
@@ -39,6 +40,7 @@ from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
+from answerable.shards import run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -167,13 +169,40 @@ def schema_files(path: Path) -> dict[str, DatabaseSchema]:
 
 
 def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Draft, check and deduplicate; cached by configuration and the items so far."""
+    """Draft, check and deduplicate; cached by configuration and the items so far. The
+    offline drafter runs in shards of jobs; the near-duplicate pass runs over them all,
+    in job order, once they are merged."""
     config = DraftingConfig.from_recipe(ctx.recipe)
     ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
     signature = ctx.signature(
         STEP, config.identity(), {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
     )
-    return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
+    if config.llm is not None:
+        return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
+    folder = ctx.workspace.step_dir(STEP, signature)
+    return ctx.workspace.cached_step(
+        STEP, signature, lambda: draft_offline_in_shards(ctx, config, so_far, folder)
+    )
+
+
+def draft_offline_in_shards(
+    ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
+) -> StepOutput:
+    """:func:`draft_items` with the offline drafter, its jobs in shards (see
+    :mod:`answerable.shards`): each shard drafts and checks its jobs, then the merged
+    drafts go through the near-duplicate pass in job order."""
+    parents = answerable_parents(so_far)
+    contexts = contexts_for(ctx, (p["db_id"] for p in parents))
+    jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+
+    def draft(shard: list[Job]) -> StepOutput:
+        drafts, rejects = offline_drafts(ctx, shard, contexts)
+        checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
+        return StepOutput(checked.items, rejects + checked.rejects)
+
+    checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: job.key)
+    kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
+    return StepOutput(kept.items, checked.rejects + kept.rejects)
 
 
 def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
@@ -193,16 +222,38 @@ def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -
 
 def keep_checked(drafts, contexts, seen: NearDuplicates, seed: int) -> StepOutput:
     """Items for the drafts that pass their check and repeat no earlier question."""
+    checked = checked_drafts(drafts, contexts, seed)
+    kept = drop_repeated_questions(checked.items, seen)
+    return StepOutput(kept.items, checked.rejects + kept.rejects)
+
+
+def checked_drafts(drafts, contexts, seed: int) -> StepOutput:
+    """Items for the drafts that pass their own check (each on its own); rejects for
+    the rest."""
     output = StepOutput()
     for draft in drafts:
-        kin = frozenset({draft.parent_id} if draft.parent_id else ())
         failure = check_draft(draft, contexts[draft.job.db_id])
-        failure = failure or seen.check(draft.job.db_id, draft.question, kin)
         if failure is not None:
             output.rejects.append(draft_reject(draft, *failure))
             continue
-        seen.add(draft.job.db_id, draft.id, draft.question, kin)
         output.items.append(draft_item(draft, seed))
+    return output
+
+
+def drop_repeated_questions(items: list[dict], seen: NearDuplicates) -> StepOutput:
+    """The drafted items, in order, that repeat no question ``seen`` holds or an earlier
+    one of them; a reject for each of the others. A draft is not compared with its own
+    parent's family (``kin``)."""
+    output = StepOutput()
+    for item in items:
+        parent = item["provenance"]["parent"]
+        kin = frozenset({parent} if parent else ())
+        failure = seen.check(item["db_id"], item["question"], kin)
+        if failure is not None:
+            output.rejects.append(drafted_reject(item, *failure))
+            continue
+        seen.add(item["db_id"], item["id"], item["question"], kin)
+        output.items.append(item)
     return output
 
 
@@ -252,6 +303,21 @@ def draft_reject(draft: Draft, reason: str, detail: str) -> dict:
     )
 
 
+def drafted_reject(item: dict, reason: str, detail: str) -> dict:
+    """:func:`draft_reject` of the draft an item was made from, read off the item."""
+    return reject(
+        item["id"],
+        item["provenance"]["generator"],
+        reason,
+        detail,
+        db_id=item["db_id"],
+        category=item["category"],
+        question=item["question"],
+        trigger=item["trigger"]["text"],
+        parent=item["provenance"]["params"]["anchor"],
+    )
+
+
 def record_usage(ctx: BuildContext, usage: Usage) -> None:
     """Add a stage's token accounting to the build report's ``llm`` section."""
     report = ctx.report.setdefault("llm", {})
@@ -266,7 +332,7 @@ def record_usage(ctx: BuildContext, usage: Usage) -> None:
 
 def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
     """Candidate SQL and SCARE stratum for every item; returns the items, updated
-    (nothing when ``drafting.candidates.per_item`` is 0)."""
+    (nothing when ``drafting.candidates.per_item`` is 0). Offline, in shards of items."""
     config = DraftingConfig.from_recipe(ctx.recipe)
     if config.candidates_per_item == 0:
         return StepOutput(), False
@@ -281,18 +347,43 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
     signature = ctx.signature(
         CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
     )
-    return ctx.workspace.cached_step(
-        CANDIDATES_STEP, signature, lambda: StepOutput(items=with_candidates(ctx, config, so_far))
-    )
+    if config.llm is not None:
+        return ctx.workspace.cached_step(
+            CANDIDATES_STEP,
+            signature,
+            lambda: StepOutput(items=with_candidates(ctx, config, so_far)),
+        )
+    folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
+
+    def compute() -> StepOutput:
+        by_id = {i["id"]: i for i in so_far}
+        contexts = contexts_for(ctx, (i["db_id"] for i in so_far))
+
+        def find(shard: list[dict]) -> StepOutput:
+            return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
+
+        units = sorted(so_far, key=lambda i: i["id"])
+        return run_in_shards(ctx, folder, CANDIDATES_STEP, units, find, key=lambda i: i["id"])
+
+    return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
 
 
-def with_candidates(ctx: BuildContext, config: DraftingConfig, items: list[dict]) -> list[dict]:
-    """Every item with its ``candidates``, labelled by execution or by the item's label."""
-    contexts = contexts_for(ctx, (i["db_id"] for i in items))
+def with_candidates(
+    ctx: BuildContext,
+    config: DraftingConfig,
+    items: list[dict],
+    contexts: dict[str, DatabaseContext] | None = None,
+    by_id: dict[str, dict] | None = None,
+) -> list[dict]:
+    """Every item with its ``candidates``, labelled by execution or by the item's label.
+
+    ``by_id`` holds the items a problematic item's parent is looked up in (default:
+    ``items``)."""
+    contexts = contexts or contexts_for(ctx, (i["db_id"] for i in items))
     if config.llm is not None:
         found = llm_candidates(ctx, config, items, contexts)
     else:
-        found = offline_candidates(ctx, config, items, contexts)
+        found = offline_candidates(ctx, config, items, contexts, by_id)
     return [
         {
             **item,
@@ -302,9 +393,10 @@ def with_candidates(ctx: BuildContext, config: DraftingConfig, items: list[dict]
     ]
 
 
-def offline_candidates(ctx, config, items, contexts) -> list[list[dict]]:
-    """perturb_sql_v1: perturbations of the gold SQL; a problematic item gets its parent's."""
-    by_id = {i["id"]: i for i in items}
+def offline_candidates(ctx, config, items, contexts, by_id=None) -> list[list[dict]]:
+    """perturb_sql_v1: perturbations of the gold SQL; a problematic item gets its parent's
+    (looked up in ``by_id``, by default ``items``)."""
+    by_id = by_id if by_id is not None else {i["id"]: i for i in items}
     found = []
     for item in items:
         if item["label"] == "answerable" and item.get("sql") and not item.get("db_variant"):

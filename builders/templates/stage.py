@@ -6,7 +6,7 @@ templates:
   quota: 4             # verified pairs per template that sets no quota
   row_cap: 100         # results with more rows are rejected (too-many-rows)
   attempts: 4          # at most quota x attempts expansions tried per template
-  workers: 1           # processes; the output does not depend on it
+  workers: 2           # processes (default: the recipe's workers); never changes the output
   paraphrases: 3       # with a model endpoint: rewrites per template the model writes
   answers: model       # with a model endpoint: each pair's answer from its result
 ```
@@ -17,14 +17,15 @@ are the template's texts and the answers its ``answer`` text, as offline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from answerable.builders.drafting.stage import llm_settings, model_cache
 from answerable.builders.drafting.templated import answers, paraphrases
-from answerable.builders.templates.expand import Settings, expand_templates
+from answerable.builders.templates.expand import Settings, drop_repeats, expand_templates
 from answerable.builders.templates.model import (
     GENERATOR,
+    Template,
     TemplateSet,
     load_templates,
     template_paths,
@@ -35,6 +36,7 @@ from answerable.errors import ConfigError
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, StepOutput
 from answerable.recipe import Recipe
+from answerable.shards import sharded_step
 
 
 def template_files(recipe: Recipe) -> list[Path]:
@@ -105,7 +107,8 @@ def check_templates(recipe: Recipe, databases: dict | None = None) -> TemplateSe
 
 
 def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """template_v1 over the recipe's template files, cached by its signature."""
+    """template_v1 over the recipe's template files, cached by its signature and in
+    shards of templates (a template weighs its quota)."""
     loaded = check_templates(ctx.recipe, ctx.databases)
     files = template_files(ctx.recipe)
     settings = settings_of(ctx)
@@ -115,14 +118,33 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
         {"settings": settings.signature(), "paraphraser": OFFLINE.name, **model.identity()},
         {"templates": [sha256_file(f) for f in files], "files": ctx.inputs},
     )
+    workers = ctx.recipe.section("templates").get("workers")
+    if workers is not None:  # the section's own count wins over the recipe's
+        ctx = replace(ctx, execution=replace(ctx.execution, workers=workers))
+    one_process = replace(settings, workers=1)  # the shards are what run in parallel
 
-    def compute() -> StepOutput:
-        paraphraser = model.paraphraser(ctx, loaded.templates)
-        made = expand_templates(loaded.templates, ctx.databases, settings, paraphraser=paraphraser)
+    # The model's rewrites are asked for once, here, not in each shard's process (offline:
+    # the template's own texts, nothing to ask).
+    paraphraser = model.paraphraser(ctx, loaded.templates) if model.paraphrases else OFFLINE
+
+    def expand(shard: list[Template]) -> StepOutput:
+        return expand_templates(shard, ctx.databases, one_process, paraphraser=paraphraser)
+
+    def merge(made: StepOutput) -> StepOutput:
         rejects = imported_templates(ctx.recipe).rejects + made.rejects
-        return StepOutput(model.answered(ctx, made.items), rejects)
+        kept = drop_repeats(StepOutput(made.items, rejects))
+        return StepOutput(model.answered(ctx, kept.items), kept.rejects)
 
-    return ctx.workspace.cached_step(GENERATOR, signature, compute)
+    return sharded_step(
+        ctx,
+        GENERATOR,
+        signature,
+        sorted(loaded.templates, key=lambda t: t.id),
+        expand,
+        key=lambda template: template.id,
+        merge=merge,
+        weight=lambda template: template.quota or settings.quota,
+    )
 
 
 @dataclass(frozen=True)

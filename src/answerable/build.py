@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from answerable import __version__
 from answerable.annotation.review import (
     ReviewResult,
     holds_release,
@@ -37,17 +38,28 @@ from answerable.builders.tagging import tag_items
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
-from answerable.ids import sha256_file
-from answerable.pipeline import BuildContext, StepOutput, Workspace, reject, sort_rejects
+from answerable.ids import content_hash, sha256_file
+from answerable.pipeline import (
+    BuildContext,
+    Execution,
+    StepOutput,
+    Workspace,
+    reject,
+    sort_rejects,
+)
+from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
+from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
 from answerable.release.guards import drop_contradictions
 from answerable.release.publish import Release, count_items, cut_release
+from answerable.release.verify import check_files
 from answerable.schemas import validate
+from answerable.shards import PerProcess, sharded_step
 
 Log = Callable[[str], None]
 
@@ -158,28 +170,49 @@ def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool
 
 
 def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Counterfactual edits of the verified answerable items so far, cached by signature;
-    variants go to ``<workdir>/<dataset>/variants/``."""
+    """Counterfactual edits of the verified answerable items so far, cached by signature
+    and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
+    parents = sorted((i for i in so_far if counterfactual.is_parent(i)), key=lambda i: i["id"])
     model = proposed.model_settings(ctx.recipe, config)  # issue 12: model candidates
     settings = {"config": config.signature(), "limits": vars(ctx.limits)}
     settings |= {"model": model.identity()} if model else {}
     signature = ctx.signature(
-        counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
+        counterfactual.STEP, settings, {"parents": [p["id"] for p in parents], "files": ctx.inputs}
     )
+    variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
+    names = proposed_names(ctx, so_far, config, model) if model else None
 
-    def compute() -> StepOutput:
-        variants = ctx.workspace.root / "variants"
-        env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
-        try:
-            if model:
-                proposed.ask_for_names(ctx, so_far, env, config, model)
-            return counterfactual.run_counterfactual(so_far, env, config)[0]
-        finally:
-            env.close()
+    def make_env():
+        env = counterfactual.edit_env(ctx.databases, variants, seed, ctx.limits, config)
+        if names is not None:
+            env.proposed = names
+        return env
 
-    return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
+    env = PerProcess(make_env, lambda made: made.close())
+    try:
+        return sharded_step(
+            ctx,
+            counterfactual.STEP,
+            signature,
+            parents,
+            lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
+            merge=counterfactual.drop_repeated,
+        )
+    finally:
+        env.close()
+
+
+def proposed_names(ctx: BuildContext, so_far: list[dict], config, model) -> dict:
+    """The model's column names for the parents' mentions (issue 12), asked once in this
+    process through the reply cache, before the shards' workers start."""
+    variants = ctx.workspace.root / "variants"
+    env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
+    try:
+        proposed.ask_for_names(ctx, so_far, env, config, model)
+        return env.proposed
+    finally:
+        env.close()
 
 
 Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
@@ -198,22 +231,32 @@ def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
     return chosen
 
 
-def check_items(output: StepOutput) -> StepOutput:
+def check_items(output: StepOutput, progress: Progress = SILENT) -> StepOutput:
     """The schema check before items become candidates: invalid ones become rejects."""
     checked = StepOutput(rejects=list(output.rejects))
-    for item in output.items:
-        try:
-            validate("item", item)
-        except RecordError as error:
-            generator = (item.get("provenance") or {}).get("generator", "unknown")
-            checked.rejects.append(reject(item.get("id"), generator, "invalid-item", str(error)))
-            continue
-        checked.items.append(item)
+    with progress.task("item checks", len(output.items)) as task:
+        for item in output.items:
+            task.advance()
+            try:
+                validate("item", item)
+            except RecordError as error:
+                generator = (item.get("provenance") or {}).get("generator", "unknown")
+                problem = reject(item.get("id"), generator, "invalid-item", str(error))
+                checked.rejects.append(problem)
+                continue
+            checked.items.append(item)
     return checked
 
 
-def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) -> BuildReport:
-    """Run the recipe: sources, verification, candidates, rejects report and release."""
+def build(
+    recipe: Recipe,
+    log: Log = lambda _msg: None,
+    release: bool = True,
+    progress: Progress = SILENT,
+) -> BuildReport:
+    """Run the recipe: sources, verification, candidates, rejects report and release.
+
+    ``progress`` shows how far each long step is (see :mod:`answerable.progress`)."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     cross = crosscheck.settings(recipe)
     if "demo" in recipe.data:
@@ -232,6 +275,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         refuse_release_from(recipe, loaded.databases)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
+    ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
     output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
     try:
         for name, stage in stages(recipe):
@@ -249,7 +293,7 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
     finally:
         ctx.close()
     output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
-    output = drop_contradictions(check_items(output))
+    output = drop_contradictions(check_items(output, progress))
     released, review = output.items, None
     if wants_review(recipe):
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
@@ -260,23 +304,13 @@ def build(recipe: Recipe, log: Log = lambda _msg: None, release: bool = True) ->
         exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
-    ctx.report["audit"] = audit(output.items, schemas_of(ctx.databases))  # issue 12
+    ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
+        "audit", lambda: audit(output.items, schemas_of(ctx.databases))
+    )
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
-        report.release = cut_release(
-            released,
-            out=recipe.out,
-            dataset=recipe.dataset,
-            version=recipe.version,
-            seed=recipe.seed,
-            recipe_signature=recipe.signature(),
-            inputs=inputs,
-            config=settings,
-            sources={db_id: ref.path for db_id, ref in ctx.databases.items()} | exported,
-            variants=workspace.root / "variants",
-            about=release_about(recipe, released, review, ctx.report.get("audit")),
-        )
+        report.release = release_of(recipe, ctx, released, review, settings, exported)
     return report
 
 
@@ -293,6 +327,72 @@ def refuse_release_from(recipe: Recipe, databases: dict) -> None:
             "be exported into one yet",
             fix="build with --no-release (the candidates are written), or use SQLite sources",
         )
+
+
+def release_of(
+    recipe: Recipe,
+    ctx: BuildContext,
+    released: list[dict],
+    review: ReviewResult | None,
+    settings,
+    exported: dict,
+) -> Release:
+    """The release of ``released``: cut now, or the one an earlier build cut from the
+    same items and settings when it is still whole (see :func:`published_before`).
+    ``exported``: SQLite files made from server sources, by db_id."""
+    workspace = ctx.workspace
+    about = release_about(recipe, released, review, ctx.report.get("audit"))
+    sources = {db_id: ref.path for db_id, ref in ctx.databases.items()} | exported
+    key = content_hash(
+        [
+            workspace.served,
+            released,
+            ctx.inputs,
+            asdict(about),
+            __version__,
+            sorted(map(str, sources.items())),
+        ]
+    )
+    earlier = published_before(workspace, key, recipe)
+    if earlier is not None:
+        return earlier
+    made = cut_release(
+        released,
+        out=recipe.out,
+        dataset=recipe.dataset,
+        version=recipe.version,
+        seed=recipe.seed,
+        recipe_signature=recipe.signature(),
+        inputs=ctx.inputs,
+        config=settings,
+        sources=sources,
+        variants=workspace.root / "variants",
+        about=about,
+    )
+    remember_release(workspace, key, made)
+    return made
+
+
+def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release | None:
+    """The release an earlier build cut from the same items and settings (``key``),
+    when its manifest is the one that build wrote and its files still match it: a
+    cached rerun then skips cutting it again only to find it unchanged."""
+    marker = workspace.steps / f"release-{key[:16]}.json"
+    target = recipe.out / recipe.dataset / recipe.version
+    if not marker.is_file() or not (target / "manifest.json").is_file():
+        return None
+    if sha256_file(target / "manifest.json") != read_json(marker)["manifest_sha256"]:
+        return None
+    manifest = read_release_manifest(target)
+    if check_files(target, manifest):
+        return None  # damaged: cut_release says how
+    return Release(target, manifest, written=False)
+
+
+def remember_release(workspace: Workspace, key: str, release: Release) -> None:
+    """Note which manifest the release of ``key`` has, for :func:`published_before`."""
+    digest = sha256_file(release.path / "manifest.json")
+    write_json({"manifest_sha256": digest}, workspace.steps / f"release-{key[:16]}.json")
 
 
 def release_about(

@@ -36,13 +36,26 @@ class Group(click.Group):
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="answerable")
 @click.option("-q", "--quiet", is_flag=True, help="Print results only, no progress lines.")
-def main(quiet: bool) -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also print detail lines (shards, workers).")
+def main(quiet: bool, verbose: bool) -> None:
     """Build and curate text-to-SQL benchmarks with answerable, ambiguous and
     unanswerable questions.
 
     Start with:  answerable build raw/demo/recipe.yaml
     """
-    click.get_current_context().meta["answerable.quiet"] = quiet
+    if quiet and verbose:
+        raise click.UsageError("-q and -v ask for opposite things: give one of them")
+    meta = click.get_current_context().meta
+    meta.update({"answerable.quiet": quiet, "answerable.verbose": verbose})
+
+
+def _progress():
+    """The progress display -q/-v and stderr ask for (a bar on a terminal, lines in a log)."""
+    from answerable.progress import Progress
+
+    meta = click.get_current_context().meta
+    quiet, verbose = meta.get("answerable.quiet"), meta.get("answerable.verbose")
+    return Progress.for_stream(sys.stderr, quiet, verbose)
 
 
 def _say(message: str) -> None:
@@ -101,7 +114,7 @@ def build(recipe: Path, no_release: bool) -> None:
     from answerable.recipe import load_recipe
 
     loaded = load_recipe(recipe)
-    report = run_build(loaded, log=_say, release=not no_release)
+    report = run_build(loaded, log=_say, release=not no_release, progress=_progress())
     click.echo(f"candidates: {report.counts['total']} items in {report.candidates}")
     rejected = sum(report.reject_counts.values())
     reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"

@@ -8,7 +8,9 @@ finished steps instead of repeating them.
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,8 +20,16 @@ from typing import Any
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import ConfigError
 from answerable.ids import content_hash, rng_for
+from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
-from answerable.records import read_jsonl, read_parquet, write_jsonl, write_parquet
+from answerable.records import (
+    read_json,
+    read_jsonl,
+    read_parquet,
+    write_json,
+    write_jsonl,
+    write_parquet,
+)
 
 
 @dataclass
@@ -67,6 +77,7 @@ class Workspace:
         self.steps = self.root / "steps"
         self.reports = self.root / "reports"
         self.candidates = self.root / "candidates.parquet"
+        self.served: list[str] = []  # the step folders this build used, in order
 
     def step_dir(self, name: str, signature: str) -> Path:
         """Where one step's output for one signature lives."""
@@ -78,16 +89,30 @@ class Workspace:
         """The step's stored output, or ``compute()``'s, stored for next time.
 
         Returns ``(output, was_cached)``. The items file is written last, so a step
-        killed halfway has no items file and is computed again.
+        killed halfway has no items file and is computed again (a sharded step, from
+        the shards it finished: see :mod:`answerable.shards`).
         """
         folder = self.step_dir(name, signature)
+        self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
         if items_file.is_file() and rejects_file.is_file():
             return StepOutput(read_parquet(items_file), list(read_jsonl(rejects_file))), True
         output = compute()
         write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
         write_parquet(output.items, items_file)
+        shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
         return output, False
+
+    def cached_report(self, name: str, compute: Callable[[], dict]) -> dict:
+        """A report over every step this build used (the audit), stored under
+        ``steps/<name>-<hash of those steps>.json``: a rerun whose steps all came from
+        the cache reads it instead of computing it again."""
+        path = self.steps / f"{name}-{content_hash(self.served)[:16]}.json"
+        if path.is_file():
+            return read_json(path)
+        report = compute()
+        write_json(report, path)
+        return read_json(path)  # as a rerun reads it, so the two builds write the same
 
 
 def _reject_key(record: dict) -> tuple:
@@ -97,6 +122,28 @@ def _reject_key(record: dict) -> tuple:
 def sort_rejects(rejects: list[dict]) -> list[dict]:
     """Rejects in the report's fixed order: by step, id and reason."""
     return sorted(rejects, key=_reject_key)
+
+
+DEFAULT_SHARD_SIZE = 64  # small enough that a slow stage shows progress and splits
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How per-item stages run (see :mod:`answerable.shards`): ``workers`` processes
+    over shards of ``shard_size`` units. Neither changes an output, so neither is part
+    of a step's signature."""
+
+    workers: int = 1
+    shard_size: int = DEFAULT_SHARD_SIZE
+
+    @classmethod
+    def from_recipe(cls, recipe: Recipe) -> Execution:
+        """The recipe's top-level ``workers`` (default: the machine's cores) and
+        ``execution.shard_size``."""
+        return cls(
+            recipe.data.get("workers", os.cpu_count() or 1),
+            recipe.section("execution").get("shard_size", DEFAULT_SHARD_SIZE),
+        )
 
 
 @dataclass
@@ -110,6 +157,8 @@ class BuildContext:
     examples: list[dict] = field(default_factory=list)  # source examples, as loaded
     inputs: list[dict] = field(default_factory=list)  # input files with their sha256
     report: dict = field(default_factory=dict)  # sections stages add to reports/build.json
+    execution: Execution = field(default_factory=Execution)
+    progress: Progress = SILENT
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
     _variants: Any = None  # the VariantStore of edited items, opened on first use
 

@@ -60,10 +60,12 @@ class Recipe:
         return self.data.get(name) or {}
 
     def signature(self) -> str:
-        """A hash of what the recipe asks for (not where it lives on disk): of the recipe
-        as written, so a data root set by a variable does not change it (the input files'
-        hashes are in the manifest)."""
-        return content_hash(self.data if self.written is None else self.written)
+        """A hash of what the recipe asks for: of the recipe as written, so a data root
+        set by a variable does not change it (the input files' hashes are in the
+        manifest), and not of how many processes and how large shards build it (those
+        never change an output)."""
+        written = self.data if self.written is None else self.written
+        return content_hash(without_keys(written, HOW_TO_RUN))
 
     def resolve(self, value: str) -> Path:
         """An input path from the recipe, resolved against the recipe's folder."""
@@ -74,6 +76,28 @@ class Recipe:
     def demo_dir(self) -> Path:
         """Where the demo databases are generated when the recipe asks for them."""
         return self.workdir / "demo"
+
+
+HOW_TO_RUN = (("workers",), ("execution", "shard_size"), ("templates", "workers"))
+"""Recipe keys that change how fast a build runs, never what it makes."""
+
+
+def without_keys(data: dict, paths: tuple[tuple[str, ...], ...]) -> dict:
+    """``data`` without the keys at ``paths`` (each a key, or a section and its key).
+
+    >>> without_keys({"a": 1, "b": {"c": 2, "d": 3}}, (("a",), ("b", "c")))
+    {'b': {'d': 3}}
+    """
+    kept = dict(data)
+    for path in paths:
+        holder = kept
+        for key in path[:-1]:
+            if not isinstance(holder.get(key), dict):
+                break
+            holder[key] = holder = dict(holder[key])
+        else:
+            holder.pop(path[-1], None)
+    return kept
 
 
 def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:

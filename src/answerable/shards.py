@@ -1,0 +1,181 @@
+"""Per-item stages in shards: cached one by one, run on every core, merged in one order.
+
+A stage that treats its units (parents, templates, drafting jobs, items) one at a time
+hands them to :func:`run_in_shards` with the function that treats a list of them. The
+units, in the stage's fixed order, are cut into shards of ``shard_size``; each shard is
+named by the hash of its units' keys and its output is stored under the step's folder
+(``steps/<step>-<signature>/shards/<name>.jsonl``) as soon as it is done, written to a
+temporary file and renamed, so a killed build leaves only whole shards. The next run
+finds them and treats only the shards still missing.
+
+Shards run in ``workers`` processes (forked, so they share the build's loaded state)
+and finish in any order; the outputs are then read back in shard order. A stage whose
+treatment of one unit does not look at the others therefore makes the same output for
+any number of workers and any shard size; what does look across units (repeated ids,
+near-duplicate questions) runs after the merge, over the merged output in order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from answerable.ids import content_hash
+from answerable.pipeline import StepOutput
+from answerable.records import read_jsonl, write_jsonl
+
+Work = Callable[[list], StepOutput]
+
+
+def sharded_step(
+    ctx,
+    name: str,
+    signature: str,
+    units: list,
+    work: Work,
+    key: Callable[[Any], str] = lambda unit: unit["id"],
+    merge: Callable[[StepOutput], StepOutput] = lambda output: output,
+    weight: Callable[[Any], int] = lambda _unit: 1,
+) -> tuple[StepOutput, bool]:
+    """A cached step made of shards: the step's stored output when there is one, else
+    ``merge`` (what looks across units) over :func:`run_in_shards`'s output."""
+    folder = ctx.workspace.step_dir(name, signature)
+
+    def compute() -> StepOutput:
+        return merge(run_in_shards(ctx, folder, name, units, work, key, weight))
+
+    return ctx.workspace.cached_step(name, signature, compute)
+
+
+def shard_name(keys: list[str]) -> str:
+    """A shard's file name: the hash of its units' keys, in order."""
+    return content_hash(keys)[:24]
+
+
+def run_in_shards(
+    ctx,
+    step_dir: Path,
+    name: str,
+    units: list,
+    work: Work,
+    key: Callable[[Any], str],
+    weight: Callable[[Any], int] = lambda _unit: 1,
+) -> StepOutput:
+    """``work`` over ``units`` in shards, resumed from the shards stored under
+    ``step_dir``; the outputs concatenated in unit order.
+
+    A shard closes once its units' ``weight`` reaches the shard size (a template
+    weighs its quota of pairs, so a shard holds about as many items in every stage).
+
+    ``ctx`` is the :class:`~answerable.pipeline.BuildContext`: its execution settings,
+    progress and connections (closed before forking, so each process opens its own).
+    """
+    execution = ctx.execution
+    size = execution.shard_size
+    shards = cut(units, size, weight)
+    files = [step_dir / "shards" / f"{shard_name([key(u) for u in s])}.jsonl" for s in shards]
+    pending = [index for index, file in enumerate(files) if not file.is_file()]
+    ctx.progress.detail(
+        f"{name}: {len(units)} units in {len(shards)} shards of up to {size}, "
+        f"{len(shards) - len(pending)} done by an earlier run, "
+        f"{min(execution.workers, max(len(pending), 1))} workers"
+    )
+    with ctx.progress.task(name, len(units)) as task:
+        task.advance(len(units) - sum(len(shards[i]) for i in pending))
+        for index, output in _outputs(ctx, shards, pending, work, execution.workers):
+            store_shard(output, files[index])
+            task.advance(len(shards[index]))
+    merged = StepOutput()
+    for file in files:
+        merged.extend(load_shard(file))
+    return merged
+
+
+def cut(units: list, size: int, weight: Callable[[Any], int]) -> list[list]:
+    """``units`` in order, in shards each closed once its weight reaches ``size``.
+
+    >>> cut([1, 2, 3, 4, 5], 2, lambda _u: 1)
+    [[1, 2], [3, 4], [5]]
+    >>> cut(["a", "b", "c"], 4, {"a": 5, "b": 1, "c": 1}.get)
+    [['a'], ['b', 'c']]
+    """
+    shards, current, held = [], [], 0
+    for unit in units:
+        current.append(unit)
+        held += weight(unit)
+        if held >= size:
+            shards.append(current)
+            current, held = [], 0
+    if current:
+        shards.append(current)
+    return shards
+
+
+def store_shard(output: StepOutput, file: Path) -> Path:
+    """One shard's items and rejects, in their order, in one file written atomically."""
+    lines = [{"item": item} for item in output.items]
+    lines += [{"reject": record} for record in output.rejects]
+    return write_jsonl(lines, file)
+
+
+def load_shard(file: Path) -> StepOutput:
+    """A stored shard's output, as :func:`store_shard` wrote it."""
+    output = StepOutput()
+    for line in read_jsonl(file):
+        if "item" in line:
+            output.items.append(line["item"])
+        else:
+            output.rejects.append(line["reject"])
+    return output
+
+
+def _outputs(ctx, shards: list[list], pending: list[int], work: Work, workers: int) -> Iterator:
+    """``(index, output)`` of each pending shard, here or in forked processes."""
+    if workers <= 1 or len(pending) <= 1:
+        for index in pending:
+            yield index, work(shards[index])
+        return
+    ctx.close()  # a forked process must not share the parent's SQLite connections
+    global _JOB
+    _JOB = (shards, work)
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(min(workers, len(pending)))
+    try:
+        yield from pool.imap_unordered(_run_shard, pending)
+    finally:
+        pool.terminate()
+        pool.join()
+        _JOB = None
+
+
+_JOB: tuple[list[list], Work] | None = None  # what forked workers run, set before the fork
+
+
+def _run_shard(index: int) -> tuple[int, StepOutput]:
+    shards, work = _JOB
+    return index, work(shards[index])
+
+
+class PerProcess:
+    """A value made once in each process that uses it (a connection, an edit
+    environment): a forked worker makes its own instead of using its parent's."""
+
+    def __init__(self, make: Callable[[], Any], close: Callable[[Any], None] = lambda _v: None):
+        self.make, self.close_value = make, close
+        self._pid: int | None = None
+        self._value = None
+
+    def get(self):
+        """This process's value, made on first use."""
+        if self._pid != os.getpid():
+            self._value, self._pid = self.make(), os.getpid()
+        return self._value
+
+    def close(self) -> None:
+        """Close this process's value, if it made one."""
+        if self._pid == os.getpid():
+            self.close_value(self._value)
+        self._pid, self._value = None, None
