@@ -309,7 +309,7 @@ def _bind(sql: str, params: tuple | dict) -> tuple[str, tuple | None]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+def _numbered(sql: str) -> tuple[str, tuple]:
     """``sql`` with its placeholders written ``$1, $2 ...`` and the name each number
     stands for (its position for unnamed ones). Cached: a template runs one text with
     many value sets."""
@@ -318,9 +318,10 @@ def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
     from answerable.builders import sqlkit
 
     tree = sqlkit.parse(sql, "postgres")
-    names: list[str] = []
+    names: list = []
     for position, mark in enumerate(list(tree.find_all(exp.Placeholder, bfs=False))):
-        name = mark.name or str(position)  # in the order written
+        this = mark.args.get("this")  # None for an unnamed %s or ?: taken in order
+        name = position if this is None else mark.name
         if name not in names:
             names.append(name)
         mark.replace(exp.Var(this=f"${names.index(name) + 1}"))
