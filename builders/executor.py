@@ -294,7 +294,24 @@ def open_read_only(
     return install_gate(sqlite_files.connect(path, base), limits)
 
 
-class ReadOnlyDatabase:
+class Connected:
+    """What every engine's database shares: ``close`` and use in a ``with`` block
+    (closing ``self._con``)."""
+
+    _con: Any
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class ReadOnlyDatabase(Connected):
     """One SQLite file opened read-only, executing one statement at a time; with ``base``,
     a delta over its base (the merged view). The SQLite engine's ``Database`` (see
     :mod:`answerable.builders.engines.base`).
@@ -363,16 +380,6 @@ class ReadOnlyDatabase:
         from answerable.builders.schema import DatabaseSchema  # schema imports sqlite_files
 
         return DatabaseSchema.from_sqlite(self.path, db_id, self.base)
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._con.close()
-
-    def __enter__(self) -> ReadOnlyDatabase:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def collect(

@@ -56,6 +56,8 @@ TRANSFER = "tests/test_review_transfer.py::"
 REVIEW = "tests/test_review_cli.py::"
 OS = "tests/test_os_errors.py::"
 LIMITS = "tests/test_limits.py::"
+ENGINES = "tests/test_engines.py::"
+CROSS = "tests/test_crosscheck.py::"
 PG = "tests/test_postgres_engine.py::"
 PGB = "tests/test_postgres_build.py::"
 
@@ -228,6 +230,26 @@ CASES = [
     # --- model server ---------------------------------------------------------------------
     Case("model", "401 refusal", "tests/test_drafting_client.py::test_a_refusal_stops_at_once_and_says_what_to_fix", "api_key_env"),
     Case("model", "gives up after retries", "tests/test_drafting_client.py::test_it_gives_up_after_max_retries_and_caches_nothing", "gave up after 3 attempts"),
+    # --- engines (issue 17) ---------------------------------------------------------------
+    Case("engines", "unknown engine in a source", CROSS + "test_unknown_source_engine_is_one_line", "unknown engine"),
+    Case("engines", "unknown engine in execution.cross_check", CROSS + "test_unknown_cross_check_engine_is_one_line", "execution.cross_check"),
+    Case("engines", "a DuckDB source without its file", CROSS + "test_a_duckdb_source_without_its_file_is_one_line", "no DuckDB file"),
+    Case("engines", "engine: on a format that reads SQLite only", CROSS + "test_engine_on_a_format_that_cannot_read_it_is_one_line", "reads SQLite files only"),
+    Case("engines", "a release from a DuckDB source", CROSS + "test_a_release_from_a_duckdb_source_is_refused_before_any_work", "--no-release"),
+    Case("engines", "counterfactual edits of a DuckDB source", CROSS + "test_counterfactual_parents_on_a_duckdb_source_are_named_rejects", "edits are made on SQLite sources only"),
+    Case("engines", "gold results differ between engines", CROSS + "test_build_rejects_disagreeing_items_with_both_results", "cross-check-disagrees"),
+    Case("engines", "an interval in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "an interval (cast it to text"),
+    Case("engines", "an array in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "an array (unnest it"),
+    Case("engines", "JSON, a struct or a map in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "a JSON object, struct or map"),
+    Case("engines", "a numeric a float cannot hold", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "which a float cannot hold"),
+    Case("engines", "a file that is not DuckDB", ENGINES + "test_not_a_duckdb_file", "not a DuckDB database"),
+    Case("engines", "DuckDB: DROP, DELETE, UPDATE, INSERT", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "not-read-only"),
+    Case("engines", "DuckDB: COPY, EXPORT, ATTACH, INSTALL, LOAD", ENGINES + "test_duckdb_connection_refuses_writes_without_our_statement_check", "INSTALL sqlite"),
+    Case("engines", "DuckDB: SET, PRAGMA, CHECKPOINT", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "SET enable_external_access = true"),
+    Case("engines", "DuckDB: read_csv, read_text, glob on a path", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "read_csv('/etc/passwd')"),
+    Case("engines", "DuckDB: random, uuid, now, nextval", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "results differ between runs"),
+    Case("engines", "DuckDB: a second statement", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "multiple-statements"),
+    Case("engines", "DuckDB: a runaway query", ENGINES + "test_duckdb_time_limit_interrupts_a_runaway_query", "query ran past its time limit"),
 ]  # fmt: skip
 
 

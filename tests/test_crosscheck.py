@@ -187,3 +187,18 @@ def test_sqlite_day_shifts_are_written_portably(tmp_path, sql, agrees):
     item, duck = _item(tmp_path, sql)
     with duck:
         assert crosscheck.check_item(item, duck)["agrees"] is agrees
+
+
+def test_counterfactual_parents_on_a_duckdb_source_are_named_rejects(tmp_path):
+    recipe = tiny_project(
+        tmp_path, [AGREES], extra="counterfactual:\n  rate: 1.0\n  edits: [drop_column_v1]\n"
+    )
+    copy_sqlite_to_duckdb(tmp_path / "dbs" / "shop.sqlite", tmp_path / "dbs" / "shop.duckdb")
+    recipe.write_text(
+        recipe.read_text().replace("databases: dbs\n", "databases: dbs\n    engine: duckdb\n")
+    )
+    result = run_in(tmp_path, "build", recipe, "--no-release")
+    assert result.exit_code == 0, result.output
+    rejects = list(read_jsonl(tmp_path / ".answerable/tiny/reports/rejects.jsonl"))
+    found = [r for r in rejects if r["reason"] == "engine-not-supported"]
+    assert len(found) == 1 and "read by duckdb" in found[0]["detail"]

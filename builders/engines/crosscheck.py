@@ -62,7 +62,9 @@ class Copies:
         target = self.root / name / f"{ref.db_id}.{name}"
         sidecar = target.with_name(target.name + ".json")
         stamp = {"source_sha256": sha256_file(ref.path)}
-        if not (target.exists() and sidecar.is_file() and read_json(sidecar) == stamp):
+        # only a file copy is reused: a server copy (a scratch schema) is loaded anew
+        # each build, since nothing here can tell that it is still as it was loaded
+        if not (target.is_file() and sidecar.is_file() and read_json(sidecar) == stamp):
             target.parent.mkdir(parents=True, exist_ok=True)
             spec = engine_named(name).copy_from_sqlite(ref.path, target)
             write_json(stamp, sidecar)

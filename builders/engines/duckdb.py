@@ -36,6 +36,7 @@ from answerable.builders.engines.base import (
 )
 from answerable.builders.executor import (
     READ_KEYWORDS,
+    Connected,
     Limits,
     Result,
     collect,
@@ -73,7 +74,7 @@ def check_duckdb_file(path: Path) -> None:
             raise SQLError("not-a-database", f"{path}: not a DuckDB database")
 
 
-class DuckDBDatabase:
+class DuckDBDatabase(Connected):
     """One DuckDB file opened read-only with external access and settings locked."""
 
     dialect = "duckdb"
@@ -175,16 +176,6 @@ class DuckDBDatabase:
     def schema(self, db_id: str | None = None) -> DatabaseSchema:
         """The schema of the file's ``main`` schema, from ``information_schema``."""
         return schema_from_information_schema(self._catalog, db_id or self.path.stem, "main")
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._con.close()
-
-    def __enter__(self) -> DuckDBDatabase:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def _called_functions(tree) -> set[str]:

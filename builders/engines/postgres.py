@@ -47,7 +47,14 @@ from pathlib import Path
 
 from answerable.builders.engines.base import Engine, SourceSpec, sqlite_rows
 from answerable.builders.engines.postgres_catalog import read_schema
-from answerable.builders.executor import READ_KEYWORDS, Limits, Result, collect, first_keyword
+from answerable.builders.executor import (
+    READ_KEYWORDS,
+    Connected,
+    Limits,
+    Result,
+    collect,
+    first_keyword,
+)
 from answerable.errors import SQLError
 
 DEFAULT_NAMESPACE = "public"
@@ -177,7 +184,7 @@ def _connect(dsn: str, **options):
         ) from None
 
 
-class PostgresDatabase:
+class PostgresDatabase(Connected):
     """One PostgreSQL schema opened for untrusted reads (the engine's :class:`Database`)."""
 
     dialect = "postgres"
@@ -260,16 +267,6 @@ class PostgresDatabase:
         except psycopg.Error as error:
             raise classify(error, self._dsn) from None
 
-    def close(self) -> None:
-        """Close the connection."""
-        self._con.close()
-
-    def __enter__(self) -> PostgresDatabase:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
 
 def refuse_unsafe(sql: str) -> None:
     """Raise :class:`SQLError` unless ``sql`` is one read statement calling no refused
@@ -309,7 +306,7 @@ def _bind(sql: str, params: tuple | dict) -> tuple[str, tuple | None]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _numbered(sql: str) -> tuple[str, tuple]:
+def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
     """``sql`` with its placeholders written ``$1, $2 ...`` and the name each number
     stands for (its position for unnamed ones). Cached: a template runs one text with
     many value sets."""
@@ -318,10 +315,10 @@ def _numbered(sql: str) -> tuple[str, tuple]:
     from answerable.builders import sqlkit
 
     tree = sqlkit.parse(sql, "postgres")
-    names: list = []
+    names: list[str] = []
     for position, mark in enumerate(list(tree.find_all(exp.Placeholder, bfs=False))):
-        this = mark.args.get("this")  # None for an unnamed %s or ?: taken in order
-        name = position if this is None else mark.name
+        # in the order written; sqlglot names an unnamed %s or ? mark "?"
+        name = mark.name if mark.name not in ("", "?") else str(position)
         if name not in names:
             names.append(name)
         mark.replace(exp.Var(this=f"${names.index(name) + 1}"))

@@ -51,14 +51,12 @@ TARGET = 20_000
 ENGINE_ORDER = ("sqlite", "duckdb", "postgres")
 
 
-def sqlite_floor(paths: dict[str, Path]) -> Callable[[list[dict]], float]:
-    """sqlite3 alone over the demo files."""
+def client_floor(connect: Callable[[Path], object], paths: dict[str, Path]) -> Callable:
+    """An engine's own client alone: every statement executed and fetched in one plain
+    loop over connections ``connect(path)`` makes."""
 
     def run(items: list[dict]) -> float:
-        cons = {
-            db: sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-            for db, p in paths.items()
-        }
+        cons = {db: connect(p) for db, p in paths.items()}
         started = time.perf_counter()
         for item in items:
             cons[item["db_id"]].execute(item["sql"]).fetchall()
@@ -70,24 +68,14 @@ def sqlite_floor(paths: dict[str, Path]) -> Callable[[list[dict]], float]:
     return run
 
 
-def duckdb_floor(paths: dict[str, Path]) -> Callable[[list[dict]], float]:
-    """duckdb's own client over the copies, opened as the engine opens them."""
-    duckdb = duckdb_module()
+def sqlite_connect(path: Path):
+    """sqlite3 read-only on a demo file."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
 
-    def run(items: list[dict]) -> float:
-        cons = {
-            db: duckdb.connect(str(p), read_only=True, config=dict(_CONFIG))
-            for db, p in paths.items()
-        }
-        started = time.perf_counter()
-        for item in items:
-            cons[item["db_id"]].execute(item["sql"]).fetchall()
-        seconds = time.perf_counter() - started
-        for con in cons.values():
-            con.close()
-        return seconds
 
-    return run
+def duckdb_connect(path: Path):
+    """duckdb's own client on a copy, opened as the engine opens it."""
+    return duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
 
 
 def postgres_refs(paths: dict[str, Path]) -> tuple[dict, Callable | None, str]:
@@ -195,7 +183,10 @@ def main() -> None:
             with ref.open(None) as database:
                 ref.schema = database.schema(db)
         pg_refs, pg_floor, why_not = postgres_refs(paths)
-        runs = {"sqlite": (lite, sqlite_floor(paths)), "duckdb": (duck, duckdb_floor(copies))}
+        runs = {
+            "sqlite": (lite, client_floor(sqlite_connect, paths)),
+            "duckdb": (duck, client_floor(duckdb_connect, copies)),
+        }
         if pg_floor is not None:
             runs["postgres"] = (pg_refs, pg_floor)
         else:
