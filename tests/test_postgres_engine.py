@@ -284,3 +284,13 @@ def test_a_result_refused_half_read_leaves_the_connection_usable(clinic):
         clinic.execute("SELECT ARRAY[g] FROM generate_series(1, 50000) AS g")
     assert caught.value.reason == "unhashable-type"
     assert clinic.execute("SELECT count(*) FROM patients").rows == [[750]]
+
+
+def test_a_cross_check_copy_never_replaces_a_source_schema(postgres_demo, demo_dir, monkeypatch):
+    """copy_from_sqlite loads into answerable_copy_<name>, never into the schema the
+    source lives in, even under a role allowed to replace it."""
+    monkeypatch.setenv(pg.DSN_ENV, postgres_demo.dsn())
+    before = _checksum(postgres_demo)
+    spec = pg.PostgresEngine().copy_from_sqlite(demo_dir / "clinic.sqlite", demo_dir / "clinic")
+    assert spec.namespace == "answerable_copy_clinic" and spec.dsn_env == pg.DSN_ENV
+    assert _checksum(postgres_demo)[1] == before[1]  # the source schemas' rows unchanged

@@ -59,6 +59,7 @@ from answerable.errors import SQLError
 
 DEFAULT_NAMESPACE = "public"
 DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
+COPY_PREFIX = "answerable_copy_"  # schemas the cross-check loads SQLite copies into
 _STREAM_ROWS = 1000
 REFUSED_FUNCTIONS = re.compile(
     r"""\b(pg_\w+|lo_(?:import|export|unlink|creat|create|from_bytea|put|get|open|close|
@@ -161,12 +162,13 @@ class PostgresEngine(Engine):
         return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
 
     def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
-        """Load the SQLite file into the schema named after ``target``'s stem on the
-        server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas)."""
+        """Load the SQLite file into the schema ``answerable_copy_<target's stem>`` on the
+        server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas;
+        the prefix keeps a copy from ever replacing a source's schema)."""
         from answerable.builders.engines.postgres_tables import load_sqlite
 
         dsn = resolve_dsn(SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV))
-        namespace = re.sub(r"\W", "_", Path(target).stem.lower())
+        namespace = COPY_PREFIX + re.sub(r"\W", "_", Path(target).stem.lower())
         with _connect(dsn) as con:
             load_sqlite(con, sqlite_path, namespace)
         return SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV, namespace=namespace)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from answerable.builders.demo import generate_demo
+from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.engines import ENGINES, crosscheck
 from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.duckdb import _CONFIG, copy_sqlite_to_duckdb, duckdb_module
@@ -127,24 +127,16 @@ def _demo_server(bindir: Path, paths: dict[str, Path]):
 
 
 def postgres_floor(reader) -> Callable[[list[dict]], float]:
-    """psycopg alone: one autocommit connection per schema, each pair's SQL executed
-    and all its rows fetched."""
+    """psycopg alone: one autocommit connection per schema (the db_id), each pair's SQL
+    executed and all its rows fetched."""
     import psycopg
 
-    def run(items: list[dict]) -> float:
-        cons = {}
-        for db in sorted({i["db_id"] for i in items}):
-            cons[db] = psycopg.connect(reader.dsn(), autocommit=True)
-            cons[db].execute(f'SET search_path = "{db}"')
-        started = time.perf_counter()
-        for item in items:
-            cons[item["db_id"]].execute(item["sql"]).fetchall()
-        seconds = time.perf_counter() - started
-        for con in cons.values():
-            con.close()
-        return seconds
+    def connect(schema: str):
+        con = psycopg.connect(reader.dsn(), autocommit=True)
+        con.execute(f'SET search_path = "{schema}"')
+        return con
 
-    return run
+    return client_floor(connect, {db: db for db in DEMO_DATABASES})
 
 
 def expand_on(refs: dict, quotas: dict) -> tuple[list[dict], list[dict], float]:
