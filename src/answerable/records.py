@@ -137,7 +137,9 @@ class _atomic:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return self.tmp
 
-    def __exit__(self, exc_type, *_) -> None:
+    def __exit__(self, exc_type, exc, _tb) -> None:
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(self.path)  # a failed write or close names no file of its own
         try:
             if exc_type is None:
                 os.replace(self.tmp, self.path)  # fails when the path is a folder, say
