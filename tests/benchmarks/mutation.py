@@ -6,7 +6,7 @@ each against its own test modules, so that a module takes minutes rather than ho
     nice -n 10 python tests/benchmarks/mutation.py --per-module 0 annotation/policy.py
     nice -n 10 python tests/benchmarks/mutation.py --reuse /tmp/mutation   # the table
 
-Each module runs a seeded sample of ``--per-module`` of its mutants (10 by default; 0
+Each module runs a seeded sample of ``--per-module`` of its mutants (9 by default; 0
 runs every mutant). The sample is chosen by a hash of the mutated line's text and the
 mutation's place in it, so it stays put when other lines change. mutmut edits the
 module in place, one mutant at a time, runs the module's tests, and puts the file back;
@@ -36,10 +36,17 @@ import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
+from mutmut import Context, RelativeMutationID, list_mutations, mutate
+
 REPO = Path(__file__).resolve().parents[2]
 DOCTESTS = "tests/test_doctests.py::test_docstring_examples[answerable.{}]"
 METRICS = ["tests/test_evaluate_metrics.py", "tests/test_evaluate_ehrsql.py"]
 SCORER = [*METRICS, "tests/test_evaluate_predictions.py"]
+COUNTERFACTUAL = [
+    "tests/test_counterfactual.py",
+    "--deselect=tests/test_counterfactual.py::test_doctests[candidates]",  # 45 s, another module
+    "tests/test_mutants_counterfactual.py",
+]
 
 # module -> its test modules, doctests, or other pytest arguments (the slow end-to-end
 # tests that build the demo are left out: they would cost a minute per mutant)
@@ -49,14 +56,8 @@ MODULES = {
         "tests/test_mutants_executor.py",
         DOCTESTS.format("builders.executor"),
     ],
-    "builders/counterfactual/verify.py": [
-        "tests/test_counterfactual.py",
-        "tests/test_mutants_counterfactual.py",
-    ],
-    "builders/counterfactual/leaks.py": [
-        "tests/test_counterfactual.py",
-        "tests/test_mutants_counterfactual.py",
-    ],
+    "builders/counterfactual/verify.py": COUNTERFACTUAL,
+    "builders/counterfactual/leaks.py": COUNTERFACTUAL,
     "builders/templates/writing.py": [
         "tests/test_templates.py",
         "tests/test_mutants_templates.py",
@@ -151,8 +152,6 @@ def pre_mutation(context):
 def sample(module: str, per_module: int) -> list[tuple[int, int]]:
     """The (line number, index) of the mutants to run: ``per_module`` of them chosen by a
     hash of each mutant's line text and index, or every mutant when ``per_module`` is 0."""
-    from mutmut import Context, list_mutations
-
     mutants = list_mutations(Context(filename=str(REPO / module)))
 
     def rank(m) -> tuple[str, int]:
@@ -185,35 +184,45 @@ def run_module(module: str, tests: list[str], per_module: int) -> dict:
         finally:
             if path.read_bytes() != original:
                 path.write_bytes(original)
+                path.with_name(f"{path.name}.bak").unlink(missing_ok=True)
                 sys.exit(f"{module}: mutmut left it mutated; the original is put back")
         cache = Path(work) / ".mutmut-cache"
         if not cache.is_file():
             sys.exit(f"{module}: mutmut did not run: {done.stderr.strip()[-500:]}")
-        return read_cache(cache)
+        return read_cache(cache, original.decode())
 
 
-def read_cache(cache: Path) -> dict:
-    """Counts by outcome, and the surviving mutants' lines, from mutmut's cache."""
+def read_cache(cache: Path, source: str) -> dict:
+    """Counts by outcome, and each survivor as ``line: code -> mutated code``, from
+    mutmut's cache; ``source`` is the module's text."""
     con = sqlite3.connect(cache)
     try:
         rows = con.execute(
-            "SELECT m.status, l.line_number, l.line FROM Mutant m JOIN Line l ON m.line = l.id "
-            "WHERE m.status != 'skipped' ORDER BY l.line_number, m.id"
+            "SELECT m.status, l.line_number, l.line, m.\"index\" FROM Mutant m "
+            "JOIN Line l ON m.line = l.id WHERE m.status != 'skipped' "
+            "ORDER BY l.line_number, m.\"index\""
         ).fetchall()
     finally:
         con.close()
     result = {"mutants": len(rows), "killed": 0, "survived": 0, "timeout": 0, "survivors": []}
-    for status, line_number, code in rows:
+    for status, line_number, code, index in rows:
         if status in KILLED:
             result["killed"] += 1
         elif status == "bad_survived":
             result["survived"] += 1
-            result["survivors"].append(f"{line_number + 1}: {code.strip()}")
+            mutated = mutated_line(source, RelativeMutationID(code, index, line_number))
+            result["survivors"].append(f"{line_number + 1}: {code.strip()} -> {mutated}")
         elif status == "bad_timeout":
             result["timeout"] += 1
         else:
             sys.exit(f"{cache}: a mutant was left {status}")
     return result
+
+
+def mutated_line(source: str, mutant: RelativeMutationID) -> str:
+    """The text of the mutant's line once mutated."""
+    mutated, _ = mutate(Context(source=source, mutation_id=mutant))
+    return mutated.split("\n")[mutant.line_number].strip()
 
 
 def result_key(module: str, per_module: int) -> str:
@@ -249,7 +258,7 @@ def score(counts: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="paths from the repository root (default: all)")
-    parser.add_argument("--per-module", type=int, default=10, help="mutants per module (0: all)")
+    parser.add_argument("--per-module", type=int, default=9, help="mutants per module (0: all)")
     parser.add_argument("--reuse", type=Path, help="folder keeping each module's result")
     args = parser.parse_args()
     unknown = [m for m in args.modules if m not in MODULES]
