@@ -130,6 +130,26 @@ def test_derivable_needs_five_rows(tmp_path, rows, leaks):
     assert found == ([("stays.leave", "stays.arrive")] if leaks else [])
 
 
+def test_decimal_columns_are_numbers_for_the_derivable_check(tmp_path):
+    """Kills: ``DEC`` dropped from the numeric type names (a DECIMAL length of stay that
+    equals ``leave - arrive`` would not be looked at)."""
+    values = [(i, 100.0, 200.0, 100.0) for i in range(6)]
+    script = """CREATE TABLE stays (id INTEGER PRIMARY KEY, arrive DECIMAL(10, 2),
+                                    leave DECIMAL(10, 2), los DECIMAL(10, 2));"""
+    found = derivable(make_db(tmp_path / "s.sqlite", script, {"stays": values}))
+    assert found == [("stays.leave", "stays.arrive")]
+
+
+def test_dates_are_compared_as_julian_days(tmp_path):
+    """Kills: the date role left out of the operands (a length of stay that is the
+    difference of two DATE columns would not be found)."""
+    days = [(i, f"2024-01-{1 + i:02d}", f"2024-02-{10 + i:02d}", 40) for i in range(6)]
+    script = """CREATE TABLE stays (id INTEGER PRIMARY KEY, admitted DATE, discharged DATE,
+                                    los INTEGER);"""
+    found = derivable(make_db(tmp_path / "s.sqlite", script, {"stays": days}))
+    assert found == [("stays.discharged", "stays.admitted")]
+
+
 # ---- the other checks' verdicts (their reason codes end up in the rejects report) -------
 
 
