@@ -26,13 +26,20 @@ A table of the modules, then the last line, exactly:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import importlib
 import json
+import os
+import select
 import shlex
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -135,11 +142,21 @@ MODULES = {
 }
 COUNTS = ("mutants", "killed", "survived", "timeout")
 KILLED = ("ok_killed", "ok_suspicious")  # suspicious: the tests failed, slowly
-# pytest's exit code 2 (an import or collection error) is a kill; mutmut 2 counts only 1
-PYTEST = (
-    "import os, sys, pytest; os.chdir({repo!r}); "
-    "sys.exit(1 if pytest.main(sys.argv[1:]) else 0)"
+# What mutmut runs per mutant: ask the test server to run pytest with these arguments.
+# Any failure of pytest (exit code 2 is an import or collection error) is a kill, which
+# mutmut 2 reads from exit code 1 only.
+CLIENT = (
+    "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect({socket!r}); "
+    "s.sendall(chr(0).join(sys.argv[1:]).encode() + bytes(1)); "
+    "sys.exit(1 if s.makefile().readline().strip() != '0' else 0)"
 )
+# The third-party modules the package and its tests import, loaded once by the server
+# (inflect alone takes seconds); never the package itself, which each run imports anew.
+PRELOAD = (
+    "pytest", "hypothesis", "pytest_timeout", "polars", "pyarrow", "numpy", "sqlglot",
+    "jsonschema", "jsonschema_rs", "referencing", "click", "yaml", "faker", "openai",
+    "inflect", "nltk", "sklearn", "matplotlib",
+)  # fmt: skip
 # mutmut imports this from its working folder: it skips the mutants outside the sample
 SAMPLE_HOOK = """import json
 CHOSEN = {tuple(key) for key in json.load(open("chosen.json"))}
@@ -162,12 +179,13 @@ def sample(module: str, per_module: int) -> list[tuple[int, int]]:
     return sorted((m.line_number, m.index) for m in chosen)
 
 
-def run_module(module: str, tests: list[str], per_module: int) -> dict:
-    """Mutate one module against its tests: its counts and survivors."""
+def run_module(module: str, tests: list[str], per_module: int, server: str) -> dict:
+    """Mutate one module against its tests, run by the test server listening at
+    ``server``: the module's counts and survivors."""
     path = REPO / module
     original = path.read_bytes()
     pytest = ["-x", "-q", "-p", "no:cacheprovider", *tests]
-    runner = shlex.join([sys.executable, "-c", PYTEST.format(repo=str(REPO)), *pytest])
+    runner = shlex.join([sys.executable, "-c", CLIENT.format(socket=server), *pytest])
     with tempfile.TemporaryDirectory(prefix="mutation-") as work:
         (Path(work) / "chosen.json").write_text(json.dumps(sample(module, per_module)))
         (Path(work) / "mutmut_config.py").write_text(SAMPLE_HOOK)
@@ -198,9 +216,9 @@ def read_cache(cache: Path, source: str) -> dict:
     con = sqlite3.connect(cache)
     try:
         rows = con.execute(
-            "SELECT m.status, l.line_number, l.line, m.\"index\" FROM Mutant m "
+            'SELECT m.status, l.line_number, l.line, m."index" FROM Mutant m '
             "JOIN Line l ON m.line = l.id WHERE m.status != 'skipped' "
-            "ORDER BY l.line_number, m.\"index\""
+            'ORDER BY l.line_number, m."index"'
         ).fetchall()
     finally:
         con.close()
@@ -237,17 +255,69 @@ def result_key(module: str, per_module: int) -> str:
     return digest.hexdigest()[:16]
 
 
-def module_result(module: str, per_module: int, reuse: Path | None) -> dict:
+def module_result(module: str, per_module: int, reuse: Path | None, server: str) -> dict:
     """A module's result: kept from an earlier run in ``reuse`` when nothing changed."""
     if reuse is None:
-        return run_module(module, MODULES[module], per_module)
+        return run_module(module, MODULES[module], per_module, server)
     kept = reuse / f"{module.replace('/', '.')}-{result_key(module, per_module)}.json"
     if kept.is_file():
         return json.loads(kept.read_text()) | {"reused": True}
-    result = run_module(module, MODULES[module], per_module)
+    result = run_module(module, MODULES[module], per_module, server)
     reuse.mkdir(parents=True, exist_ok=True)
     kept.write_text(json.dumps(result, indent=1))
     return result
+
+
+def serve(address: str) -> None:
+    """The test server: load the heavy third-party modules once, then for each request
+    (pytest's arguments) fork a child that imports the package afresh from its files,
+    as they are now, and runs pytest; answer with its exit code. A child whose client
+    went away (mutmut's time limit) is killed."""
+    sys.dont_write_bytecode = True  # a mutant's bytecode must never outlive it
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    assert not [m for m in sys.modules if m.split(".")[0] in ("answerable", "tests")]
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(address)
+    listener.listen()
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            request = b""
+            while not request.endswith(b"\0"):
+                request += connection.recv(65536) or b"\0"
+            arguments = request[:-1].decode().split("\0")
+            code = run_tests(arguments, connection, listener)
+            with contextlib.suppress(OSError):
+                connection.sendall(f"{code}\n".encode())
+
+
+def run_tests(arguments: list[str], connection: socket.socket, listener: socket.socket) -> int:
+    """pytest's exit code for ``arguments``, run in a forked child; -1 when the client
+    that asked went away first (the child is then killed)."""
+    child = os.fork()
+    if child == 0:
+        listener.close()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.chdir(REPO)
+        import pytest
+
+        code = 3
+        try:
+            code = int(pytest.main(arguments))
+        finally:
+            os._exit(code)
+    while True:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if select.select([connection], [], [], 0.2)[0]:  # readable here means closed
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            return -1
 
 
 def score(counts: dict) -> float:
@@ -255,22 +325,43 @@ def score(counts: dict) -> float:
     return counts["killed"] / tested if tested else 0.0
 
 
+def run_table(modules: list[str], per_module: int, reuse: Path | None, server: str) -> dict:
+    """Each module's result, printed (survivors first) as it comes."""
+    results = {}
+    for module in modules:
+        result = module_result(module, per_module, reuse, server)
+        for survivor in result["survivors"]:
+            print(f"  survived {module}:{survivor}")
+        print(f"{module}: " + " ".join(f"{k}={result[k]}" for k in COUNTS), flush=True)
+        results[module] = result
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="paths from the repository root (default: all)")
     parser.add_argument("--per-module", type=int, default=9, help="mutants per module (0: all)")
     parser.add_argument("--reuse", type=Path, help="folder keeping each module's result")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)  # the test server's socket
     args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         sys.exit(f"no test modules listed for {', '.join(unknown)}; known: {', '.join(MODULES)}")
-    results = {}
-    for module in args.modules or list(MODULES):
-        result = module_result(module, args.per_module, args.reuse)
-        for survivor in result["survivors"]:
-            print(f"  survived {module}:{survivor}")
-        print(f"{module}: " + " ".join(f"{k}={result[k]}" for k in COUNTS), flush=True)
-        results[module] = result
+    with tempfile.TemporaryDirectory(prefix="mutation-server-") as folder:
+        address = str(Path(folder) / "socket")
+        server = subprocess.Popen([sys.executable, __file__, "--serve", address])
+        try:
+            while not Path(address).exists():
+                if server.poll() is not None:
+                    sys.exit("the test server did not start")
+                time.sleep(0.2)
+            results = run_table(args.modules or list(MODULES), args.per_module, args.reuse, address)
+        finally:
+            server.kill()
+            server.wait()
     width = max(len(m) for m in results)
     print(f"{'module':<{width}} " + " ".join(f"{k:>8}" for k in (*COUNTS, "score")))
     for module, result in results.items():
