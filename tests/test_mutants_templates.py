@@ -11,12 +11,13 @@ import sqlite3
 import textwrap
 
 import pytest
+import sqlglot
 
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.templates import Settings, expand_templates, load_templates
 from answerable.builders.templates.model import plain
-from answerable.builders.templates.writing import bound_value, value_node, words
+from answerable.builders.templates.writing import SQLWriter, bound_value, value_node, words
 
 
 @pytest.fixture
@@ -100,3 +101,16 @@ def test_dates_and_times_keep_their_iso_form():
     assert value_node(day).sql() == "'2024-01-02'" and value_node(clock).sql() == "'03:04:05'"
     assert (bound_value(day), bound_value(clock)) == ("2024-01-02", "03:04:05")
     assert (words(day), plain(day)) == ("2024-01-02", "2024-01-02")
+
+
+def test_a_construct_the_dialect_lacks_is_written_as_sqlglot_writes_it():
+    """Kills: the generator's list of unsupported messages not reset before each write
+    (set to None, the first construct SQLite lacks, here TABLESAMPLE, would crash the
+    writer instead of being left out as sqlglot leaves it out)."""
+    tree = sqlglot.parse_one("SELECT a FROM t TABLESAMPLE (10 PERCENT) WHERE b = :b", read="duckdb")
+    writer = SQLWriter(tree)
+    assert writer.param_sql == tree.sql("sqlite") == "SELECT a FROM t WHERE b = :b"
+    assert [writer.sql({"b": n}) for n in (1, 2)] == [
+        "SELECT a FROM t WHERE b = 1",
+        "SELECT a FROM t WHERE b = 2",
+    ]
