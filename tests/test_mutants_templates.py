@@ -16,6 +16,7 @@ import sqlglot
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.templates import Settings, expand_templates, load_templates
+from answerable.builders.templates.expand import expand_template
 from answerable.builders.templates.model import plain
 from answerable.builders.templates.writing import SQLWriter, bound_value, value_node, words
 
@@ -114,3 +115,38 @@ def test_a_construct_the_dialect_lacks_is_written_as_sqlglot_writes_it():
         "SELECT a FROM t WHERE b = 1",
         "SELECT a FROM t WHERE b = 2",
     ]
+
+
+def write_template(tmp_path, sql: str, values: list):
+    """One template ``t.quota`` over the values of ``k`` on ``numbers``."""
+    path = tmp_path / "quota.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            db_id: numbers
+            templates:
+              - id: t.quota
+                questions: ["Which rows are below {{k}}?"]
+                sql: {sql}
+                placeholders: {{k: {{values: {values}}}}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    [template] = load_templates([path]).templates
+    return template
+
+
+def test_a_template_never_gives_more_than_its_own_quota(numbers, tmp_path):
+    """Kills: the quota of ``expand_template`` ignored (the settings' quota used), and the
+    cut ``len(items) >= quota`` -> ``>`` (a second round of draws, asked for after
+    rejects, can make more pairs than the quota; only the first ``quota`` are kept).
+    Draws are with replacement, so a seed may also fall short of the quota."""
+    template = write_template(tmp_path, "SELECT x FROM n WHERE x < :k", list(range(-5, 10)))
+    counts = []
+    for seed in range(6):
+        settings = Settings(seed=seed, quota=8, attempts=3)
+        made = expand_template(template, numbers, settings, quota=3)
+        counts.append(len(made.items))
+        assert all(r["reason"] for r in made.rejects)
+    assert max(counts) == 3
