@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from answerable.release.evaluate import bootstrap, detection, reliability, scare
+from answerable.builders.executor import Result, result_hash
+from answerable.release.evaluate import bootstrap, compare, detection, reliability, scare
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.report import breakdowns
@@ -189,3 +190,43 @@ def test_bootstrap_is_seeded_bounded_and_brackets_the_value():
     assert narrow[1] - narrow[0] < wide
     empty = Tally(all_metrics([]), [])
     assert bootstrap.intervals(empty, ["ex"], resamples=10)["ex"] is None
+
+
+# ---- result comparison (release/evaluate/compare.py) -------------------------------------
+
+
+def result(rows: list[list], columns: int = 1) -> Result:
+    """A result of ``rows`` with its multiset hash, as the executor gives it."""
+    return Result(
+        [f"c{n}" for n in range(columns)], rows, len(rows), result_hash(rows, False), False
+    )
+
+
+def test_only_the_ordered_mode_hashes_in_row_order():
+    """Kills: ``mode == "ordered"`` compared with another name."""
+    assert compare.ordered_for("ordered", True) is True
+    assert compare.ordered_for("ordered", False) is False
+    assert compare.ordered_for("multiset", True) is False
+
+
+def test_set_mode_ignores_order_and_duplicates_but_not_rows():
+    """Kills: ``same_set`` asking for a different number of columns, and the ``set`` mode
+    registered under another name (``--mode set`` is a documented choice)."""
+    assert set(compare.MODES) == {"multiset", "set", "ordered", "ehrsql"}
+    assert compare.MODES["set"](result([[1], [2], [2]]), result([[2], [1]]))
+    assert not compare.MODES["set"](result([[1], [2]]), result([[1]]))
+
+
+def test_jaccard_of_row_sets():
+    """Kills: ``|P ∩ G| / |P ∪ G|`` -> ``*``, and two empty results scoring other than 1."""
+    assert compare.jaccard(result([[1], [2]]), result([[2], [3]])) == pytest.approx(1 / 3)
+    assert compare.jaccard(result([]), result([])) == 1.0
+    assert compare.jaccard(result([[1]]), result([])) == 0.0
+
+
+def test_ehrsql_rounds_floats_to_three_digits():
+    """Kills: EHRSQL_DIGITS 3 -> 4 (EHRSQL 2024's scorer rounds to three digits, so
+    1.2344 and 1.2341 are the same answer)."""
+    assert compare.ehrsql_cell(1.2344) == "1.234"
+    assert compare.same_ehrsql(result([[1.2344]]), result([[1.2341]]))
+    assert not compare.same_ehrsql(result([[1.2344]]), result([[1.2354]]))
