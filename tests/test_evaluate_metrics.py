@@ -192,6 +192,27 @@ def test_bootstrap_is_seeded_bounded_and_brackets_the_value():
     assert bootstrap.intervals(empty, ["ex"], resamples=10)["ex"] is None
 
 
+def test_a_single_resample_gives_an_interval_rounded_to_six_places():
+    """Kills: ``resamples < 1`` -> ``<= 1`` (one resample is a valid, if degenerate,
+    interval) and the bounds rounded to 7 places instead of the report's 6."""
+    items = [Scored(f"i{n}", "answerable", answered=True, correct=n < 2) for n in range(7)]
+    tally = Tally(all_metrics(items), items)
+    [low, high] = bootstrap.intervals(tally, ["ex"], resamples=1, seed=1)["ex"]
+    assert low == high
+    many = bootstrap.intervals(tally, ["ex"], resamples=200, seed=1)["ex"]
+    assert all(bound == round(bound, 6) for bound in [low, *many])
+    assert any(bound != round(bound, 5) for bound in [low, *many])
+
+
+def test_execution_errors_leave_out_parse_errors():
+    """Kills: the execution-error rate counting parse errors instead of the others."""
+    errors = ["parse-error", "timeout", "unknown-column", None]
+    items = [Scored(f"i{n}", "answerable", answered=True, error=e) for n, e in enumerate(errors)]
+    found = values(items)
+    assert found["exec_error_rate"] == 2 * found["parse_error_rate"] > 0
+    assert found["ser"] == found["exec_error_rate"] + found["parse_error_rate"]
+
+
 # ---- result comparison (release/evaluate/compare.py) -------------------------------------
 
 
