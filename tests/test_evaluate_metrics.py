@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from answerable.builders.executor import Result, result_hash
-from answerable.release.evaluate import bootstrap, compare, detection, reliability, scare
+from answerable.errors import ConfigError
+from answerable.release.evaluate import (
+    bootstrap,
+    compare,
+    detection,
+    references,
+    reliability,
+    scare,
+)
 from answerable.release.evaluate.metric import Scored
+from answerable.release.evaluate.predictions import read_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.report import breakdowns
 from answerable.release.evaluate.tally import Tally
@@ -251,3 +260,56 @@ def test_ehrsql_rounds_floats_to_three_digits():
     assert compare.ehrsql_cell(1.2344) == "1.234"
     assert compare.same_ehrsql(result([[1.2344]]), result([[1.2341]]))
     assert not compare.same_ehrsql(result([[1.2344]]), result([[1.2354]]))
+
+
+# ---- reference systems and prediction files -----------------------------------------------
+
+
+def reference_items() -> list[dict]:
+    """Six answerable items and fourteen unanswerable ones on one database."""
+    return [
+        {
+            "id": f"{n:016x}",
+            "db_id": "shop",
+            "question": f"Question {n}?",
+            "label": "answerable" if n < 6 else "unanswerable",
+            "category": None if n < 6 else "missing-column",
+            "sql": f"SELECT {n}" if n < 6 else None,
+        }
+        for n in range(20)
+    ]
+
+
+def test_the_gold_reference_answers_what_is_answerable_and_abstains_otherwise():
+    """Kills: the gold reference giving SQL to an unanswerable item or none to an
+    answerable one (its EX must be 1 and its RS(c) 100)."""
+    items = reference_items()
+    gold = references.reference_predictions("gold", items)
+    for item in items:
+        assert gold[item["id"]].sql == item["sql"]
+        assert (gold[item["id"]].label, gold[item["id"]].category) == (
+            item["label"],
+            item["category"],
+        )
+
+
+def test_the_random_reference_is_seeded_per_item_and_mixes_both_answers():
+    """Kills: the random reference crashing or keyed wrongly (each item gets a prediction
+    of its own), drawn by another key than (seed, item id), or never answering."""
+    items = reference_items()
+    pool = {i["sql"] for i in items if i["sql"]}
+    first = references.reference_predictions("random", items, seed=2)
+    assert first == references.reference_predictions("random", items, seed=2)
+    assert first != references.reference_predictions("random", items, seed=3)
+    assert sorted(first) == sorted(i["id"] for i in items)
+    answered = [p for p in first.values() if p.sql is not None]
+    assert all(p.id == key for key, p in first.items())
+    assert answered and {p.sql for p in answered} <= pool
+    assert {p.label for p in first.values() if p.sql is None} <= {"ambiguous", "unanswerable"}
+    assert len(answered) < len(items)
+
+
+def test_a_missing_prediction_file_says_how_to_write_one(tmp_path):
+    """Kills: the fix of a prediction file's error left out."""
+    with pytest.raises(ConfigError, match=r'write one \{"id": \.\.\., "sql": \.\.\.\} object'):
+        read_predictions(tmp_path / "none.jsonl")

@@ -205,9 +205,11 @@ def run_module(module: str, tests: list[str], per_module: int, server: str) -> d
                 path.with_name(f"{path.name}.bak").unlink(missing_ok=True)
                 sys.exit(f"{module}: mutmut left it mutated; the original is put back")
         cache = Path(work) / ".mutmut-cache"
-        if not cache.is_file():
-            sys.exit(f"{module}: mutmut did not run: {done.stderr.strip()[-500:]}")
-        return read_cache(cache, original.decode())
+        result = read_cache(cache, original.decode()) if cache.is_file() else {"mutants": 0}
+        if not result["mutants"]:  # e.g. the tests failed without a mutant
+            output = (done.stdout + done.stderr).strip()[-800:]
+            sys.exit(f"{module}: mutmut ran no mutant (exit {done.returncode}): {output}")
+        return result
 
 
 def read_cache(cache: Path, source: str) -> dict:
