@@ -35,25 +35,10 @@ def numbers(tmp_path) -> DatabaseRef:
 
 def outcomes(ref, tmp_path, sql: str, values: list, **settings) -> dict:
     """``{k: "kept" | reject reason}`` for one template over the values of ``k``."""
-    path = tmp_path / "t.yaml"
-    path.write_text(
-        textwrap.dedent(
-            f"""\
-            db_id: numbers
-            templates:
-              - id: t.edge
-                questions: ["Which rows are below {{k}}?"]
-                sql: {sql}
-                placeholders: {{k: {{values: {values}}}}}
-            """
-        ),
-        encoding="utf-8",
-    )
-    loaded = load_templates([path])
-    assert loaded.rejects == []
+    template = write_template(tmp_path, sql, values)
     quota = len(values)
     made = expand_templates(
-        loaded.templates, {ref.db_id: ref}, Settings(seed=1, quota=quota, attempts=1, **settings)
+        [template], {ref.db_id: ref}, Settings(seed=1, quota=quota, attempts=1, **settings)
     )
     found = {i["provenance"]["params"]["values"]["k"]: "kept" for i in made.items}
     found.update({r["values"]["k"]: r["reason"] for r in made.rejects})
@@ -118,14 +103,14 @@ def test_a_construct_the_dialect_lacks_is_written_as_sqlglot_writes_it():
 
 
 def write_template(tmp_path, sql: str, values: list):
-    """One template ``t.quota`` over the values of ``k`` on ``numbers``."""
-    path = tmp_path / "quota.yaml"
+    """One template ``t.edge`` over the values of ``k`` on ``numbers``."""
+    path = tmp_path / "t.yaml"
     path.write_text(
         textwrap.dedent(
             f"""\
             db_id: numbers
             templates:
-              - id: t.quota
+              - id: t.edge
                 questions: ["Which rows are below {{k}}?"]
                 sql: {sql}
                 placeholders: {{k: {{values: {values}}}}}
@@ -133,8 +118,9 @@ def write_template(tmp_path, sql: str, values: list):
         ),
         encoding="utf-8",
     )
-    [template] = load_templates([path]).templates
-    return template
+    loaded = load_templates([path])
+    assert loaded.rejects == []
+    return loaded.templates[0]
 
 
 def test_a_template_never_gives_more_than_its_own_quota(numbers, tmp_path):
