@@ -16,9 +16,9 @@ from answerable.release.guards import (
     require_items,
 )
 from answerable.release.inspect import load_items
-from answerable.release.publish import read_manifest
+from answerable.release.publish import prepare_release, read_manifest
 from tests.conftest import run_in
-from tests.release_helpers import hex_id, make_item
+from tests.release_helpers import config, frame_of, hex_id, make_item
 from tests.test_cli import assert_clean_error, seed, tiny_project
 
 SEEDS = [
@@ -215,3 +215,12 @@ def test_the_split_a_source_gives_is_kept_on_the_item_and_in_the_release(tmp_pat
     assert {i["question"]: i["split"] for i in released} == wanted
     manifest = read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")
     assert manifest["counts"]["by_split"] == {"dev": 2, "train": 3}
+
+
+def test_the_release_report_holds_sampling_splits_and_leakage():
+    """Kills: a section of report.json written under another name (readers and the card
+    look for ``sampling``, ``splits`` and ``leakage``)."""
+    items = [make_item(f"r{n}", result_hash=f"{n:064x}") for n in range(12)]
+    frame, report = prepare_release(frame_of(items), config(), 3, "fixture 0.1.0")
+    assert sorted(report) == ["leakage", "sampling", "splits"]
+    assert report["sampling"]["chosen"] == frame.height == 12
