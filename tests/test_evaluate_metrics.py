@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from answerable.release.evaluate import bootstrap, detection, reliability, scare
+from answerable.builders.executor import Result, result_hash
+from answerable.errors import ConfigError
+from answerable.release.evaluate import (
+    bootstrap,
+    compare,
+    detection,
+    references,
+    reliability,
+    scare,
+)
 from answerable.release.evaluate.metric import Scored
+from answerable.release.evaluate.predictions import read_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.report import breakdowns
 from answerable.release.evaluate.tally import Tally
@@ -189,3 +199,117 @@ def test_bootstrap_is_seeded_bounded_and_brackets_the_value():
     assert narrow[1] - narrow[0] < wide
     empty = Tally(all_metrics([]), [])
     assert bootstrap.intervals(empty, ["ex"], resamples=10)["ex"] is None
+
+
+def test_a_single_resample_gives_an_interval_rounded_to_six_places():
+    """Kills: ``resamples < 1`` -> ``<= 1`` (one resample is a valid, if degenerate,
+    interval) and the bounds rounded to 7 places instead of the report's 6."""
+    items = [Scored(f"i{n}", "answerable", answered=True, correct=n < 2) for n in range(7)]
+    tally = Tally(all_metrics(items), items)
+    [low, high] = bootstrap.intervals(tally, ["ex"], resamples=1, seed=1)["ex"]
+    assert low == high
+    many = bootstrap.intervals(tally, ["ex"], resamples=200, seed=1)["ex"]
+    assert all(bound == round(bound, 6) for bound in [low, *many])
+    assert any(bound != round(bound, 5) for bound in [low, *many])
+
+
+def test_execution_errors_leave_out_parse_errors():
+    """Kills: the execution-error rate counting parse errors instead of the others."""
+    errors = ["parse-error", "timeout", "unknown-column", None]
+    items = [Scored(f"i{n}", "answerable", answered=True, error=e) for n, e in enumerate(errors)]
+    found = values(items)
+    assert found["exec_error_rate"] == 2 * found["parse_error_rate"] > 0
+    assert found["ser"] == found["exec_error_rate"] + found["parse_error_rate"]
+
+
+# ---- result comparison (release/evaluate/compare.py) -------------------------------------
+
+
+def result(rows: list[list], columns: int = 1) -> Result:
+    """A result of ``rows`` with its multiset hash, as the executor gives it."""
+    return Result(
+        [f"c{n}" for n in range(columns)], rows, len(rows), result_hash(rows, False), False
+    )
+
+
+def test_only_the_ordered_mode_hashes_in_row_order():
+    """Kills: ``mode == "ordered"`` compared with another name."""
+    assert compare.ordered_for("ordered", True) is True
+    assert compare.ordered_for("ordered", False) is False
+    assert compare.ordered_for("multiset", True) is False
+
+
+def test_set_mode_ignores_order_and_duplicates_but_not_rows():
+    """Kills: ``same_set`` asking for a different number of columns, and the ``set`` mode
+    registered under another name (``--mode set`` is a documented choice)."""
+    assert set(compare.MODES) == {"multiset", "set", "ordered", "ehrsql"}
+    assert compare.MODES["set"](result([[1], [2], [2]]), result([[2], [1]]))
+    assert not compare.MODES["set"](result([[1], [2]]), result([[1]]))
+
+
+def test_jaccard_of_row_sets():
+    """Kills: ``|P ∩ G| / |P ∪ G|`` -> ``*``, and two empty results scoring other than 1."""
+    assert compare.jaccard(result([[1], [2]]), result([[2], [3]])) == pytest.approx(1 / 3)
+    assert compare.jaccard(result([]), result([])) == 1.0
+    assert compare.jaccard(result([[1]]), result([])) == 0.0
+
+
+def test_ehrsql_rounds_floats_to_three_digits():
+    """Kills: EHRSQL_DIGITS 3 -> 4 (EHRSQL 2024's scorer rounds to three digits, so
+    1.2344 and 1.2341 are the same answer)."""
+    assert compare.ehrsql_cell(1.2344) == "1.234"
+    assert compare.same_ehrsql(result([[1.2344]]), result([[1.2341]]))
+    assert not compare.same_ehrsql(result([[1.2344]]), result([[1.2354]]))
+
+
+# ---- reference systems and prediction files -----------------------------------------------
+
+
+def reference_items() -> list[dict]:
+    """Six answerable items and fourteen unanswerable ones on one database."""
+    return [
+        {
+            "id": f"{n:016x}",
+            "db_id": "shop",
+            "question": f"Question {n}?",
+            "label": "answerable" if n < 6 else "unanswerable",
+            "category": None if n < 6 else "missing-column",
+            "sql": f"SELECT {n}" if n < 6 else None,
+        }
+        for n in range(20)
+    ]
+
+
+def test_the_gold_reference_answers_what_is_answerable_and_abstains_otherwise():
+    """Kills: the gold reference giving SQL to an unanswerable item or none to an
+    answerable one (its EX must be 1 and its RS(c) 100)."""
+    items = reference_items()
+    gold = references.reference_predictions("gold", items)
+    for item in items:
+        assert gold[item["id"]].sql == item["sql"]
+        assert (gold[item["id"]].label, gold[item["id"]].category) == (
+            item["label"],
+            item["category"],
+        )
+
+
+def test_the_random_reference_is_seeded_per_item_and_mixes_both_answers():
+    """Kills: the random reference crashing or keyed wrongly (each item gets a prediction
+    of its own), drawn by another key than (seed, item id), or never answering."""
+    items = reference_items()
+    pool = {i["sql"] for i in items if i["sql"]}
+    first = references.reference_predictions("random", items, seed=2)
+    assert first == references.reference_predictions("random", items, seed=2)
+    assert first != references.reference_predictions("random", items, seed=3)
+    assert sorted(first) == sorted(i["id"] for i in items)
+    answered = [p for p in first.values() if p.sql is not None]
+    assert all(p.id == key for key, p in first.items())
+    assert answered and {p.sql for p in answered} <= pool
+    assert {p.label for p in first.values() if p.sql is None} <= {"ambiguous", "unanswerable"}
+    assert len(answered) < len(items)
+
+
+def test_a_missing_prediction_file_says_how_to_write_one(tmp_path):
+    """Kills: the fix of a prediction file's error left out."""
+    with pytest.raises(ConfigError, match=r'write one \{"id": \.\.\., "sql": \.\.\.\} object'):
+        read_predictions(tmp_path / "none.jsonl")

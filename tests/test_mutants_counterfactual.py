@@ -11,9 +11,19 @@ import sqlite3
 
 import pytest
 
-from answerable.builders.counterfactual.leaks import value_leaks
-from answerable.builders.counterfactual.verify import binding_error, gold_does_not_bind
-from answerable.builders.executor import ReadOnlyDatabase
+from answerable.builders.counterfactual.leaks import Leak, value_leaks
+from answerable.builders.counterfactual.verify import (
+    Failure,
+    binding_error,
+    candidates_are_not_synonyms,
+    candidates_differ_from_target,
+    gold_does_not_bind,
+    nothing_answers,
+    reading_records,
+    readings_differ,
+    value_is_absent,
+)
+from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit import parse
 
@@ -118,3 +128,88 @@ def test_derivable_needs_five_rows(tmp_path, rows, leaks):
     """Kills: the minimum of 5 rows moved by one either way."""
     found = derivable(stay_db(tmp_path / "s.sqlite", 0.0, rows))
     assert found == ([("stays.leave", "stays.arrive")] if leaks else [])
+
+
+def test_decimal_columns_are_numbers_for_the_derivable_check(tmp_path):
+    """Kills: ``DEC`` dropped from the numeric type names (a DECIMAL length of stay that
+    equals ``leave - arrive`` would not be looked at)."""
+    values = [(i, 100.0, 200.0, 100.0) for i in range(6)]
+    script = """CREATE TABLE stays (id INTEGER PRIMARY KEY, arrive DECIMAL(10, 2),
+                                    leave DECIMAL(10, 2), los DECIMAL(10, 2));"""
+    found = derivable(make_db(tmp_path / "s.sqlite", script, {"stays": values}))
+    assert found == [("stays.leave", "stays.arrive")]
+
+
+def test_dates_are_compared_as_julian_days(tmp_path):
+    """Kills: the date role left out of the operands (a length of stay that is the
+    difference of two DATE columns would not be found)."""
+    days = [(i, f"2024-01-{1 + i:02d}", f"2024-02-{10 + i:02d}", 40) for i in range(6)]
+    script = """CREATE TABLE stays (id INTEGER PRIMARY KEY, admitted DATE, discharged DATE,
+                                    los INTEGER);"""
+    found = derivable(make_db(tmp_path / "s.sqlite", script, {"stays": days}))
+    assert found == [("stays.discharged", "stays.admitted")]
+
+
+# ---- the other checks' verdicts (their reason codes end up in the rejects report) -------
+
+
+def test_nothing_answers_names_the_first_leak_kind():
+    """Kills: ``if not leaks`` inverted (an item with no leak rejected, or a crash), and
+    the reason read from the second leak instead of the first."""
+    synonym = Leak("synonym", ("t.sex",))
+    values = Leak("values", ("t.a", "t.b"))
+    assert nothing_answers([]) is None
+    assert nothing_answers([synonym]) == Failure("synonym-remains", "t.sex (synonym)")
+    assert nothing_answers([values, synonym]).reason == "answer-remains"
+    assert nothing_answers([synonym, values]) == Failure(
+        "synonym-remains", "t.sex (synonym); t.a and t.b (values)"
+    )
+
+
+def test_a_candidate_that_means_the_target_is_rejected_by_name():
+    """Kills: another reason code for an added column that is the target renamed."""
+    failure = candidates_are_not_synonyms("players", "player_name", ["name"])
+    assert failure == Failure("candidate-is-synonym", "name means player_name")
+    assert candidates_are_not_synonyms("players", "player_name", ["team"]) is None
+
+
+@pytest.fixture
+def columns(tmp_path):
+    """A table whose ``copy`` repeats ``target`` row for row and whose ``other`` does not;
+    every cell is longer than the cell cap used below."""
+    rows = [("long value one", "long value one", "long value two"), ("x" * 20, "x" * 20, "y" * 20)]
+    script = "CREATE TABLE t (target TEXT, copy TEXT, other TEXT);"
+    return make_db(tmp_path / "columns.sqlite", script, {"t": rows})
+
+
+def test_a_candidate_copying_the_target_is_found_whatever_the_cell_size(columns):
+    """Kills: the target's hash left out (``target = None``: no copy ever found), and the
+    column hash keeping a row (``row_cap=1``: a column of long texts, past the cell cap,
+    could not be compared at all)."""
+    with ReadOnlyDatabase(columns, Limits(cell_bytes=10)) as db:
+        failure = candidates_differ_from_target(db, db, "t", "target", ["other", "copy"])
+        assert failure == Failure("candidate-equals-target", "t.copy copies target")
+        assert candidates_differ_from_target(db, db, "t", "target", ["other"]) is None
+
+
+def test_readings_that_run_differ_and_are_recorded_with_their_hash(columns):
+    """Kills: the empty-reading detail reworded, and another key than ``result_hash`` in
+    the item's readings (the item schema and the release's readers use that name)."""
+    readings = ["SELECT target FROM t", "SELECT other FROM t"]
+    empty = "SELECT target FROM t WHERE 0"
+    with ReadOnlyDatabase(columns) as db:
+        kept = []
+        assert readings_differ(readings, db, ordered=False, keep=kept) is None
+        failure = readings_differ([readings[0], empty], db, ordered=False)
+    assert failure == Failure("reading-empty", f"a reading finds nothing: {empty}")
+    records = reading_records(["a", "b"], readings, kept)
+    assert [r["result_hash"] for r in records] == [r.hash for r in kept]
+    assert sorted(records[0]) == ["columns", "name", "result_hash", "row_count", "rows", "sql"]
+
+
+def test_a_replaced_value_found_in_its_column_is_rejected():
+    """Kills: another reason code for a replacement value that is already in the data."""
+    assert value_is_absent(False, "t.city", "Oslo") is None
+    assert value_is_absent(True, "t.city", "Oslo") == Failure(
+        "value-present", "'Oslo' occurs in t.city"
+    )

@@ -13,7 +13,7 @@ import pytest
 
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.checks import NearDuplicates, check_draft, ngrams, similarity
-from answerable.builders.drafting.client import ChatClient, LLMError
+from answerable.builders.drafting.client import ChatClient, LLMError, describe
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft, Job
 from answerable.builders.schema import Column, DatabaseSchema, Table
@@ -35,14 +35,33 @@ def missing_column(trigger: str):
 @pytest.mark.parametrize("trigger", ["admit time", "Admit-Time", "ADMIT TIME"])
 def test_a_trigger_in_words_is_the_column_it_names(trigger):
     """Kills: the missing-column trigger looked up unnormalized (``admit time`` is the
-    column ``admit_time``, not merely a near-synonym of it)."""
+    column ``admit_time``, not merely a near-synonym of it), and the reject's detail
+    reworded (it names the trigger and the column for the rejects report)."""
     failure = missing_column(trigger)
-    assert failure is not None and failure[0] == "column-in-schema"
-    assert "patients.admit_time" in failure[1]
+    assert failure == ("column-in-schema", f"'{trigger}' is the column patients.admit_time")
 
 
 def test_a_trigger_no_column_names_passes():
     assert missing_column("shoe size") is None
+
+
+def test_a_reference_the_question_still_settles_is_rejected_by_name():
+    """Kills: another reason code for an ambiguous reference whose referent the draft
+    names anyway (the parent asked about Ann, and so does the draft)."""
+    schema = DatabaseSchema(
+        "ward", [Table("patients", [Column("name", "TEXT"), Column("admit_time", "TEXT")])]
+    )
+    parent = {**PARENT, "sql": "SELECT admit_time FROM patients WHERE name = 'Ann'"}
+
+    def check(question: str):
+        draft = Draft(Job(parent, "ambiguous-reference", 0), question, "that patient", "t")
+        return check_draft(draft, DatabaseContext("ward", schema))
+
+    assert check("When was that patient admitted?") is None
+    assert check("When was that patient Ann admitted?") == (
+        "reference-determined",
+        "'that patient' is determined: the question names 'Ann'",
+    )
 
 
 # ---- the near-duplicate threshold, exactly ------------------------------------------------
@@ -121,3 +140,11 @@ def test_a_failed_request_fails_its_waiting_duplicates_too(server, tmp_path):
     assert len(outcomes) == 3
     assert all(isinstance(o, LLMError) for o in outcomes), outcomes
     assert server.requests == 1
+
+
+def test_an_sdk_error_is_described_by_its_message_or_else_its_kind():
+    """Kills: ``message or kind`` -> ``and`` (every error with a message would be reported
+    by its class name alone); a key in the message is still redacted."""
+    assert describe(ValueError("bad reply")) == "bad reply"
+    assert describe(ValueError("")) == "ValueError"
+    assert "sk-secret123456789" not in describe(RuntimeError("key sk-secret123456789 refused"))

@@ -11,7 +11,14 @@ import sqlite3
 
 import pytest
 
-from answerable.builders.executor import Limits, ReadOnlyDatabase, open_read_only, result_hash
+from answerable.builders.executor import (
+    Limits,
+    ReadOnlyDatabase,
+    normalize_value,
+    open_read_only,
+    result_hash,
+    row_digest,
+)
 from answerable.errors import SQLError
 
 
@@ -156,3 +163,75 @@ def test_null_cells_hash_the_same_through_the_executor(db_path):
         text = db.execute("SELECT 'None'")
     assert null.hash == result_hash([(None,)], ordered=False, columns=1)
     assert null.hash != text.hash
+
+
+def test_a_stored_row_hash_keeps_its_format():
+    """Kills: another separator between a row's cell tokens. The scorer compares a
+    prediction's hash with the gold hash stored in a release cut by an earlier version,
+    so the digest is fixed: sha256 of the cells' tokens joined by the unit separator."""
+    row = ("ann", 3, 1.5, 2.0, None, b"\x01")
+    tokens = ["sann", "n3", "n1.5", "n2", "\x00", "b01"]
+    assert row_digest(row) == hashlib.sha256("\x1f".join(tokens).encode()).digest()
+
+
+# ---- numbers and printf -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [(150.0, 150), (-(2.0**53) + 1, -(2**53) + 1), (2.0**53 - 1, 2**53 - 1), (2.0**53, 2.0**53)],
+)
+def test_integral_floats_print_as_ints_only_below_two_to_the_53(value, kept):
+    """Kills: the bound ``abs(value) < 2**53`` moved (``<=``, ``2*53``, ``3**53``,
+    ``2**54``). An average of 150.0 is kept as 150; from 2**53 on a float no longer
+    holds every integer, so it stays a float rather than claim digits it has not got."""
+    assert normalize_value(value) == kept
+    assert type(normalize_value(value)) is type(kept)
+
+
+def test_printf_formats_as_sqlite_does(db_path):
+    """Kills: the width check breaking printf (its pattern gone), or a ``%%`` taken for
+    a conversion that uses up an argument."""
+    with ReadOnlyDatabase(db_path, Limits(value_bytes=1000)) as db:
+        assert db.execute("SELECT printf('%5.2f|%-4d|%s', 3.14159, 7, 'x')").rows == [
+            [" 3.14|7   |x"]
+        ]
+        assert db.execute("SELECT printf('%%|%*d|%d', 4, 7, 5000)").rows == [["%|   7|5000"]]
+
+
+def test_a_star_width_is_read_from_its_own_argument(db_path):
+    """Kills: the argument count starting at 1 (a ``*`` reads the wrong argument): a
+    small ``*`` width before a large value runs, a large one after a value is refused."""
+    with ReadOnlyDatabase(db_path, Limits(value_bytes=1000)) as db:
+        assert db.execute("SELECT printf('%*d', 5, 2000000000)").rows == [["2000000000"]]
+        with pytest.raises(SQLError, match="printf width or precision") as caught:
+            db.execute("SELECT printf('%d|%*d', 1, 5000, 2)")
+    assert caught.value.reason == "too-big"
+
+
+@pytest.mark.parametrize("pattern", ["%{}d", "%.{}c", "%-{}s"])
+def test_a_printf_width_or_precision_is_checked_exactly_at_the_value_limit(db_path, pattern):
+    """Kills: only the precision (or only the width) being checked, and the check moved
+    off the limit: up to the limit the check lets printf run (at the limit SQLite's own
+    length limit makes it NULL), one past it the check refuses it itself rather than
+    leaving it to SQLite, which can loop for seconds on a huge width first."""
+    with ReadOnlyDatabase(db_path, Limits(value_bytes=1000)) as db:
+        assert len(db.execute(f"SELECT printf('{pattern.format(999)}', 'x')").rows[0][0]) == 999
+        assert db.execute(f"SELECT printf('{pattern.format(1000)}', 'x')").rows == [[None]]
+        with pytest.raises(SQLError, match="printf width or precision") as caught:
+            db.execute(f"SELECT printf('{pattern.format(1001)}', 'x')")
+    assert caught.value.reason == "too-big"
+
+
+# ---- byte caps at the boundary ----------------------------------------------------------
+
+
+def test_the_kept_rows_may_fill_the_byte_cap_exactly(db_path):
+    """Kills: ``so_far + size > cap`` -> ``>=`` or ``so_far - size``: rows of exactly
+    the cap are kept, one byte more is ``result-too-large``."""
+    with ReadOnlyDatabase(db_path) as db:
+        exact = db.execute("SELECT 'abcde' UNION ALL SELECT 'fghij'", byte_cap=10)
+        assert exact.rows == [["abcde"], ["fghij"]]
+        with pytest.raises(SQLError) as caught:
+            db.execute("SELECT 'abcde' UNION ALL SELECT 'fghijk'", byte_cap=10)
+    assert caught.value.reason == "result-too-large"

@@ -18,6 +18,7 @@ from answerable.annotation.policy import (
     apply_policy,
     resolve,
 )
+from answerable.ids import item_id
 from tests.review_helpers import by_category, decision, review_items
 
 ITEMS = by_category(review_items())
@@ -77,3 +78,17 @@ def test_min_annotators_exactly(decided, status):
     assert resolution.status == status
     if status == OPEN:
         assert resolution.reason == "needs 1 more decision(s)"
+
+
+def test_a_corrected_question_gets_the_id_of_its_new_content():
+    """Kills: the schema edit left out of the recomputed id (two edits of one question
+    would share an id), and the review's ``reason`` stored under another key."""
+    edited = next(item for item in review_items() if item.get("edit"))
+    question = edited["question"].rstrip("?") + " today?"
+    decided = [checked(edited, "ana", "accept", 1, question=question)]
+    policy = Policy("single")
+    [final] = apply_policy([edited], decided, policy).accepted
+    args = (edited["db_id"], question, edited.get("sql"), edited.get("db_variant"))
+    assert final["id"] == item_id(*args, edited["edit"]) != item_id(*args)
+    assert final["review"]["reviewed_id"] == edited["id"]
+    assert final["review"]["reason"] == resolve(edited, decided, policy).reason

@@ -1,5 +1,5 @@
 """sqlkit's descriptions at their edges: hardness when a join meets a subquery, and the
-skeleton of IN lists of exactly one and two values.
+skeleton of IN lists of exactly one and two values, and every unsafe function by name.
 
 Each test names the single-line mutant of ``builders/sqlkit/describe.py`` it kills
 (issue 18).
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from answerable.builders.sqlkit import hardness, parse, skeleton
+from answerable.builders.sqlkit import hardness, is_read_only, parse, skeleton
+from answerable.builders.sqlkit.describe import unsafe_function
 
 
 @pytest.mark.parametrize(
@@ -49,3 +50,16 @@ def test_an_in_list_with_a_column_is_not_collapsed():
     assert skeleton(parse("SELECT a FROM t WHERE b IN (1, c)")) == (
         "SELECT a FROM t WHERE b IN (_, c)"
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["load_extension('x.so')", "writefile('x', 'y')", "readfile('x')", "edit('x')",
+     "fts3_tokenizer('simple')"],
+)  # fmt: skip
+def test_each_unsafe_function_is_named_and_not_read_only(call):
+    """Kills: a name dropped from the unsafe functions (``fts3_tokenizer`` with one
+    argument hands out a pointer; with two it plants one, a known SQLite exploit)."""
+    tree = parse(f"SELECT {call.upper()} AS v")
+    assert unsafe_function(tree) == call.split("(")[0]
+    assert not is_read_only(tree)

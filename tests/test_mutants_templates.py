@@ -11,12 +11,14 @@ import sqlite3
 import textwrap
 
 import pytest
+import sqlglot
 
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.templates import Settings, expand_templates, load_templates
+from answerable.builders.templates.expand import expand_template
 from answerable.builders.templates.model import plain
-from answerable.builders.templates.writing import bound_value, value_node, words
+from answerable.builders.templates.writing import SQLWriter, bound_value, value_node, words
 
 
 @pytest.fixture
@@ -33,25 +35,10 @@ def numbers(tmp_path) -> DatabaseRef:
 
 def outcomes(ref, tmp_path, sql: str, values: list, **settings) -> dict:
     """``{k: "kept" | reject reason}`` for one template over the values of ``k``."""
-    path = tmp_path / "t.yaml"
-    path.write_text(
-        textwrap.dedent(
-            f"""\
-            db_id: numbers
-            templates:
-              - id: t.edge
-                questions: ["Which rows are below {{k}}?"]
-                sql: {sql}
-                placeholders: {{k: {{values: {values}}}}}
-            """
-        ),
-        encoding="utf-8",
-    )
-    loaded = load_templates([path])
-    assert loaded.rejects == []
+    template = write_template(tmp_path, sql, values)
     quota = len(values)
     made = expand_templates(
-        loaded.templates, {ref.db_id: ref}, Settings(seed=1, quota=quota, attempts=1, **settings)
+        [template], {ref.db_id: ref}, Settings(seed=1, quota=quota, attempts=1, **settings)
     )
     found = {i["provenance"]["params"]["values"]["k"]: "kept" for i in made.items}
     found.update({r["values"]["k"]: r["reason"] for r in made.rejects})
@@ -100,3 +87,52 @@ def test_dates_and_times_keep_their_iso_form():
     assert value_node(day).sql() == "'2024-01-02'" and value_node(clock).sql() == "'03:04:05'"
     assert (bound_value(day), bound_value(clock)) == ("2024-01-02", "03:04:05")
     assert (words(day), plain(day)) == ("2024-01-02", "2024-01-02")
+
+
+def test_a_construct_the_dialect_lacks_is_written_as_sqlglot_writes_it():
+    """Kills: the generator's list of unsupported messages not reset before each write
+    (set to None, the first construct SQLite lacks, here TABLESAMPLE, would crash the
+    writer instead of being left out as sqlglot leaves it out)."""
+    tree = sqlglot.parse_one("SELECT a FROM t TABLESAMPLE (10 PERCENT) WHERE b = :b", read="duckdb")
+    writer = SQLWriter(tree)
+    assert writer.param_sql == tree.sql("sqlite") == "SELECT a FROM t WHERE b = :b"
+    assert [writer.sql({"b": n}) for n in (1, 2)] == [
+        "SELECT a FROM t WHERE b = 1",
+        "SELECT a FROM t WHERE b = 2",
+    ]
+
+
+def write_template(tmp_path, sql: str, values: list):
+    """One template ``t.edge`` over the values of ``k`` on ``numbers``."""
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            db_id: numbers
+            templates:
+              - id: t.edge
+                questions: ["Which rows are below {{k}}?"]
+                sql: {sql}
+                placeholders: {{k: {{values: {values}}}}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    loaded = load_templates([path])
+    assert loaded.rejects == []
+    return loaded.templates[0]
+
+
+def test_a_template_never_gives_more_than_its_own_quota(numbers, tmp_path):
+    """Kills: the quota of ``expand_template`` ignored (the settings' quota used), and the
+    cut ``len(items) >= quota`` -> ``>`` (a second round of draws, asked for after
+    rejects, can make more pairs than the quota; only the first ``quota`` are kept).
+    Draws are with replacement, so a seed may also fall short of the quota."""
+    template = write_template(tmp_path, "SELECT x FROM n WHERE x < :k", list(range(-5, 10)))
+    counts = []
+    for seed in range(6):
+        settings = Settings(seed=seed, quota=8, attempts=3)
+        made = expand_template(template, numbers, settings, quota=3)
+        counts.append(len(made.items))
+        assert all(r["reason"] for r in made.rejects)
+    assert max(counts) == 3

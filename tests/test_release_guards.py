@@ -9,11 +9,16 @@ import pytest
 
 from answerable.pipeline import StepOutput
 from answerable.records import read_jsonl, read_parquet
-from answerable.release.guards import contradictions, drop_contradictions
+from answerable.release.guards import (
+    EmptyReleaseError,
+    contradictions,
+    drop_contradictions,
+    require_items,
+)
 from answerable.release.inspect import load_items
-from answerable.release.publish import read_manifest
+from answerable.release.publish import prepare_release, read_manifest
 from tests.conftest import run_in
-from tests.release_helpers import hex_id, make_item
+from tests.release_helpers import config, frame_of, hex_id, make_item
 from tests.test_cli import assert_clean_error, seed, tiny_project
 
 SEEDS = [
@@ -51,6 +56,39 @@ def test_contradictory_items_are_both_rejected_naming_each_other():
     assert [i["id"] for i in kept.items] == [hex_id("c")]
     assert {r["reason"] for r in kept.rejects} == {"contradictory"}
     assert hex_id("b") in next(r for r in kept.rejects if r["id"] == hex_id("a"))["detail"]
+
+
+def test_contradictions_are_per_variant_and_rejects_name_their_generator():
+    """Kills: the variant key ``db_variant or ""`` -> ``and`` (two variants of one database
+    may answer one question differently), and the reject's generator lost (``None``, or
+    ``provenance and {}``): a reject names the generator that made the item."""
+    on_variants = [
+        make_item("a", question="How many items?", result_hash="1" * 64),
+        make_item("b", question="How many items?", result_hash="2" * 64),
+    ]
+    on_variants[0]["db_variant"], on_variants[1]["db_variant"] = "v" * 16, "w" * 16
+    assert contradictions(on_variants) == {}
+    clash = [
+        make_item("c", question="How many?", result_hash="1" * 64, generator="template_v1"),
+        make_item("d", question="How many?", result_hash="2" * 64),
+    ]
+    clash[1]["provenance"] = None
+    rejects = drop_contradictions(StepOutput(items=clash)).rejects
+    assert {r["id"]: r["step"] for r in rejects} == {
+        hex_id("c"): "template_v1",
+        hex_id("d"): "unknown",
+    }
+
+
+def test_an_empty_release_says_what_to_do():
+    """Kills: the fix of the empty-release error reworded or cut."""
+    with pytest.raises(EmptyReleaseError) as caught:
+        require_items(0, "demo 1.0.0")
+    assert str(caught.value) == (
+        "release demo 1.0.0: no items to release, nothing published (fix: check the "
+        "rejects report and the review queue, or loosen release.sample)"
+    )
+    require_items(1, "demo 1.0.0")
 
 
 def test_contradictory_seeds_are_rejects_in_a_build(tmp_path):
@@ -177,3 +215,12 @@ def test_the_split_a_source_gives_is_kept_on_the_item_and_in_the_release(tmp_pat
     assert {i["question"]: i["split"] for i in released} == wanted
     manifest = read_manifest(tmp_path / "releases" / "tiny" / "0.1.0")
     assert manifest["counts"]["by_split"] == {"dev": 2, "train": 3}
+
+
+def test_the_release_report_holds_sampling_splits_and_leakage():
+    """Kills: a section of report.json written under another name (readers and the card
+    look for ``sampling``, ``splits`` and ``leakage``)."""
+    items = [make_item(f"r{n}", result_hash=f"{n:064x}") for n in range(12)]
+    frame, report = prepare_release(frame_of(items), config(), 3, "fixture 0.1.0")
+    assert sorted(report) == ["leakage", "sampling", "splits"]
+    assert report["sampling"]["chosen"] == frame.height == 12

@@ -172,3 +172,14 @@ def test_scare_stratum_of_an_item_without_candidates_is_its_label():
     strata = {row["stratum"]["scare_stratum"] for row in report["by_stratum"]}
     assert strata == {"unanswerable", "none"}
     assert frame.height == 2
+
+
+def test_without_strata_the_whole_pool_is_one_stratum_named_all():
+    """Kills: the single stratum's value changed: the report (and a short-stratum error)
+    names it ``all``."""
+    _, report = sample_items(frame_of(_pool(12)), config(sample={"count": 5}), 1)
+    assert [(row["stratum"], row["chosen"]) for row in report["by_stratum"]] == [
+        ({"all": "all"}, 5)
+    ]
+    with pytest.raises(ShortStratumError, match="stratum all=all holds 12 items"):
+        sample_items(frame_of(_pool(12)), config(sample={"count": 20, "minimum": 15}), 1)

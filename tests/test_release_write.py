@@ -87,7 +87,8 @@ def test_items_round_trip_through_the_typed_frame():
 def test_a_key_the_schema_does_not_declare_is_an_error_not_a_silent_loss():
     item = make_item("odd")
     item["sql_meta"]["colour"] = "red"
-    with pytest.raises(SchemaShapeError, match=r"sql_meta has key\(s\) \['colour'\]"):
+    named = rf"item {item['id']}: sql_meta has key\(s\) \['colour'\]"
+    with pytest.raises(SchemaShapeError, match=named):
         to_frame([item])
     item = make_item("odd")
     item["mood"] = "calm"

@@ -164,3 +164,21 @@ def test_store_survives_reopening(tmp_path, demo_dir):
     with LocalQueue(path) as again:
         assert len(again.items()) == 6
         assert [d["item_id"] for d in again.pull()] == [item_id]
+
+
+def test_a_bad_decision_is_named_as_a_decision_by_default(queue):
+    """Kills: another default ``where`` for ``record`` (the page shows the message as is,
+    so it must say what was refused)."""
+    with pytest.raises(DecisionError, match=r"^decision: ") as caught:
+        queue.record(decision("f" * 16, "ana", "accept"))
+    assert caught.value.where == "decision"
+
+
+def test_data_version_changes_when_another_connection_commits(queue, tmp_path):
+    """Kills: the data version read from the wrong column (the review page asks it on
+    every poll, to rebuild its index after an import or a build)."""
+    before = queue.data_version()
+    assert isinstance(before, int)
+    with LocalQueue(tmp_path / "review" / "queue.sqlite") as other:
+        other.record(decision(review_items()[0]["id"], "bo", "accept"))
+    assert queue.data_version() != before
