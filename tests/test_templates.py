@@ -416,3 +416,37 @@ def test_rewriting_all_keeps_the_rows_of_where(shop):
         assert rows == db.execute("SELECT id FROM purchase WHERE price > 4.5 ORDER BY id").rows
         none = tree.sql("sqlite").replace("'tea'", "'nothing'")
         assert len(db.execute(none).rows) == 10  # ALL over no rows is true
+
+
+@pytest.mark.parametrize(
+    ("source", "read", "dialect", "wanted"),
+    [
+        (  # DuckDB's QUALIFY, emulated elsewhere by a subquery around the whole query
+            "SELECT a, b FROM t QUALIFY ROW_NUMBER() OVER (PARTITION BY a ORDER BY b) = 1 "
+            "AND b = :b",
+            "duckdb",
+            "sqlite",
+            "SELECT a, b FROM (SELECT a, b, ROW_NUMBER() OVER (PARTITION BY a ORDER BY b NULLS "
+            "LAST) AS _w FROM t) AS _t WHERE _w = 1 AND b = 3",
+        ),
+        (
+            "SELECT a FROM t WHERE b = :b LIMIT 5",
+            "sqlite",
+            "tsql",
+            "SELECT TOP 5 a FROM t WHERE b = 3",
+        ),
+    ],
+)
+def test_a_dialect_rewrite_above_the_root_is_kept_in_every_written_query(
+    source, read, dialect, wanted
+):
+    """The writer once kept the inner query of such a rewrite and lost the outer one
+    (its WHERE, its TOP): the filter on ``b`` was dropped."""
+    import sqlglot
+
+    from answerable.builders.templates.writing import SQLWriter
+
+    writer = SQLWriter(sqlglot.parse_one(source, read=read), dialect)
+    assert writer.sql({"b": 3}) == wanted
+    assert writer.sql({"b": 3}) == wanted  # and again: nothing of the first write stays
+    assert ":b" in writer.param_sql or "@b" in writer.param_sql or "%(b)s" in writer.param_sql

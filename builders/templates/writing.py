@@ -183,16 +183,27 @@ class SQLWriter:
     """
 
     def __init__(self, tree: exp.Expr, dialect: str = "sqlite"):
-        self._tree = keep_commas(tree.copy())
+        self._original = keep_commas(tree.copy())
+        self._fresh = _memo_generator(dialect)  # writes copies: no memo, no rewrites kept
+        expected = self._fresh.generate(self._original)
+        self._tree = self._original.copy()
         self._generator = _memo_generator(dialect)
         self._generator.generate(self._tree, copy=False)  # applies the dialect's rewrites once
         self._slots = list(self._tree.find_all(exp.Placeholder))
         self.names = sorted({slot.name for slot in self._slots})
         self._generator.remember(self._tree)
         self.param_sql = self._write()
+        # A rewrite that puts a new node above the root (QUALIFY emulated by a subquery,
+        # LIMIT written as TOP) is lost to the tree kept here: then every value set is
+        # written from a fresh copy, as sqlglot itself writes it (slower, never wrong).
+        self._in_place = self.param_sql == expected
+        if not self._in_place:
+            self.param_sql = expected
 
     def sql(self, values: dict[str, Any]) -> str:
         """The SQL with each placeholder replaced by its value's literal."""
+        if not self._in_place:
+            return self._fresh.generate(self.tree(values), copy=False)
         nodes = [value_node(values[slot.name]) for slot in self._slots]
         for slot, node in zip(self._slots, nodes, strict=True):
             slot.replace(node)
@@ -214,7 +225,7 @@ class SQLWriter:
         def fill(node: exp.Expr) -> exp.Expr:
             return value_node(values[node.name]) if isinstance(node, exp.Placeholder) else node
 
-        return self._tree.transform(fill)
+        return self._original.transform(fill)
 
 
 def _memo_generator(dialect: str):
