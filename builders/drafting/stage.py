@@ -191,9 +191,7 @@ def draft_offline_in_shards(
     """:func:`draft_items` with the offline drafter, its jobs in shards (see
     :mod:`answerable.shards`): each shard drafts and checks its jobs, then the merged
     drafts go through the near-duplicate pass in job order."""
-    parents = answerable_parents(so_far)
-    contexts = contexts_for(ctx, (p["db_id"] for p in parents))
-    jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+    contexts, jobs = planned_jobs(ctx, config, so_far)
 
     def draft(shard: list[Job]) -> StepOutput:
         drafts, rejects = offline_drafts(ctx, shard, contexts)
@@ -205,11 +203,17 @@ def draft_offline_in_shards(
     return StepOutput(kept.items, checked.rejects + kept.rejects)
 
 
-def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
-    """The kept drafts as items, and a reject for every draft that failed."""
+def planned_jobs(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> tuple:
+    """The drafting contexts by db_id and the jobs: ``per_item`` drafts per category for
+    each parent that ``drafting.rate`` chooses."""
     parents = drafted_parents(so_far, config.rate, ctx.recipe.seed)
     contexts = contexts_for(ctx, (p["db_id"] for p in parents), config.unrelated_from)
-    jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+    return contexts, plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+
+
+def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
+    """The kept drafts as items, and a reject for every draft that failed."""
+    contexts, jobs = planned_jobs(ctx, config, so_far)
     if config.llm is not None:
         drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     else:
