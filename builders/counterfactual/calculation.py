@@ -19,12 +19,11 @@ from answerable.builders.counterfactual.edits import (
     Proposal,
     Skip,
     _choose_target,
-    _tags,
+    dropped_column_proposal,
     split,
     table_columns,
 )
 from answerable.builders.counterfactual.leaks import Leak, formula
-from answerable.builders.counterfactual.script import drop_column
 from answerable.builders.counterfactual.verify import Failure
 
 
@@ -49,25 +48,21 @@ class Calculation:
         reading = self.reading(parent, target, leak)
         if reading is None:
             return "no-derivable-column"
-        table, column = split(target)
-        return Proposal(
+        table = split(target)[0]
+        return dropped_column_proposal(
             self.name,
             parent,
-            [drop_column(table, column)],
-            parent.item["question"],
-            parent.grounding.spans(_tags(mention, "UNK")),
+            target,
+            mention,
+            "calculation",
             {
-                "kind": "calculation",
-                "column": target,
-                "span": mention.text,
                 "operation": leak.operation,
                 "operands": list(leak.columns),
                 "formula": formula(parent.schema.table(table), leak).sql("sqlite"),
                 "reading": reading,
             },
-            {"target": target, "operands": list(leak.columns), "operation": leak.operation},
+            {"operands": list(leak.columns), "operation": leak.operation},
             readings=[reading],
-            mention=mention,
         )
 
     def formulas(self, parent: Parent, env: EditEnv, target: str) -> list[Leak]:

@@ -306,6 +306,32 @@ def _choose_target(
     return target, grounded[target]
 
 
+def dropped_column_proposal(
+    name: str,
+    parent: Parent,
+    target: str,
+    mention: Mention,
+    kind: str,
+    trigger: dict | None = None,
+    params: dict | None = None,
+    **extra,
+) -> Proposal:
+    """The question kept as it is over a copy without ``target``, its mention tagged UNK
+    (drop_column_v1, calculation_v1); ``trigger`` and ``params`` add to the common ones."""
+    table, column = split(target)
+    return Proposal(
+        name,
+        parent,
+        [drop_column(table, column)],
+        parent.item["question"],
+        parent.grounding.spans(_tags(mention, "UNK")),
+        {"kind": kind, "column": target, "span": mention.text, **(trigger or {})},
+        {"target": target, **(params or {})},
+        mention=mention,
+        **extra,
+    )
+
+
 def verified_by(env: EditEnv, parent: Parent) -> str:
     """``execution`` when the edit was checked on a database copy, else ``binding``."""
     return "execution" if env.source(parent.db_id) is not None else "binding"
@@ -327,17 +353,7 @@ class DropColumn:
         if isinstance(chosen, str):
             return chosen
         target, mention = chosen
-        table, column = split(target)
-        return Proposal(
-            self.name,
-            parent,
-            [drop_column(table, column)],
-            parent.item["question"],
-            parent.grounding.spans(_tags(mention, "UNK")),
-            {"kind": "missing-column", "column": target, "span": mention.text},
-            {"target": target},
-            mention=mention,
-        )
+        return dropped_column_proposal(self.name, parent, target, mention, "missing-column")
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
         """The gold SQL no longer binds, nothing left answers it; sets the subtype."""
