@@ -82,9 +82,12 @@ def test_the_draft_checks_agree_with_the_hand_labels(databases):
 def test_the_leak_checks_agree_with_the_hand_labels_of_dropped_columns(databases, spider_schemas):
     """Measured: precision 0.871, recall 1.000 (the misses are answers through an
     aggregate, a ratio or an age from a birth date, which the leak checks do not try)."""
+    if len(databases) < 4 or not spider_schemas:
+        pytest.skip(
+            "real data not available: most dropped-column cases are on Spider, GeoQuery and Chinook"
+        )
     found = score(load_cases(), databases, spider_schemas, kinds=("dropped-column",))
-    if len(databases) == 4 and spider_schemas:
-        assert found.skipped == 0
+    assert found.skipped == 0
     assert found.tp + found.fp + found.fn + found.tn >= 10
     assert found.precision >= 0.8 and found.recall >= 0.95, "\n".join(found.misses)
 
