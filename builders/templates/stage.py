@@ -125,7 +125,7 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
 
     # The model's rewrites are asked for once, here, not in each shard's process (offline:
     # the template's own texts, nothing to ask).
-    paraphraser = model.paraphraser(ctx, loaded.templates) if model.paraphrases else OFFLINE
+    paraphraser = model.paraphraser(ctx, loaded.templates)
 
     def expand(shard: list[Template]) -> StepOutput:
         return expand_templates(shard, ctx.databases, one_process, paraphraser=paraphraser)
