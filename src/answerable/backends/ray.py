@@ -27,6 +27,8 @@ import logging
 import os
 from collections.abc import Iterator
 
+from answerable.errors import ConfigError
+
 try:
     import ray
 except ImportError:  # the optional extra is not installed
@@ -44,7 +46,7 @@ def outputs(ctx, shards: list[list], pending: list[int], work, _workers: int) ->
     CPUs bound how many run at once."""
     if not pending:
         return
-    connect(ctx.execution.ray_address)
+    connect(ctx)
     ctx.close()  # the work travels without the parent's connections
     job = (os.getcwd(), [ray.put(work)])  # in a list: each worker fetches it once
     task = _run_shard.options(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)
@@ -67,16 +69,32 @@ def outputs(ctx, shards: list[list], pending: list[int], work, _workers: int) ->
             ray.cancel(ref)
 
 
-def connect(address: str | None) -> None:
-    """Join the Ray cluster at ``address`` once per process (see the module docstring)."""
+def connect(ctx) -> None:
+    """Join the recipe's Ray cluster once per process (see the module docstring), or a
+    :class:`ConfigError` naming ``execution.ray_address`` when it cannot be reached."""
     if ray.is_initialized():
         return
-    ray.init(
-        address=address or None,
-        include_dashboard=False,
-        log_to_driver=False,  # the build's output stays the build's
-        logging_level=logging.WARNING,
-    )
+    address = ctx.execution.ray_address or os.environ.get("RAY_ADDRESS")
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,  # the build's output stays the build's
+            logging_level=logging.WARNING,
+        )
+    except (ConnectionError, ValueError, ray.exceptions.RayError) as error:
+        raise ConfigError(
+            ctx.recipe.file,
+            "execution.ray_address",
+            f"cannot join the Ray cluster at {address or 'this machine'}: {error}",
+            fix=UNREACHABLE,
+        ) from None
+
+
+UNREACHABLE = (
+    "start the cluster (ray start --head) and give its address here or in RAY_ADDRESS; "
+    "a cluster with token authentication also needs RAY_AUTH_MODE=token and its token"
+)
 
 
 def _result(ref):
