@@ -47,7 +47,7 @@ def outputs(ctx, shards: list[list], pending: list[int], work, _workers: int) ->
     if not pending:
         return
     connect(ctx)
-    ctx.close()  # the work travels without the parent's connections
+    # pickled without this process's connections (BuildContext and PerProcess say how)
     job = (os.getcwd(), [ray.put(work)])  # in a list: each worker fetches it once
     task = _run_shard.options(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)
     limit = IN_FLIGHT_PER_CPU * max(int(ray.cluster_resources().get("CPU", 1)), 1)
