@@ -129,16 +129,22 @@ def test_a_pickled_context_and_per_process_value_carry_no_connection(tmp_path):
 # ---- Ray -------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_instance():
-    """A local Ray instance of two CPUs, started once for the session; the builds' backend
-    joins it. Started without a model endpoint in its environment, as no test has one."""
+    """A local Ray instance of two CPUs, started once (only this module uses it, and it
+    stops when the module ends, so its processes do not outlive its tests); the builds'
+    backend joins it. ``address="local"``: never a cluster someone started on this
+    machine. No model endpoint in its environment, as no test has one."""
     ray = pytest.importorskip("ray", reason=NO_RAY)
     with pytest.MonkeyPatch.context() as patch:
         for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "RAY_ADDRESS"):
             patch.delenv(name, raising=False)
         ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
         )
     yield ray
     ray.shutdown()
