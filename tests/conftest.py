@@ -60,3 +60,14 @@ def demo_build(tmp_path_factory) -> tuple[Path, Result]:
     result = run_in(cwd, "build", DEMO_RECIPE)
     assert result.exit_code == 0, result.output
     return cwd, result
+
+
+@pytest.fixture(scope="session")
+def default_build(tmp_path_factory) -> Path:
+    """The demo recipe built with the default workers, shard size and backend, in a
+    folder no test changes (the session's shared demo build gains reports and decisions
+    from other tests): what test_shards and test_backends compare their builds with."""
+    cwd = tmp_path_factory.mktemp("shards-default")
+    result = run_in(cwd, "build", DEMO_RECIPE)
+    assert result.exit_code == 0, result.output
+    return cwd

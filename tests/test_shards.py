@@ -130,17 +130,6 @@ def test_a_per_process_value_is_made_again_in_a_forked_process(tmp_path):
 # ---- the demo build -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def default_build(tmp_path_factory) -> Path:
-    """The demo recipe built with the default workers and shard size, in a folder no
-    other test touches (the session's shared demo build gains reports and decisions
-    from other tests)."""
-    cwd = tmp_path_factory.mktemp("shards-default")
-    result = run_in(cwd, "build", DEMO_RECIPE)
-    assert result.exit_code == 0, result.output
-    return cwd
-
-
 def demo_copy(tmp_path: Path, workers: int, shard_size: int) -> Path:
     """The demo recipe and its inputs in ``tmp_path``, with these execution settings."""
     shutil.copytree(DEMO_RECIPE.parent, tmp_path / "demo")

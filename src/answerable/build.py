@@ -20,6 +20,7 @@ from answerable.annotation.review import (
     review_candidates,
     wants_review,
 )
+from answerable.backends import checked_backend
 from answerable.builders import counterfactual
 from answerable.builders.counterfactual import proposed
 from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
@@ -121,9 +122,10 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
 
     Sources over the demo databases are read only once those exist (``build`` makes them).
     Templates are checked too (their db_ids once every source is read), and so are the
-    release settings.
+    release settings and the executor backend.
     """
     release_config(recipe.section("release"), recipe.file)
+    checked_backend(recipe)
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
     limits = recipe.section("limits")
@@ -258,6 +260,7 @@ def build(
 
     ``progress`` shows how far each long step is (see :mod:`answerable.progress`)."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
+    checked_backend(recipe)  # so does a backend that cannot run here
     cross = crosscheck.settings(recipe)
     if "demo" in recipe.data:
         ensure_demo(recipe, log)

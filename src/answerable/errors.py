@@ -19,6 +19,19 @@ class AnswerableError(Exception):
 
     exit_code = 1
 
+    def __reduce__(self):
+        # Rebuilt from its message and fields, not by calling __init__ with the message
+        # alone (the subclasses take their own arguments): an error raised in a shard's
+        # worker process reaches the build whole.
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(kind: type, args: tuple, fields: dict) -> AnswerableError:
+    error = kind.__new__(kind, *args)
+    error.args = args
+    error.__dict__.update(fields)
+    return error
+
 
 class ConfigError(AnswerableError):
     """A recipe or input file is wrong: names the file, the key and the fix.

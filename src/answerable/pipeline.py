@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from answerable.backends import checked_backend
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import ConfigError
 from answerable.ids import content_hash, rng_for
@@ -135,14 +136,20 @@ class Execution:
 
     workers: int = 1
     shard_size: int = DEFAULT_SHARD_SIZE
+    backend: str = "local"  # where the shards run (answerable.backends)
+    ray_address: str | None = None  # the Ray cluster of the ray backend
 
     @classmethod
     def from_recipe(cls, recipe: Recipe) -> Execution:
-        """The recipe's top-level ``workers`` (default: the machine's cores) and
-        ``execution.shard_size``."""
+        """The recipe's top-level ``workers`` (default: the machine's cores),
+        ``execution.shard_size``, ``execution.backend`` (checked: a ConfigError when it
+        cannot run here) and ``execution.ray_address``."""
+        section = recipe.section("execution")
         return cls(
             recipe.data.get("workers", os.cpu_count() or 1),
-            recipe.section("execution").get("shard_size", DEFAULT_SHARD_SIZE),
+            section.get("shard_size", DEFAULT_SHARD_SIZE),
+            checked_backend(recipe),
+            section.get("ray_address"),
         )
 
 
@@ -208,6 +215,11 @@ class BuildContext:
         return content_hash(
             {"step": step, "config": config, "inputs": inputs, "seed": self.recipe.seed}
         )
+
+    def __getstate__(self) -> dict:
+        """What a process that is not forked gets (a Ray worker): the context without
+        open connections, which it opens again on first use, and without progress."""
+        return {**self.__dict__, "_open": {}, "_variants": None, "progress": SILENT}
 
     def close(self) -> None:
         """Close every open database connection."""

@@ -78,7 +78,13 @@ class Recipe:
         return self.workdir / "demo"
 
 
-HOW_TO_RUN = (("workers",), ("execution", "shard_size"), ("templates", "workers"))
+HOW_TO_RUN = (
+    ("workers",),
+    ("execution", "shard_size"),
+    ("templates", "workers"),
+    ("execution", "backend"),
+    ("execution", "ray_address"),
+)
 """Recipe keys that change how fast a build runs, never what it makes."""
 
 

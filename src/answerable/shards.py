@@ -8,21 +8,23 @@ named by the hash of its units' keys and its output is stored under the step's f
 temporary file and renamed, so a killed build leaves only whole shards. The next run
 finds them and treats only the shards still missing.
 
-Shards run in ``workers`` processes (forked, so they share the build's loaded state)
-and finish in any order; the outputs are then read back in shard order. A stage whose
-treatment of one unit does not look at the others therefore makes the same output for
-any number of workers and any shard size; what does look across units (repeated ids,
-near-duplicate questions) runs after the merge, over the merged output in order.
+Shards run where ``execution.backend`` says (:mod:`answerable.backends`: ``workers``
+processes forked from the build, by default, or tasks on a Ray cluster) and finish in
+any order; this process stores each, and the outputs are then read back in shard
+order. A stage whose treatment of one unit does not look at the others therefore makes
+the same output for any number of workers and any shard size; what does look across
+units (repeated ids, near-duplicate questions) runs after the merge, over the merged
+output in order.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from answerable.backends import backend
 from answerable.ids import content_hash
 from answerable.pipeline import StepOutput
 from answerable.records import read_jsonl, write_jsonl
@@ -133,30 +135,9 @@ def load_shard(file: Path) -> StepOutput:
 
 
 def _outputs(ctx, shards: list[list], pending: list[int], work: Work, workers: int) -> Iterator:
-    """``(index, output)`` of each pending shard, here or in forked processes."""
-    if workers <= 1 or len(pending) <= 1:
-        for index in pending:
-            yield index, work(shards[index])
-        return
-    ctx.close()  # a forked process must not share the parent's SQLite connections
-    global _JOB
-    _JOB = (shards, work)
-    context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(workers, len(pending)))
-    try:
-        yield from pool.imap_unordered(_run_shard, pending)
-    finally:
-        pool.terminate()
-        pool.join()
-        _JOB = None
-
-
-_JOB: tuple[list[list], Work] | None = None  # what forked workers run, set before the fork
-
-
-def _run_shard(index: int) -> tuple[int, StepOutput]:
-    shards, work = _JOB
-    return index, work(shards[index])
+    """``(index, output)`` of each pending shard, in any order, from the recipe's executor
+    backend (:mod:`answerable.backends`: forked processes, or a Ray cluster)."""
+    return backend(ctx.execution.backend).outputs(ctx, shards, pending, work, workers)
 
 
 class PerProcess:
@@ -167,6 +148,11 @@ class PerProcess:
         self.make, self.close_value = make, close
         self._pid: int | None = None
         self._value = None
+
+    def __getstate__(self) -> dict:
+        """What a process that is not forked gets (a Ray worker): the maker, never this
+        process's value."""
+        return {**self.__dict__, "_pid": None, "_value": None}
 
     def get(self):
         """This process's value, made on first use."""
