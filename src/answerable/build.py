@@ -26,10 +26,7 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
-from answerable.builders.engines.postgres_tables import (
-    export_server_sources,
-    portable_to_sqlite,
-)
+from answerable.builders.engines.exports import export_sources, portable_to_sqlite
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -271,8 +268,6 @@ def build(
         log(note)
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
-    if release:
-        refuse_release_from(recipe, loaded.databases)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
@@ -299,9 +294,9 @@ def build(
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
-    exported = {}  # issue 17: server databases as the SQLite files a release ships
+    exported = {}  # issue 17: DuckDB and server databases as the SQLite files a release ships
     if release:
-        exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
+        exported = export_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
@@ -312,21 +307,6 @@ def build(
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
         report.release = release_of(recipe, ctx, released, review, settings, exported)
     return report
-
-
-def refuse_release_from(recipe: Recipe, databases: dict) -> None:
-    """A release ships SQLite files: a ConfigError when a source is read by another
-    file engine (exporting its tables is not built yet; server sources are exported,
-    see :func:`export_server_sources`), before any work is done."""
-    other = sorted({r.engine for r in databases.values() if r.server is None} - {"sqlite"})
-    if other:
-        raise ConfigError(
-            recipe.file,
-            "sources",
-            f"a release ships SQLite databases; sources read by {', '.join(other)} cannot "
-            "be exported into one yet",
-            fix="build with --no-release (the candidates are written), or use SQLite sources",
-        )
 
 
 def release_of(
