@@ -242,7 +242,6 @@ CASES = [
     Case("engines", "unknown engine in execution.cross_check", CROSS + "test_unknown_cross_check_engine_is_one_line", "execution.cross_check"),
     Case("engines", "a DuckDB source without its file", CROSS + "test_a_duckdb_source_without_its_file_is_one_line", "no DuckDB file"),
     Case("engines", "engine: on a format that reads SQLite only", CROSS + "test_engine_on_a_format_that_cannot_read_it_is_one_line", "reads SQLite files only"),
-    Case("engines", "a release from a DuckDB source", CROSS + "test_a_release_from_a_duckdb_source_is_refused_before_any_work", "--no-release"),
     Case("engines", "counterfactual edits of a DuckDB source", CROSS + "test_counterfactual_parents_on_a_duckdb_source_are_named_rejects", "edits are made on SQLite sources only"),
     Case("engines", "gold results differ between engines", CROSS + "test_build_rejects_disagreeing_items_with_both_results", "cross-check-disagrees"),
     Case("engines", "an interval in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "an interval (cast it to text"),

@@ -189,8 +189,10 @@ class PostgresDatabase(Connected):
 
     dialect = "postgres"
 
-    def __init__(self, dsn: str, namespace: str, limits: Limits | None = None):
-        self.namespace = namespace
+    def __init__(
+        self, dsn: str, namespace: str, limits: Limits | None = None, behind: tuple = ()
+    ):
+        self.namespace = namespace  # ``behind``: schemas searched after it (a variant's source)
         self.limits = limits or Limits()
         self._dsn = dsn
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
@@ -199,7 +201,8 @@ class PostgresDatabase(Connected):
         self._con.read_only = True  # every transaction begins READ ONLY
         try:
             self._check_role()
-            self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+            search = ", ".join(f'"{name}"' for name in (namespace, *behind))
+            self._con.execute("SELECT set_config('search_path', %s, false)", (search,))
         except BaseException:
             self._con.close()
             raise

@@ -26,6 +26,7 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
+from answerable.builders.engines import variants as engine_variants
 from answerable.builders.engines.exports import export_sources, portable_to_sqlite
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
@@ -179,25 +180,33 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
     names = proposed_names(ctx, so_far, config, model) if model else None
+    # issue 17: DuckDB and server sources are edited on their SQLite twin, proved on the engine
+    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root)
 
     def make_env():
-        env = counterfactual.edit_env(ctx.databases, variants, seed, ctx.limits, config)
+        env = counterfactual.edit_env(twins, variants, seed, ctx.limits, config)
         if names is not None:
             env.proposed = names
         return env
 
     env = PerProcess(make_env, lambda made: made.close())
+    store = PerProcess(
+        lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
+    )
     try:
         return sharded_step(
             ctx,
             counterfactual.STEP,
             signature,
             parents,
-            lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
+            lambda shard: engine_variants.counterfactual_on_engines(
+                shard, env.get(), config, ctx.databases, store.get()
+            ),
             merge=counterfactual.drop_repeated,
         )
     finally:
         env.close()
+        store.close()
 
 
 def proposed_names(ctx: BuildContext, so_far: list[dict], config, model) -> dict:
@@ -287,6 +296,7 @@ def build(
             output = crosscheck.apply(output, made)
     finally:
         ctx.close()
+        engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
     output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
     output = drop_contradictions(check_items(output, progress))
     released, review = output.items, None
