@@ -45,6 +45,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from answerable.builders import sqlkit
 from answerable.builders.engines.base import sqlite_cell
@@ -119,11 +120,12 @@ def sqlite_parent(item: dict) -> dict:
 @dataclass
 class EditedTable:
     """One table after the ops: its columns (name, engine type), its rows in the
-    engine's order, and whether its keys survive."""
+    engine's order (an Arrow table for a table no op edits), and whether its keys
+    survive."""
 
     table: Table
     columns: list[tuple[str, str]]
-    rows: list[list]
+    rows: list[list] | Any
     dropped: set[str] = field(default_factory=set)  # lower-case names of dropped columns
 
     def primary_key(self) -> list[str]:
@@ -206,8 +208,15 @@ def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
         for table in _creation_order(schema.tables):
             names = ", ".join(quote(c.name) for c in table.columns)
             query = f"SELECT {names} FROM {quote(table.name)} ORDER BY rowid"
-            rows = [list(row) for row in con.execute(query).fetchall()]
-            tables.append(edit_rows(table, rows, edits.get(table.name.lower(), [])))
+            arrow = con.sql(query).to_arrow_table()  # an unedited table stays Arrow
+            mine = edits.get(table.name.lower())
+            if mine:
+                rows = [
+                    list(row) for row in zip(*(c.to_pylist() for c in arrow.columns), strict=True)
+                ]
+                tables.append(edit_rows(table, rows, mine))
+            else:
+                tables.append(EditedTable(table, [(c.name, c.type) for c in table.columns], arrow))
     finally:
         con.close()
     duckdb = duckdb_module()
@@ -243,13 +252,18 @@ def _write_duckdb_table(out, edited: EditedTable, kept: set[tuple[str, str]]) ->
                 f"FOREIGN KEY ({quote(column)}) REFERENCES {quote(other)} ({quote(other_column)})"
             )
     out.execute(f"CREATE TABLE {quote(table.name)} ({', '.join(parts)})")
-    if not edited.rows:
+    if isinstance(edited.rows, pa.Table):  # an unedited table, as DuckDB gave it
+        rows = edited.rows.rename_columns([f"c{i}" for i in range(edited.rows.num_columns)])
+    elif edited.rows:
+        rows = pa.table(
+            {
+                f"c{i}": _arrow_array(pa, [row[i] for row in edited.rows])
+                for i in range(len(edited.columns))
+            }
+        )
+    else:
         return
-    arrays = {
-        f"c{i}": _arrow_array(pa, [row[i] for row in edited.rows])
-        for i in range(len(edited.columns))
-    }
-    out.register("_answerable_rows", pa.table(arrays))
+    out.register("_answerable_rows", rows)
     try:
         cast = ", ".join(f"CAST(c{i} AS {kind})" for i, (_, kind) in enumerate(edited.columns))
         out.execute(f"INSERT INTO {quote(table.name)} SELECT {cast} FROM _answerable_rows")
