@@ -12,7 +12,7 @@ its engine type (:func:`.types.sqlite_declared`; a type with no faithful SQLite 
 ``unsupported-type`` error naming the column), the primary key and the foreign keys among
 the written tables are kept, and rows go in the order the engine's reader gives them:
 DuckDB's rowid order (its insertion order: a DuckDB copy of a SQLite file keeps SQLite's
-rowid order), PostgreSQL's primary-key order (all columns without one). The same data
+rowid order), PostgreSQL's physical order (``postgres_tables.row_order``). The same data
 thus gives a byte-identical file, and an edit's fills, made in rowid order on the file,
 see the rows in the order the engine's own variant sees them.
 """

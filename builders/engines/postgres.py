@@ -189,10 +189,8 @@ class PostgresDatabase(Connected):
 
     dialect = "postgres"
 
-    def __init__(
-        self, dsn: str, namespace: str, limits: Limits | None = None, behind: tuple = ()
-    ):
-        self.namespace = namespace  # ``behind``: schemas searched after it (a variant's source)
+    def __init__(self, dsn: str, namespace: str, limits: Limits | None = None, setup: list = ()):
+        self.namespace = namespace
         self.limits = limits or Limits()
         self._dsn = dsn
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
@@ -201,11 +199,23 @@ class PostgresDatabase(Connected):
         self._con.read_only = True  # every transaction begins READ ONLY
         try:
             self._check_role()
-            search = ", ".join(f'"{name}"' for name in (namespace, *behind))
-            self._con.execute("SELECT set_config('search_path', %s, false)", (search,))
+            self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+            self._prepare(setup)
         except BaseException:
             self._con.close()
             raise
+
+    def _prepare(self, setup: list) -> None:
+        """Run our own ``setup`` statements (a variant's TEMP views, see :mod:`.variants`)
+        in one read-write transaction, before any untrusted statement runs."""
+        if not setup:
+            return
+        self._con.read_only = False
+        with self._con.transaction():
+            self._con.execute("SET TRANSACTION READ WRITE")
+            for statement in setup:
+                self._con.execute(statement)
+        self._con.read_only = True
 
     def _check_role(self) -> None:
         superuser, file_roles = self._con.execute(_ROLE_CHECK, (list(_FILE_ROLES),)).fetchone()

@@ -30,8 +30,9 @@ and foreign keys are copied; views, triggers and indexes other than the keys are
 On export, ``numeric`` values go in as their exact text (SQLite's ``NUMERIC`` affinity
 stores them as integers or reals), ``date`` and ``timestamp`` as ISO text, ``boolean``
 as 0/1; a type with no SQLite counterpart (arrays, JSON, intervals ...) is refused by
-name. Rows are written in primary-key order (else in the order of all columns), so the
-same tables give a byte-identical file.
+name. Rows are written in the table's physical order (:func:`row_order`), so the same
+tables give a byte-identical file, and SQLite's rowid order comes back for a file loaded
+by :func:`load_sqlite`.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _add_foreign_keys(con, schema: str, table: Table, loaded: set[str]) -> None:
 def export_sqlite(con, schema: str, tables: Iterable[str], path: str | Path) -> Path:
     """Write the tables ``tables`` of PostgreSQL schema ``schema`` to the SQLite file
     ``path`` (a new file, written to a temporary name and renamed into place; see
-    :func:`.exports.write_sqlite`), rows in primary-key order.
+    :func:`.exports.write_sqlite`), rows in :func:`row_order`.
 
     ``con`` is a psycopg 3 connection with SELECT on the tables. Keys among the exported
     tables are kept. Raises :class:`SQLError`: ``unknown-table`` for a table the schema
@@ -191,11 +192,8 @@ def export_sqlite(con, schema: str, tables: Iterable[str], path: str | Path) -> 
     chosen = chosen_tables(read_schema(con, schema), tables, f"schema {schema}")
 
     def rows(table: Table):
-        order = table.primary_key or [c.name for c in table.columns]
         query = sql.SQL("SELECT * FROM {}.{} ORDER BY {}").format(
-            sql.Identifier(schema),
-            sql.Identifier(table.name),
-            sql.SQL(", ").join(map(sql.Identifier, order)),
+            sql.Identifier(schema), sql.Identifier(table.name), row_order(con, schema, table)
         )
         with con.cursor() as cur:
             cur.execute(query)
@@ -203,3 +201,26 @@ def export_sqlite(con, schema: str, tables: Iterable[str], path: str | Path) -> 
                 yield batch
 
     return write_sqlite(path, chosen, rows)
+
+
+def row_order(con, schema: str, table: Table):
+    """What a table's rows are ordered by when they are read whole (an export, the
+    counterfactual step's twin and variants): ``ctid`` for a base table, else its
+    primary key, else all its columns.
+
+    PostgreSQL has no rowid; the physical order stands for it. It is the order a table
+    was loaded in (:func:`load_sqlite` copies SQLite's rows in rowid order, so a fill
+    over the rows sees SQLite's order) and changes only when the table is rewritten
+    (UPDATE, CLUSTER). A view has no ctid.
+    """
+    from psycopg import sql
+
+    kind = con.execute(
+        "SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = %s",
+        (schema, table.name),
+    ).fetchone()
+    if kind and kind[0] == "r":
+        return sql.SQL("ctid")
+    order = table.primary_key or [c.name for c in table.columns]
+    return sql.SQL(", ").join(map(sql.Identifier, order))

@@ -26,23 +26,28 @@ Variants on each engine:
   others reference, so each table is created with its edited columns, the keys that
   still hold and its rows in rowid order), reused while a sidecar says it was made from
   the same source bytes and ops. The source file is only read.
-- **PostgreSQL**: one schema per variant, ``<scratch_schema>_<hash of the variant id>``,
-  holding only the edited tables, read with ``search_path = <variant>, <source>`` so the
-  other tables are the source's. Made in one transaction (a worker that races another
-  for the same variant waits and reuses it), marked by a comment, and dropped when the
-  build ends unless the source says ``keep_variants: true``. The source schema is only
-  read.
+- **PostgreSQL**: the edited tables only, copied into the scratch schema the source
+  names (``scratch_schema``; never the source schema) as ``v<hash of the variant id>_
+  <table>``, in one transaction (a worker racing another for the same variant waits and
+  reuses its copies), each marked by a comment. A variant is read through a connection
+  whose session holds ``CREATE TEMP VIEW <table> AS SELECT * FROM <scratch>.<copy>`` for
+  each edited table: PostgreSQL looks names up in the session's temporary schema before
+  the search path (the source schema), so the edited tables hide the source's and the
+  others are the source's, as a SQLite delta's TEMP views do. So the role needs CREATE
+  on the scratch schema only (a schema per variant would need CREATE on the database)
+  and TEMP (PostgreSQL grants it to everyone by default). The copies are dropped when
+  the build ends unless the source says ``keep_variants: true``. The source schema is
+  only read.
 
-Fills and seeded row choices see the rows in rowid order on DuckDB and in primary-key
-order on PostgreSQL (all columns when a table has no key): the twin holds them in that
-same order, so the values equal the twin's, and those of a SQLite build of the same
-data wherever its rowids follow that order (every table of the demo).
+Fills and seeded row choices see the rows in rowid order on DuckDB and in physical
+(``ctid``) order on PostgreSQL (:func:`.postgres_tables.row_order`): the twin and a
+release's exported file hold them in that same order, so the values equal the twin's,
+and a SQLite build's for data copied from SQLite (both keep SQLite's rowid order).
 """
 
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,8 +68,21 @@ READING_ROWS = 20  # rows kept per reading, as the step keeps them
 
 
 def on_engine(ref) -> bool:
-    """Whether ``ref``'s database is read by an engine other than SQLite."""
-    return ref is not None and ref.runs and ref.engine != "sqlite"
+    """Whether ``ref``'s database is read by an engine other than SQLite and can be
+    edited there (a server source names its scratch schema)."""
+    if ref is None or not ref.runs or ref.engine == "sqlite":
+        return False
+    return ref.server is None or bool(ref.server.scratch)
+
+
+def unedited(ref) -> str | None:
+    """Why edits of ``ref``'s database cannot be made, or None."""
+    if ref is not None and ref.server is not None and not ref.server.scratch:
+        return (
+            f"{ref.db_id} is on a {ref.engine} server whose source names no scratch schema "
+            "for its variants (fix: add scratch_schema: <schema> to the source; see the README)"
+        )
+    return None
 
 
 # ---- the SQLite twin -------------------------------------------------------------------
@@ -280,61 +298,69 @@ def _arrow_array(pa, values: list):
         return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
-# ---- PostgreSQL: one scratch schema per variant --------------------------------------------
+# ---- PostgreSQL: the edited tables in the scratch schema, shown by TEMP views -----------
 
 
-def variant_schema(scratch: str, name: str) -> str:
-    """The schema of variant ``name``: the scratch name and a hash of the variant id
-    (PostgreSQL names are at most 63 bytes)."""
-    return f"{scratch.lower()}_{content_hash(name)[:16]}"
+def variant_prefix(name: str) -> str:
+    """The prefix of variant ``name``'s tables in the scratch schema: a hash of the
+    variant id (PostgreSQL names are at most 63 bytes)."""
+    return f"v{content_hash(name)[:15]}_"
 
 
-def materialize_postgres(con, spec, schema: DatabaseSchema, ops: list[dict], name: str) -> str:
-    """Create the variant's schema on ``con`` (a writable psycopg connection) with the
-    edited tables of ``spec``'s schema, in one transaction; return its name. A schema of
-    that name made earlier (by this build, a worker, or a kept run) is reused."""
+def materialize_postgres(con, spec, schema: DatabaseSchema, ops: list[dict], name: str) -> dict:
+    """Create the edited tables of variant ``name`` in ``spec.scratch`` on ``con`` (a
+    writable psycopg connection), in one transaction; return ``{table: its copy's
+    name}``. Copies made earlier (by this build, a worker, a kept run) are reused."""
     import psycopg
     from psycopg import sql
 
-    target = variant_schema(spec.scratch, name)
-    if _schema_exists(con, target):
-        return target
+    edits = _ops_by_table(ops)
     found = {t.name.lower(): t for t in schema.tables}
+    missing = sorted(set(edits) - set(found))
+    if missing:
+        raise SQLError("materialize-failed", f"no such table: {', '.join(missing)}")
+    copies = {found[t].name: variant_prefix(name) + t for t in sorted(edits)}
+    if _tables_exist(con, spec.scratch, list(copies.values())):
+        return copies
     try:
         with con.transaction():
-            con.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(target)))
-            con.execute(
-                sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
-                    sql.Identifier(target), sql.Literal(f"{VARIANT_COMMENT} {name}")
-                )
-            )
-            for table_name, mine in sorted(_ops_by_table(ops).items()):
-                if table_name not in found:
-                    raise SQLError("materialize-failed", f"no such table: {table_name}")
+            for table, copy in copies.items():
+                target = sql.SQL("{}.{}").format(sql.Identifier(spec.scratch), sql.Identifier(copy))
+                source = spec.namespace or "public"
                 _write_postgres_table(
-                    con, spec.namespace or "public", target, found[table_name], mine
+                    con, source, target, found[table.lower()], edits[table.lower()]
                 )
-    except psycopg.errors.DuplicateSchema:
-        return target  # another worker made it meanwhile
+                con.execute(
+                    sql.SQL("COMMENT ON TABLE {} IS {}").format(
+                        target, sql.Literal(f"{VARIANT_COMMENT} {name}")
+                    )
+                )
+    except psycopg.errors.DuplicateTable:
+        return copies  # another worker made them meanwhile
     except psycopg.Error as error:
         raise SQLError("materialize-failed", f"{_describe(ops)}: {error}") from None
-    return target
+    return copies
 
 
-def _schema_exists(con, name: str) -> bool:
-    row = con.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,)).fetchone()
-    return row is not None
+def _tables_exist(con, scratch: str, names: list[str]) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = ANY(%s)",
+        (scratch, names),
+    ).fetchone()
+    return row[0] == len(names)
 
 
-def _write_postgres_table(con, source: str, target: str, table: Table, ops: list[dict]) -> None:
+def _write_postgres_table(con, source: str, target, table: Table, ops: list[dict]) -> None:
     from psycopg import sql
 
-    order = table.primary_key or [c.name for c in table.columns]
+    from answerable.builders.engines.postgres_tables import row_order
+
     query = sql.SQL("SELECT {} FROM {}.{} ORDER BY {}").format(
         sql.SQL(", ").join(sql.Identifier(c.name) for c in table.columns),
         sql.Identifier(source),
         sql.Identifier(table.name),
-        sql.SQL(", ").join(map(sql.Identifier, order)),
+        row_order(con, source, table),
     )
     rows = con.execute(query).fetchall()
     edited = edit_rows(table, rows, ops)
@@ -342,49 +368,65 @@ def _write_postgres_table(con, source: str, target: str, table: Table, ops: list
     if edited.primary_key():
         keys = sql.SQL(", ").join(map(sql.Identifier, edited.primary_key()))
         parts.append(sql.SQL("PRIMARY KEY ({})").format(keys))
-    name = sql.SQL("{}.{}").format(sql.Identifier(target), sql.Identifier(table.name))
-    con.execute(sql.SQL("CREATE TABLE {} ({})").format(name, sql.SQL(", ").join(parts)))
+    con.execute(sql.SQL("CREATE TABLE {} ({})").format(target, sql.SQL(", ").join(parts)))
     columns = sql.SQL(", ").join(sql.Identifier(n) for n, _ in edited.columns)
-    with (
-        con.cursor() as cur,
-        cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(name, columns)) as copy,
-    ):
+    copy_sql = sql.SQL("COPY {} ({}) FROM STDIN").format(target, columns)
+    with con.cursor() as cur, cur.copy(copy_sql) as copy:
         for row in edited.rows:
             copy.write_row(row)
 
 
+def shadowing_views(scratch: str, copies: dict) -> list:
+    """``CREATE TEMP VIEW <table> AS SELECT * FROM <scratch>.<copy>`` for each edited
+    table: PostgreSQL looks a name up in the session's temporary schema before the
+    search path, so the view hides the source's table, as a SQLite delta's TEMP view
+    does (and goes with the session)."""
+    from psycopg import sql
+
+    return [
+        sql.SQL("CREATE TEMP VIEW {} AS SELECT * FROM {}.{}").format(
+            sql.Identifier(table), sql.Identifier(scratch), sql.Identifier(copy)
+        )
+        for table, copy in sorted(copies.items())
+    ]
+
+
 def drop_variants(databases: dict) -> list[str]:
-    """Drop every variant schema (marked by :data:`VARIANT_COMMENT`) under the scratch
-    name of each server source that does not keep its variants; return their names."""
+    """Drop every variant table (marked by :data:`VARIANT_COMMENT`) in the scratch
+    schema of each server source that does not keep its variants; return their names."""
     dropped, seen = [], set()
     for ref in databases.values():
         spec = getattr(ref, "server", None)
         if spec is None or not spec.scratch or spec.keep_variants:
             continue
-        from answerable.builders.engines.postgres import resolve_dsn
+        from answerable.builders.engines.postgres import _connect, resolve_dsn
 
         dsn = resolve_dsn(spec)
         if (dsn, spec.scratch) in seen:
             continue
         seen.add((dsn, spec.scratch))
-        from psycopg import sql
-
-        from answerable.builders.engines.postgres import _connect
-
-        with _connect(dsn, autocommit=True) as con:
-            pattern = re.sub(r"([_%\\])", r"\\\1", spec.scratch.lower()) + r"\_%"
-            names = [
-                n
-                for (n,) in con.execute(
-                    "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s "
-                    "AND obj_description(oid, 'pg_namespace') LIKE %s ORDER BY nspname",
-                    (pattern, VARIANT_COMMENT + "%"),
-                )
-            ]
-            for name in names:
-                con.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(name)))
-            dropped += names
+        dropped += _drop_marked(_connect(dsn, autocommit=True), spec.scratch)
     return dropped
+
+
+def _drop_marked(con, scratch: str) -> list[str]:
+    from psycopg import sql
+
+    with con:
+        names = [
+            name
+            for (name,) in con.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind = 'r' "
+                "AND obj_description(c.oid, 'pg_class') LIKE %s ORDER BY c.relname",
+                (scratch, VARIANT_COMMENT + "%"),
+            )
+        ]
+        for name in names:
+            con.execute(
+                sql.SQL("DROP TABLE {}.{}").format(sql.Identifier(scratch), sql.Identifier(name))
+            )
+    return names
 
 
 # ---- the variants of one run, on their engines ----------------------------------------------
@@ -440,18 +482,15 @@ class EngineVariants:
         )
 
         spec = ref.server
-        if not spec.scratch:
-            raise SQLError(
-                "engine-not-supported",
-                f"{ref.db_id}: edits on a server need a scratch schema (fix: add "
-                "scratch_schema: <schema> to the source; see the README)",
-            )
+        if unedited(ref):
+            raise SQLError("engine-not-supported", unedited(ref))
         dsn = resolve_dsn(spec)
         if dsn not in self._writers:
             self._writers[dsn] = _connect(dsn, autocommit=True)
-        target = materialize_postgres(self._writers[dsn], spec, ref.schema, ops, name)
+        copies = materialize_postgres(self._writers[dsn], spec, ref.schema, ops, name)
+        namespace = spec.namespace or DEFAULT_NAMESPACE
         return PostgresDatabase(
-            dsn, target, self.limits, behind=(spec.namespace or DEFAULT_NAMESPACE,)
+            dsn, namespace, self.limits, setup=shadowing_views(spec.scratch, copies)
         )
 
     def close(self) -> None:
@@ -543,6 +582,10 @@ def counterfactual_on_engines(items: list[dict], env, config, databases: dict, s
 
     out, originals, ready = StepOutput(), {}, []
     for item in items:
+        why = unedited(databases.get(item["db_id"])) if is_parent(item) else None
+        if why:
+            out.rejects.append(reject(item["id"], STEP, "engine-not-supported", why))
+            continue
         if not (is_parent(item) and on_engine(databases.get(item["db_id"]))):
             ready.append(item)
             continue
