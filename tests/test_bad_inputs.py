@@ -231,7 +231,6 @@ CASES = [
     Case("postgres", "a statement timeout", PG + "test_statement_timeout", "timeout"),
     Case("postgres", "a type the hash does not know", PG + "test_a_type_the_hash_does_not_know_is_a_named_reject", "unhashable-type"),
     Case("postgres", "a schema the role cannot read", PGB + "test_server_source_errors_are_one_line", "holds no table this role can read"),
-    Case("postgres", "counterfactual edits of a server source", PGB + "test_counterfactual_parents_on_the_server_are_named_rejects", "edits are made on SQLite sources only"),
     Case("postgres", "a SQLite column mixing text and numbers", "tests/test_postgres_tables.py::test_a_column_mixing_text_and_numbers_is_refused_and_nothing_is_left", "no single PostgreSQL type keeps them"),
     Case("postgres", "an export of a type SQLite cannot hold", "tests/test_postgres_tables.py::test_export_refuses_a_type_sqlite_cannot_hold", "cannot hold faithfully"),
     # --- model server ---------------------------------------------------------------------
@@ -242,7 +241,9 @@ CASES = [
     Case("engines", "unknown engine in execution.cross_check", CROSS + "test_unknown_cross_check_engine_is_one_line", "execution.cross_check"),
     Case("engines", "a DuckDB source without its file", CROSS + "test_a_duckdb_source_without_its_file_is_one_line", "no DuckDB file"),
     Case("engines", "engine: on a format that reads SQLite only", CROSS + "test_engine_on_a_format_that_cannot_read_it_is_one_line", "reads SQLite files only"),
-    Case("engines", "counterfactual edits of a DuckDB source", CROSS + "test_counterfactual_parents_on_a_duckdb_source_are_named_rejects", "edits are made on SQLite sources only"),
+    Case("engines", "counterfactual edits of a server source without scratch_schema", CROSS + "test_counterfactual_parents_on_a_server_without_scratch_schema_are_named_rejects", "fix: add scratch_schema"),
+    Case("engines", "a spider source on DuckDB without its file", "tests/test_engine_sources.py::test_a_spider_source_without_a_duckdb_file_is_one_line", "no duckdb file for db_id"),
+    Case("engines", "an edit script DuckDB cannot apply", "tests/test_engine_variants.py::test_an_op_on_a_missing_table_or_column_is_a_materialize_error", "materialize-failed"),
     Case("engines", "gold results differ between engines", CROSS + "test_build_rejects_disagreeing_items_with_both_results", "cross-check-disagrees"),
     Case("engines", "an interval in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "an interval (cast it to text"),
     Case("engines", "an array in a result", ENGINES + "test_duckdb_values_the_hash_does_not_know_are_a_named_error", "an array (unnest it"),

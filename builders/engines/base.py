@@ -170,6 +170,12 @@ class Engine(ABC):
         where the engine cannot."""
         raise NotImplementedError(f"the {self.name} engine cannot load a SQLite copy")
 
+    def reused_copy(self, db_id: str, target: Path) -> SourceSpec | None:
+        """The spec of a copy :meth:`copy_from_sqlite` made earlier at ``target``, or
+        None when there is none to reuse. A file engine's copy is the file; a server
+        engine reuses none (it cannot tell that a schema is still as it was loaded)."""
+        return SourceSpec(db_id, self.name, path=Path(target)) if Path(target).is_file() else None
+
 
 # --- what engines share -------------------------------------------------------------
 

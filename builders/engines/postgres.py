@@ -161,6 +161,10 @@ class PostgresEngine(Engine):
         """Connect to ``spec``'s server and check its role (see the module docstring)."""
         return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
 
+    def reused_copy(self, db_id: str, target: Path) -> None:
+        """None: a copy on the server is loaded anew each build (see the base)."""
+        return None
+
     def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
         """Load the SQLite file into the schema ``answerable_copy_<target's stem>`` on the
         server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas;
