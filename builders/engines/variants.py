@@ -88,16 +88,16 @@ def unedited(ref) -> str | None:
 # ---- the SQLite twin -------------------------------------------------------------------
 
 
-def twin_databases(databases: dict, root: Path) -> dict:
-    """``databases`` with each DuckDB or server database replaced by its SQLite twin (a
-    SQLite DatabaseRef). A DuckDB twin is reused while its sidecar records the source's
-    sha256; a server's is exported anew (nothing tells that the server's data is as it
-    was). Call it before workers fork: each twin is written once."""
+def twin_databases(databases: dict, root: Path, parents: list[dict]) -> dict:
+    """``databases`` with each DuckDB or server database some of ``parents`` use replaced
+    by its SQLite twin (a SQLite DatabaseRef). A DuckDB twin is reused while its sidecar
+    records the source's sha256; a server's is exported anew (nothing tells that the
+    server's data is as it was). Call it before workers fork: each twin is written once."""
     from answerable.builders.sources.common import DatabaseRef
 
-    twins = dict(databases)
+    twins, used = dict(databases), {p["db_id"] for p in parents}
     for db_id, ref in sorted(databases.items()):
-        if not on_engine(ref):
+        if db_id not in used or not on_engine(ref):
             continue
         path = Path(root) / TWINS / f"{db_id}.sqlite"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +130,21 @@ def sqlite_parent(item: dict) -> dict:
             "dialect": "sqlite",
         }
     return {**item, "sql": sqlkit.transpile(item["sql"], dialect, "sqlite"), "dialect": "sqlite"}
+
+
+def as_on_twins(items: list[dict], databases: dict) -> list[dict]:
+    """``items`` with those on a DuckDB or server database as :func:`sqlite_parent`
+    gives them (one whose SQL cannot be written for SQLite is left out)."""
+    found = []
+    for item in items:
+        if not (item.get("sql") and on_engine(databases.get(item["db_id"]))):
+            found.append(item)
+            continue
+        try:
+            found.append(sqlite_parent(item))
+        except SQLError:
+            continue
+    return found
 
 
 # ---- the edit script applied to rows ----------------------------------------------------

@@ -179,9 +179,9 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
         counterfactual.STEP, settings, {"parents": [p["id"] for p in parents], "files": ctx.inputs}
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
-    names = proposed_names(ctx, so_far, config, model) if model else None
     # issue 17: DuckDB and server sources are edited on their SQLite twin, proved on the engine
-    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root)
+    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, parents)
+    names = proposed_names(ctx, so_far, config, model, twins) if model else None
 
     def make_env():
         env = counterfactual.edit_env(twins, variants, seed, ctx.limits, config)
@@ -209,13 +209,16 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
         store.close()
 
 
-def proposed_names(ctx: BuildContext, so_far: list[dict], config, model) -> dict:
+def proposed_names(ctx: BuildContext, so_far: list[dict], config, model, twins=None) -> dict:
     """The model's column names for the parents' mentions (issue 12), asked once in this
-    process through the reply cache, before the shards' workers start."""
+    process through the reply cache, before the shards' workers start (``twins``: the
+    databases with DuckDB and server ones as their SQLite twins, issue 17)."""
     variants = ctx.workspace.root / "variants"
-    env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
+    databases = twins or ctx.databases
+    env = counterfactual.edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
     try:
-        proposed.ask_for_names(ctx, so_far, env, config, model)
+        items = engine_variants.as_on_twins(so_far, ctx.databases)
+        proposed.ask_for_names(ctx, items, env, config, model)
         return env.proposed
     finally:
         env.close()
