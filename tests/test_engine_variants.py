@@ -1,6 +1,7 @@
 """Counterfactual variants on DuckDB: the edit scripts applied by the engine give the
 rows SQLite's whole edited copy holds, the source is never written, and items made on a
-DuckDB source are proved there (builders/engines/variants.py)."""
+DuckDB source are proved there; on PostgreSQL the edited tables live in the scratch
+schema and go unless kept (builders/engines/variants.py)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,21 @@ import pytest
 from answerable.builders.counterfactual.materialize import materialize_full
 from answerable.builders.counterfactual.script import add_column, drop_column, set_value
 from answerable.builders.demo import generate_demo
+from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
 from answerable.builders.engines.variants import (
     EngineVariants,
+    drop_variants,
     edit_rows,
     materialize_duckdb,
     prove,
 )
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.builders.sources.common import DatabaseRef
 from answerable.errors import SQLError
 from answerable.ids import sha256_file
+from tests import postgres_server as server
 
 # Each kind of op, on tables other tables reference (DuckDB refuses ALTER TABLE on them):
 # a near-synonym filled from a column, values written into seeded rows, a column of the
@@ -102,8 +107,6 @@ def test_set_value_picks_the_rows_sqlite_picks_whatever_the_rowids():
 
 
 def test_engine_variants_are_made_once_and_reused_by_their_sidecar(clinic, tmp_path):
-    from answerable.builders.sources.common import DatabaseRef
-
     _, duck = clinic
     ref = DatabaseRef("clinic", duck, DatabaseSchema("clinic"), "duckdb")
     store = EngineVariants(tmp_path / "variants")
@@ -157,3 +160,88 @@ def test_prove_takes_the_engines_sql_and_result_and_refuses_a_disagreement(clini
         odd = _parent("SELECT levenshtein(gender, 'x') FROM patients")
         proved, why = prove(item, odd, twin, engine)
         assert proved is None and "runs on the duckdb variant but fails on the SQLite" in why
+
+
+# --- PostgreSQL: the edited tables in the scratch schema, read through TEMP views -------
+
+postgres_server, postgres_demo, postgres_reader = (  # fixtures
+    server.postgres_server,
+    server.postgres_demo,
+    server.postgres_reader,
+)
+
+
+def _server_ref(reader, keep: bool = False):
+    spec = SourceSpec(
+        "clinic",
+        "postgres",
+        dsn=reader.dsn(),
+        namespace="clinic",
+        scratch=server.SCRATCH,
+        keep_variants=keep,
+    )
+    ref = DatabaseRef("clinic", None, DatabaseSchema("clinic"), "postgres", spec)
+    with ref.open(None) as database:
+        ref.schema = database.schema("clinic")
+    return ref
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_postgres_variant_holds_what_sqlites_edited_copy_holds(
+    clinic, postgres_reader, tmp_path, name
+):
+    lite, _ = clinic
+    ref = _server_ref(postgres_reader)
+    materialize_full(lite, OPS[name], tmp_path / "edited.sqlite")
+    schema = DatabaseSchema.from_sqlite(tmp_path / "edited.sqlite")
+    store = EngineVariants(tmp_path / "variants")
+    try:
+        variant = store.database(ref, OPS[name])
+        with ReadOnlyDatabase(tmp_path / "edited.sqlite") as copy:
+            for table in schema.tables:  # the rows as a multiset: PostgreSQL has no rowid
+                sql = f'SELECT * FROM "{table.name}"'
+                mine = variant.execute(sql, ordered=False)
+                assert mine.hash == copy.execute(sql, ordered=False).hash, table.name
+                assert [c.lower() for c in mine.columns] == [c.name for c in table.columns]
+    finally:
+        store.close()
+    # the source schema is untouched, and the copies go when the build ends
+    with ref.open(None) as source:
+        found = source.execute(
+            "SELECT count(*) FROM admissions WHERE admission_type = 'Telehealth'"
+        )
+        assert found.rows == [[0]]
+    assert drop_variants({"clinic": ref})
+    assert _scratch_tables(postgres_reader) == []
+
+
+def test_postgres_variants_are_kept_with_keep_variants(clinic, postgres_reader, tmp_path):
+    kept = _server_ref(postgres_reader, keep=True)
+    store = EngineVariants(tmp_path / "variants")
+    try:
+        store.database(kept, OPS["values"])
+    finally:
+        store.close()
+    assert drop_variants({"clinic": kept}) == []
+    made = _scratch_tables(postgres_reader)
+    assert len(made) == 1 and made[0].endswith("_admissions")
+    # reused, not made again, by a later store; then dropped by a build that keeps none
+    again = EngineVariants(tmp_path / "variants")
+    try:
+        found = again.database(kept, OPS["values"]).execute(
+            "SELECT count(*) FROM admissions WHERE admission_type = 'Telehealth'"
+        )
+        assert found.rows == [[40]]
+    finally:
+        again.close()
+    assert drop_variants({"clinic": _server_ref(postgres_reader)}) == made
+
+
+def _scratch_tables(reader) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(reader.dsn()) as con:
+        rows = con.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (server.SCRATCH,)
+        )
+        return [name for (name,) in rows]
