@@ -222,12 +222,12 @@ def _ops_by_table(ops: list[dict]) -> dict[str, list[dict]]:
 
 def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
     """Write ``target``, a DuckDB file holding every base table of ``source`` with
-    ``ops`` applied (``source`` is only read)."""
-    from answerable.builders.engines.duckdb import (
-        _creation_order,
-        duckdb_module,
-        read_only_connection,
-    )
+    ``ops`` applied (``source`` is only read).
+
+    When no other table references an edited one (and the source has no write-ahead
+    log), the source's bytes are copied and only the edited tables are made again; else
+    every table is written anew (DuckDB refuses to drop or alter a referenced table)."""
+    from answerable.builders.engines.duckdb import _creation_order, read_only_connection
     from answerable.builders.engines.exports import duckdb_base_tables
 
     edits = _ops_by_table(ops)
@@ -237,26 +237,53 @@ def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
         missing = set(edits) - {t.name.lower() for t in schema.tables}
         if missing:
             raise SQLError("materialize-failed", f"no such table: {', '.join(sorted(missing))}")
-        tables = []
-        for table in _creation_order(schema.tables):
-            names = ", ".join(quote(c.name) for c in table.columns)
-            query = f"SELECT {names} FROM {quote(table.name)} ORDER BY rowid"
-            arrow = con.sql(query).to_arrow_table()  # an unedited table stays Arrow
-            mine = edits.get(table.name.lower())
-            if mine:
-                rows = [
-                    list(row) for row in zip(*(c.to_pylist() for c in arrow.columns), strict=True)
-                ]
-                tables.append(edit_rows(table, rows, mine))
-            else:
-                tables.append(EditedTable(table, [(c.name, c.type) for c in table.columns], arrow))
+        referenced = {
+            other.lower()
+            for t in schema.tables
+            for _c, other, _oc in t.foreign_keys
+            if other.lower() != t.name.lower()
+        }
+        copy = not (set(edits) & referenced) and not Path(f"{source}.wal").exists()
+        tables = [
+            _read_table(con, table, edits.get(table.name.lower()))
+            for table in _creation_order(schema.tables)
+        ]
     finally:
         con.close()
+    kept = _kept_columns(tables)
+    if copy:
+        edited = [t for t in tables if isinstance(t.rows, list)]
+        return _write_file(edited, kept, ops, target, copied_from=source)
+    return _write_file(tables, kept, ops, target)
+
+
+def _read_table(con, table: Table, ops: list[dict] | None) -> EditedTable:
+    """A table in rowid order: edited by ``ops`` when given, else as Arrow."""
+    names = ", ".join(quote(c.name) for c in table.columns)
+    arrow = con.sql(f"SELECT {names} FROM {quote(table.name)} ORDER BY rowid").to_arrow_table()
+    if not ops:
+        return EditedTable(table, [(c.name, c.type) for c in table.columns], arrow)
+    rows = [list(row) for row in zip(*(c.to_pylist() for c in arrow.columns), strict=True)]
+    return edit_rows(table, rows, ops)
+
+
+def _write_file(tables, kept, ops, target: Path, copied_from: Path | None = None) -> Path:
+    """Write ``tables`` into the DuckDB file ``target``: a new file, or a copy of
+    ``copied_from``'s bytes whose tables of the same names are dropped first (those
+    made last first, as they may reference the others). A DuckDB error is
+    ``materialize-failed``."""
+    import shutil
+
+    from answerable.builders.engines.duckdb import duckdb_module
+
     duckdb = duckdb_module()
     with atomic_path(target) as partial:
+        if copied_from is not None:
+            shutil.copyfile(copied_from, partial)
         out = duckdb.connect(str(partial))
         try:
-            kept = _kept_columns(tables)
+            for edited in reversed(tables) if copied_from is not None else ():
+                out.execute(f"DROP TABLE {quote(edited.table.name)}")
             for edited in tables:
                 _write_duckdb_table(out, edited, kept)
             out.execute("CHECKPOINT")
