@@ -52,12 +52,14 @@ def in_engine_dialect(example: dict, database) -> dict:
     """``example`` with its SQL transpiled (sqlglot) into the dialect of the engine that
     runs it, when that differs from the dialect it was written in: the item carries the
     SQL and the dialect it was verified in (so its id differs from SQLite's, whose SQL
-    differs). Raises :class:`SQLError` when the target cannot express the SQL."""
+    differs), and the SQL as written under ``provenance.params.as_written``. Raises
+    :class:`SQLError` when the target cannot express the SQL."""
     written = example.get("dialect", "sqlite")
     if database is None or database.dialect == written:
         return example
     sql = sqlkit.transpile(example["sql"], written, database.dialect)
-    return {**example, "sql": sql, "dialect": database.dialect}
+    as_written = {"dialect": written, "sql": example["sql"]}
+    return {**example, "sql": sql, "dialect": database.dialect, "as_written": as_written}
 
 
 def _execute(example: dict, ctx: BuildContext):
@@ -81,7 +83,7 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
             "generator": GENERATOR,
             "source": example["source"],
             "external_id": example.get("external_id"),
-            "params": {"verified_by": verified_by},
+            "params": {"verified_by": verified_by, **_as_written(example)},
             "parent": example["id"],
             **_source_category(example),
         },
@@ -89,6 +91,12 @@ def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:
     if example.get("split"):  # the source's own split, kept unless the release re-splits
         item["split"] = example["split"]
     return item
+
+
+def _as_written(example: dict) -> dict:
+    """``as_written``: the SQL as the source wrote it, for an item verified in another
+    dialect (the counterfactual step edits such an item on its SQLite twin with it)."""
+    return {"as_written": example["as_written"]} if example.get("as_written") else {}
 
 
 def _source_category(example: dict) -> dict:

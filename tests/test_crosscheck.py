@@ -142,12 +142,36 @@ def test_a_duckdb_source_verifies_items_in_duckdb(tmp_path):
     assert rows[DIVIDES["question"]] == [[pytest.approx(780 / 7)]]  # DuckDB's division
 
 
-def test_a_release_from_a_duckdb_source_is_refused_before_any_work(tmp_path):
-    recipe = tiny_project(tmp_path, [AGREES])
-    copy_sqlite_to_duckdb(tmp_path / "dbs" / "shop.sqlite", tmp_path / "dbs" / "shop.duckdb")
+def _duckdb_release(tmp_path, cwd):
+    cwd.mkdir()
+    recipe = tiny_project(cwd, [AGREES, DIVIDES])
+    copy_sqlite_to_duckdb(cwd / "dbs" / "shop.sqlite", cwd / "dbs" / "shop.duckdb")
+    (cwd / "dbs" / "shop.sqlite").unlink()
     recipe.write_text(recipe.read_text() + "    engine: duckdb\n")
-    assert_clean_error(run_in(tmp_path, "build", recipe), "duckdb", "--no-release")
-    assert not (tmp_path / ".answerable" / "tiny").exists()
+    result = run_in(cwd, "build", recipe)
+    assert result.exit_code == 0, result.output
+    return cwd / "releases" / "tiny" / "0.1.0"
+
+
+def test_a_release_from_a_duckdb_source_ships_sqlite_files_exported_from_it(tmp_path):
+    release = _duckdb_release(tmp_path, tmp_path / "a")
+    shipped = release / "databases" / "shop.sqlite"
+    with ReadOnlyDatabase(shipped) as db:  # a SQLite file, the DuckDB copy's rows
+        assert db.execute("SELECT count(*), sum(price) FROM item").rows[0][0] == 39
+    items = [json.loads(line) for f in sorted((release / "data").glob("*.jsonl"))
+             for line in f.read_text().splitlines()]  # fmt: skip
+    assert sorted(i["question"] for i in items) == sorted(s["question"] for s in (AGREES, DIVIDES))
+    assert {i["result"]["dialect"] for i in items} == {"duckdb"}
+    # DuckDB divides integers as reals; sqlglot writes that division back for SQLite as
+    # a real division, so verify --execute gets DuckDB's 111.43 from the shipped file
+    checked = run_in(tmp_path / "a", "verify", release, "--execute")
+    assert checked.exit_code == 0 and "2 gold queries re-executed" in checked.output
+    # a rebuild from another DuckDB copy of the same rows (DuckDB files of equal data
+    # differ in bytes, so the manifest's inputs do) ships the same files
+    again = _duckdb_release(tmp_path, tmp_path / "b")
+    shipped = ["databases/shop.sqlite"] + [f"data/{f.name}" for f in (release / "data").iterdir()]
+    for relative in shipped:
+        assert (again / relative).read_bytes() == (release / relative).read_bytes()
 
 
 def test_a_duckdb_source_without_its_file_is_one_line(tmp_path):
@@ -189,9 +213,11 @@ def test_sqlite_day_shifts_are_written_portably(tmp_path, sql, agrees):
         assert crosscheck.check_item(item, duck)["agrees"] is agrees
 
 
-def test_counterfactual_parents_on_a_duckdb_source_are_named_rejects(tmp_path):
+def test_counterfactual_items_on_a_duckdb_source_are_proved_on_duckdb_variants(tmp_path):
     recipe = tiny_project(
-        tmp_path, [AGREES], extra="counterfactual:\n  rate: 1.0\n  edits: [drop_column_v1]\n"
+        tmp_path,
+        [seed("Which items cost more than 90?", "SELECT name FROM item WHERE price > 90")],
+        extra="counterfactual:\n  rate: 1.0\n  edits: [drop_column_v1]\n",
     )
     copy_sqlite_to_duckdb(tmp_path / "dbs" / "shop.sqlite", tmp_path / "dbs" / "shop.duckdb")
     recipe.write_text(
@@ -199,6 +225,38 @@ def test_counterfactual_parents_on_a_duckdb_source_are_named_rejects(tmp_path):
     )
     result = run_in(tmp_path, "build", recipe, "--no-release")
     assert result.exit_code == 0, result.output
-    rejects = list(read_jsonl(tmp_path / ".answerable/tiny/reports/rejects.jsonl"))
-    found = [r for r in rejects if r["reason"] == "engine-not-supported"]
-    assert len(found) == 1 and "read by duckdb" in found[0]["detail"]
+    items = read_parquet(tmp_path / ".answerable/tiny/candidates.parquet")
+    edited = [i for i in items if i["db_variant"]]
+    assert edited and {i["dialect"] for i in edited} == {"duckdb"}
+    assert {i["label"] for i in edited} == {"unanswerable"}
+    variants = tmp_path / ".answerable/tiny/variants"
+    assert {f"{i['db_variant']}.duckdb" for i in edited} <= {p.name for p in variants.iterdir()}
+
+
+def test_counterfactual_parents_on_a_server_without_scratch_schema_are_named_rejects():
+    from answerable.builders.engines.base import SourceSpec
+    from answerable.builders.engines.variants import counterfactual_on_engines
+    from answerable.builders.schema import DatabaseSchema
+    from answerable.builders.sources.common import DatabaseRef
+
+    spec = SourceSpec("shop", "postgres", dsn_env="NOT_USED", namespace="shop")
+    refs = {"shop": DatabaseRef("shop", None, DatabaseSchema("shop"), "postgres", spec)}
+    parent = {"id": "p1", "db_id": "shop", "label": "answerable", "sql": "SELECT 1",
+              "provenance": {"generator": "seed_v1"}}  # fmt: skip
+    out = counterfactual_on_engines([parent], None, None, refs, None)
+    assert not out.items and [r["reason"] for r in out.rejects] == ["engine-not-supported"]
+    assert "fix: add scratch_schema" in out.rejects[0]["detail"]
+
+
+def test_a_copy_is_reused_as_a_file_on_duckdb_and_never_on_a_server(tmp_path):
+    """A reused DuckDB copy is its file; a PostgreSQL copy is a schema on a server, so a
+    file (or sidecar) left at its name is never taken for it."""
+    from answerable.builders.engines import engine
+
+    target = tmp_path / "shop.duckdb"
+    assert engine("duckdb").reused_copy("shop", target) is None
+    target.write_bytes(b"")
+    spec = engine("duckdb").reused_copy("shop", target)
+    assert spec.path == target and spec.engine == "duckdb"
+    (tmp_path / "shop.postgres").write_bytes(b"")
+    assert engine("postgres").reused_copy("shop", tmp_path / "shop.postgres") is None

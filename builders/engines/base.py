@@ -70,8 +70,9 @@ class SourceSpec:
     is a delta over that base). Server engines use ``dsn`` (a libpq connection string or
     URL; it may hold a password, so it is never printed: use :meth:`describe`) or
     ``dsn_env``, the environment variable holding it; ``namespace`` is the schema of the
-    server database the source's tables live in (PostgreSQL: ``public`` when None).
-    ``db_id`` names the database in items and reports.
+    server database the source's tables live in (PostgreSQL: ``public`` when None);
+    ``scratch`` names where counterfactual variants are made on the server (see
+    :mod:`.variants`). ``db_id`` names the database in items and reports.
     """
 
     db_id: str
@@ -81,6 +82,8 @@ class SourceSpec:
     dsn: str | None = None
     dsn_env: str | None = None
     namespace: str | None = None
+    scratch: str | None = None  # server engines: the prefix of counterfactual variant schemas
+    keep_variants: bool = False  # server engines: variant schemas outlive the build
 
     def describe(self) -> str:
         """A printable name for messages: the engine and the file, never a DSN."""
@@ -166,6 +169,12 @@ class Engine(ABC):
         schema). Used by the cross-check and the tests; raises NotImplementedError
         where the engine cannot."""
         raise NotImplementedError(f"the {self.name} engine cannot load a SQLite copy")
+
+    def reused_copy(self, db_id: str, target: Path) -> SourceSpec | None:
+        """The spec of a copy :meth:`copy_from_sqlite` made earlier at ``target``, or
+        None when there is none to reuse. A file engine's copy is the file; a server
+        engine reuses none (it cannot tell that a schema is still as it was loaded)."""
+        return SourceSpec(db_id, self.name, path=Path(target)) if Path(target).is_file() else None
 
 
 # --- what engines share -------------------------------------------------------------

@@ -62,14 +62,16 @@ class Copies:
         target = self.root / name / f"{ref.db_id}.{name}"
         sidecar = target.with_name(target.name + ".json")
         stamp = {"source_sha256": sha256_file(ref.path)}
-        # only a file copy is reused: a server copy (a scratch schema) is loaded anew
-        # each build, since nothing here can tell that it is still as it was loaded
-        if not (target.is_file() and sidecar.is_file() and read_json(sidecar) == stamp):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            spec = engine_named(name).copy_from_sqlite(ref.path, target)
-            write_json(stamp, sidecar)
-            return spec
-        return SourceSpec(ref.db_id, name, path=target)
+        engine = engine_named(name)
+        # the engine says what of an earlier copy can be reused: a file engine its file, a
+        # server engine nothing (its copy, a schema, is loaded anew each build)
+        reused = engine.reused_copy(ref.db_id, target)
+        if reused is not None and sidecar.is_file() and read_json(sidecar) == stamp:
+            return reused
+        target.parent.mkdir(parents=True, exist_ok=True)
+        spec = engine.copy_from_sqlite(ref.path, target)
+        write_json(stamp, sidecar)
+        return spec
 
     def close(self) -> None:
         """Close every copy opened."""

@@ -34,6 +34,7 @@ from answerable.builders.engines.base import (
     schema_from_information_schema,
     sqlite_rows,
 )
+from answerable.builders.engines.types import TEXT, engine_type, value_kind
 from answerable.builders.executor import (
     READ_KEYWORDS,
     Connected,
@@ -74,6 +75,17 @@ def check_duckdb_file(path: Path) -> None:
             raise SQLError("not-a-database", f"{path}: not a DuckDB database")
 
 
+def read_only_connection(path: str | Path):
+    """Our own read-only connection to a DuckDB file (external access and settings
+    locked), for reading whole tables outside the statement checks."""
+    check_duckdb_file(Path(path))
+    duckdb = duckdb_module()
+    try:
+        return duckdb.connect(str(path), read_only=True, config=dict(_CONFIG))
+    except duckdb.Error as error:
+        raise SQLError("not-a-database", f"{path}: {error}") from None
+
+
 class DuckDBDatabase(Connected):
     """One DuckDB file opened read-only with external access and settings locked."""
 
@@ -82,13 +94,8 @@ class DuckDBDatabase(Connected):
     def __init__(self, path: str | Path, limits: Limits | None = None):
         self.path = Path(path)
         self.limits = limits or Limits()
-        check_duckdb_file(self.path)
-        duckdb = duckdb_module()
-        try:
-            self._con = duckdb.connect(str(self.path), read_only=True, config=dict(_CONFIG))
-        except duckdb.Error as error:
-            raise SQLError("not-a-database", f"{self.path}: {error}") from None
-        self._errors = duckdb
+        self._con = read_only_connection(self.path)
+        self._errors = duckdb_module()
         self._unstable_names: frozenset[str] | None = None
         self._checked: dict[str, SQLError | None] = {}
 
@@ -248,40 +255,16 @@ class DuckDBEngine(Engine):
 
 # SQLite stores each value with its own kind whatever the column's declared type; a
 # DuckDB column has one type. The copy gives each column the type of the values it
-# holds, so every value comes back as SQLite gave it (dates stay text, as SQLite keeps
-# them; a column mixing kinds becomes text).
-_KIND_TYPES = {
-    frozenset(): None,  # no values: the declared type decides
-    frozenset({"integer"}): "BIGINT",
-    frozenset({"real"}): "DOUBLE",
-    frozenset({"integer", "real"}): "DOUBLE",
-    frozenset({"text"}): "VARCHAR",
-    frozenset({"blob"}): "BLOB",
-}
-
-
-def _affinity_type(declared: str) -> str:
-    """The DuckDB type of SQLite's affinity for an empty column's declared type."""
-    kind = declared.upper()
-    if "INT" in kind:
-        return "BIGINT"
-    if any(word in kind for word in ("CHAR", "CLOB", "TEXT")) or not kind:
-        return "VARCHAR"
-    if any(word in kind for word in ("REAL", "FLOA", "DOUB")):
-        return "DOUBLE"
-    if "BLOB" in kind:
-        return "BLOB"
-    return "VARCHAR" if any(w in kind for w in ("DATE", "TIME")) else "DOUBLE"
+# holds (see :mod:`.types`), so every value comes back as SQLite gave it (dates stay
+# text, as SQLite keeps them; a column mixing kinds becomes text).
 
 
 def _column_type(con, table: str, column: str, declared: str) -> str:
-    kinds = frozenset(
+    kinds = {
         kind
         for (kind,) in con.execute(f"SELECT DISTINCT typeof({_quote(column)}) FROM {_quote(table)}")
-        if kind != "null"
-    )
-    found = _KIND_TYPES.get(kinds, "VARCHAR")
-    return found or _affinity_type(declared)
+    }
+    return engine_type("duckdb", value_kind(declared, kinds) or TEXT)
 
 
 def _quote(name: str) -> str:

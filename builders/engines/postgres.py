@@ -161,6 +161,10 @@ class PostgresEngine(Engine):
         """Connect to ``spec``'s server and check its role (see the module docstring)."""
         return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
 
+    def reused_copy(self, db_id: str, target: Path) -> None:
+        """None: a copy on the server is loaded anew each build (see the base)."""
+        return None
+
     def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
         """Load the SQLite file into the schema ``answerable_copy_<target's stem>`` on the
         server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas;
@@ -189,7 +193,7 @@ class PostgresDatabase(Connected):
 
     dialect = "postgres"
 
-    def __init__(self, dsn: str, namespace: str, limits: Limits | None = None):
+    def __init__(self, dsn: str, namespace: str, limits: Limits | None = None, setup: list = ()):
         self.namespace = namespace
         self.limits = limits or Limits()
         self._dsn = dsn
@@ -200,9 +204,22 @@ class PostgresDatabase(Connected):
         try:
             self._check_role()
             self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+            self._prepare(setup)
         except BaseException:
             self._con.close()
             raise
+
+    def _prepare(self, setup: list) -> None:
+        """Run our own ``setup`` statements (a variant's TEMP views, see :mod:`.variants`)
+        in one read-write transaction, before any untrusted statement runs."""
+        if not setup:
+            return
+        self._con.read_only = False
+        with self._con.transaction():
+            self._con.execute("SET TRANSACTION READ WRITE")
+            for statement in setup:
+                self._con.execute(statement)
+        self._con.read_only = True
 
     def _check_role(self) -> None:
         superuser, file_roles = self._con.execute(_ROLE_CHECK, (list(_FILE_ROLES),)).fetchone()

@@ -15,6 +15,9 @@ from answerable.builders.sources.common import (
     SERVER_ENGINES,
     DatabaseRef,
     SourceData,
+    engine_database,
+    find_database,
+    server_database,
     within_limits,
 )
 from answerable.builders.sources.delimited import load_delimited
@@ -36,6 +39,9 @@ __all__ = [
 ]
 
 FORMATS = ("jsonl", "spider", "text2sql", "ehrsql", "tsv", "csv")
+# Formats that find each db_id's database by name, so it can live on another engine; the
+# others name one SQLite file (text2sql's database:) or no database at all (tsv, csv).
+ENGINE_FORMATS = ("jsonl", "spider", "ehrsql")
 REQUIRED = {
     "jsonl": ("path", "databases"),
     "spider": ("path", "tables"),
@@ -73,7 +79,9 @@ def load_source(
         for key in ("path", "tables", "labels", "databases", "database", "schema")
     }
     limits = {**LIMITS, **(limits or {})}
-    data = dispatch(kind, spec, paths, limits["max_line_bytes"])
+    data = on_engine(
+        dispatch(kind, spec, paths, limits["max_line_bytes"]), spec, paths["databases"], where
+    )
     return within_limits(kept_labels(data, spec), limits)
 
 
@@ -101,14 +109,41 @@ def source_engine(spec: dict, where: str, kind: str) -> str:
         known = ", ".join(sorted(ENGINES))
         raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
     readable = (*ENGINE_FILES, *SERVER_ENGINES)
-    if name != DEFAULT_ENGINE and (kind != "jsonl" or name not in readable):
+    if name != DEFAULT_ENGINE and (kind not in ENGINE_FORMATS or name not in readable):
+        formats = ", ".join(ENGINE_FORMATS)
         raise ConfigError(
             where,
             "engine",
-            f"a {kind} source reads SQLite files only; engine {name!r} is read by jsonl sources",
+            f"a {kind} source reads SQLite files only; engine {name!r} is read by {formats} "
+            "sources (they find each db_id's database by name: a file in a folder, or a "
+            "schema on a server)",
             fix="remove engine:, or give the questions as a jsonl source",
         )
     return name
+
+
+def on_engine(data: SourceData, spec: dict, folder: Path | None, where: str) -> SourceData:
+    """``data`` with each database read by the engine the source names (a spider or
+    ehrsql source; a jsonl source's loader reads its engine itself): ``<db_id>.duckdb``
+    under ``databases`` for a file engine, the schema of that name (or ``schemas``'
+    mapping) on the server for a server engine."""
+    engine = spec.get("engine", DEFAULT_ENGINE)
+    if engine == DEFAULT_ENGINE or spec.get("format") == "jsonl":
+        return data
+    for db_id in sorted(data.databases):
+        if engine in SERVER_ENGINES:
+            data.databases[db_id] = server_database(spec, db_id, where)
+            continue
+        found = find_database(folder, db_id, ENGINE_FILES[engine])
+        if found is None:
+            raise ConfigError(
+                where,
+                "databases",
+                f"no {engine} file for db_id {db_id!r} under {folder}",
+                fix=f"add <databases>/{db_id}{ENGINE_FILES[engine]} or remove engine:",
+            )
+        data.databases[db_id] = engine_database(found, db_id, engine)
+    return data
 
 
 def resolve(spec: dict, key: str, base: Path, demo_dir: Path | None) -> Path | None:

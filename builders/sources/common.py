@@ -337,6 +337,8 @@ def server_database(source: dict, db_id: str, where: str) -> DatabaseRef:
         dsn=source.get("dsn"),
         dsn_env=source.get("dsn_env"),
         namespace=namespace,
+        scratch=source.get("scratch_schema"),
+        keep_variants=bool(source.get("keep_variants", False)),
     )
     ref = DatabaseRef(db_id, None, DatabaseSchema(db_id), spec.engine, spec)
     try:

@@ -89,6 +89,10 @@ class Expander:
         if self.dialect != template.dialect:
             tree = sqlkit.portable(tree.copy(), template.dialect, self.dialect)
         self.writer = SQLWriter(tree, self.dialect)
+        # on another engine, the SQL as the template writes it too (provenance as_written)
+        self.as_written = (
+            SQLWriter(template.tree, template.dialect) if tree is not template.tree else None
+        )
         self.ordered = sqlkit.has_order_by(template.tree)
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)
@@ -181,6 +185,9 @@ class Expander:
         )
         item["answer"] = fill_answer(template.record.get("answer", DEFAULT_ANSWER), values, record)
         item["provenance"]["params"]["answered_by"] = "template"
+        if self.as_written is not None:
+            written = {"dialect": template.dialect, "sql": self.as_written.sql(values)}
+            item["provenance"]["params"]["as_written"] = written
         if template.record.get("tags"):
             item["tags"] = list(template.record["tags"])
         return item

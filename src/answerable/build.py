@@ -27,10 +27,8 @@ from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, ge
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
-from answerable.builders.engines.postgres_tables import (
-    export_server_sources,
-    portable_to_sqlite,
-)
+from answerable.builders.engines import variants as engine_variants
+from answerable.builders.engines.exports import export_sources, portable_to_sqlite
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -183,35 +181,46 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
         counterfactual.STEP, settings, {"parents": [p["id"] for p in parents], "files": ctx.inputs}
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
-    names = proposed_names(ctx, so_far, config, model) if model else None
+    # issue 17: DuckDB and server sources are edited on their SQLite twin, proved on the engine
+    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, parents)
+    names = proposed_names(ctx, so_far, config, model, twins) if model else None
 
     def make_env():
-        env = counterfactual.edit_env(ctx.databases, variants, seed, ctx.limits, config)
+        env = counterfactual.edit_env(twins, variants, seed, ctx.limits, config)
         if names is not None:
             env.proposed = names
         return env
 
     env = PerProcess(make_env, lambda made: made.close())
+    store = PerProcess(
+        lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
+    )
     try:
         return sharded_step(
             ctx,
             counterfactual.STEP,
             signature,
             parents,
-            lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
+            lambda shard: engine_variants.counterfactual_on_engines(
+                shard, env.get(), config, ctx.databases, store.get()
+            ),
             merge=counterfactual.drop_repeated,
         )
     finally:
         env.close()
+        store.close()
 
 
-def proposed_names(ctx: BuildContext, so_far: list[dict], config, model) -> dict:
+def proposed_names(ctx: BuildContext, so_far: list[dict], config, model, twins=None) -> dict:
     """The model's column names for the parents' mentions (issue 12), asked once in this
-    process through the reply cache, before the shards' workers start."""
+    process through the reply cache, before the shards' workers start (``twins``: the
+    databases with DuckDB and server ones as their SQLite twins, issue 17)."""
     variants = ctx.workspace.root / "variants"
-    env = counterfactual.edit_env(ctx.databases, variants, ctx.recipe.seed, ctx.limits, config)
+    databases = twins or ctx.databases
+    env = counterfactual.edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
     try:
-        proposed.ask_for_names(ctx, so_far, env, config, model)
+        items = engine_variants.as_on_twins(so_far, ctx.databases)
+        proposed.ask_for_names(ctx, items, env, config, model)
         return env.proposed
     finally:
         env.close()
@@ -274,8 +283,6 @@ def build(
         log(note)
     execution = recipe.section("execution")
     limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
-    if release:
-        refuse_release_from(recipe, loaded.databases)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
@@ -295,6 +302,7 @@ def build(
             output = crosscheck.apply(output, made)
     finally:
         ctx.close()
+        engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
     output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
     output = drop_contradictions(check_items(output, progress))
     released, review = output.items, None
@@ -302,9 +310,9 @@ def build(
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
-    exported = {}  # issue 17: server databases as the SQLite files a release ships
+    exported = {}  # issue 17: DuckDB and server databases as the SQLite files a release ships
     if release:
-        exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
+        exported = export_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
@@ -315,21 +323,6 @@ def build(
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
         report.release = release_of(recipe, ctx, released, review, settings, exported)
     return report
-
-
-def refuse_release_from(recipe: Recipe, databases: dict) -> None:
-    """A release ships SQLite files: a ConfigError when a source is read by another
-    file engine (exporting its tables is not built yet; server sources are exported,
-    see :func:`export_server_sources`), before any work is done."""
-    other = sorted({r.engine for r in databases.values() if r.server is None} - {"sqlite"})
-    if other:
-        raise ConfigError(
-            recipe.file,
-            "sources",
-            f"a release ships SQLite databases; sources read by {', '.join(other)} cannot "
-            "be exported into one yet",
-            fix="build with --no-release (the candidates are written), or use SQLite sources",
-        )
 
 
 def release_of(

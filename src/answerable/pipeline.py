@@ -168,6 +168,7 @@ class BuildContext:
     progress: Progress = SILENT
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
     _variants: Any = None  # the VariantStore of edited items, opened on first use
+    _on_engines: Any = None  # the EngineVariants of edited items on other engines
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:
         """A read-only connection to ``db_id``'s file by the engine its source names, or
@@ -185,6 +186,8 @@ class BuildContext:
         if not item.get("db_variant"):
             return self.database(item["db_id"])
         ref = self.databases.get(item["db_id"])
+        if ref is not None and ref.runs and ref.engine != "sqlite":
+            return self._engine_variants().database(ref, item["edit"]["ops"])
         if ref is None or ref.path is None:
             return None
         if self._variants is None:
@@ -193,6 +196,14 @@ class BuildContext:
 
             self._variants = VariantStore(self.workspace.root / "variants", self.limits)
         return self._variants.database(item["db_id"], ref.path, item["edit"]["ops"])
+
+    def _engine_variants(self):
+        """The store of variants on DuckDB and server sources (issue 17), opened once."""
+        from answerable.builders.engines.variants import EngineVariants
+
+        if self._on_engines is None:
+            self._on_engines = EngineVariants(self.workspace.root / "variants", self.limits)
+        return self._on_engines
 
     def schema(self, db_id: str):
         """The :class:`DatabaseSchema` of ``db_id``."""
@@ -228,3 +239,5 @@ class BuildContext:
         self._open.clear()
         if self._variants is not None:
             self._variants.close()
+        if self._on_engines is not None:
+            self._on_engines.close()
