@@ -6,8 +6,20 @@
 - ``contrasts``: qualifier pairs that make two readings of a noun (curated domain
   contrasts) and the rules that say why other pairs do not (default-marked, ordinal,
   range, parts of a total).
+
+Both ``inflect`` and WordNet load on first use; :func:`preload` loads them at once.
 """
 
+from answerable.builders.lexical import inflection, wordnet
 from answerable.builders.lexical.inflection import plural, singular
 
-__all__ = ["plural", "singular"]
+__all__ = ["plural", "preload", "singular"]
+
+
+def preload() -> None:
+    """Load ``inflect`` and (when installed) WordNet in this process now: a stage calls
+    it before forking its workers, which then share them instead of each loading its
+    own (WordNet takes a second or two of CPU per process)."""
+    inflection.engine()
+    if wordnet.available():
+        wordnet.wordnet()
