@@ -77,7 +77,7 @@ class Parent:
 
     @property
     def tree(self) -> exp.Expr:
-        """The gold SQL's qualified tree (shared: copy it before changing it)."""
+        """The gold SQL's qualified tree (shared: change ``query.private_tree()`` instead)."""
         return self.query.tree
 
     @property
@@ -427,7 +427,7 @@ class AddNearSynonyms:
         table, column = split(target)
         names = list(self.best_group(parent, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
-        reading_trees = [_renamed(parent.tree, target, name) for name in names]
+        reading_trees = [_renamed(parent.query.private_tree(), target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
         return Proposal(
             self.name,
@@ -518,12 +518,12 @@ class AddNearSynonyms:
 
 
 def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
-    """A copy of the qualified tree with every reference to column ``target`` renamed to
-    ``name`` (references through a derived table's output keep the output's name)."""
-    copy = tree.copy()
-    for column in table_columns(copy, target):
+    """The qualified tree (a private one: it is changed) with every reference to column
+    ``target`` renamed to ``name`` (references through a derived table's output keep the
+    output's name)."""
+    for column in table_columns(tree, target):
         column.set("this", trees.ident(name))
-    return copy
+    return tree
 
 
 def table_columns(tree: exp.Expr, target: str) -> list[exp.Column]:
@@ -573,15 +573,13 @@ _NARROWING = (exp.And, exp.Paren, exp.Where, exp.Having, exp.Join, exp.From, exp
 _NARROWING += (exp.Intersect, exp.In, exp.With, exp.CTE, exp.Group, exp.Order, exp.Limit)
 
 
-def _filters_every_row(tree: exp.Expr, value) -> bool:
+def _filters_every_row(literals: list[tuple[exp.Literal, str]], value) -> bool:
     """Whether some comparison with the string ``value`` must hold for the query to
     return any row: it sits in ANDed filters, up through IN subqueries, INTERSECT and
     the left side of EXCEPT, never under OR, NOT, UNION or a scalar subquery (a value
-    nobody has there need not leave the result empty)."""
-    for node in tree.find_all(exp.Literal):
-        if node.is_string and node.this == value and _narrows(node):
-            return True
-    return False
+    nobody has there need not leave the result empty). ``literals`` are the query's
+    literal nodes with their texts (:meth:`Query.literal_texts`)."""
+    return any(node.is_string and text == value and _narrows(node) for node, text in literals)
 
 
 def _narrows(node: exp.Expr) -> bool:
@@ -636,11 +634,11 @@ def _bare(literal) -> str:
 
 
 def _replace_literal(tree: exp.Expr, old: str, new: str) -> str:
-    copy = tree.copy()
-    for node in list(copy.find_all(exp.Literal)):
+    """The SQL of ``tree`` (a private one: it is changed) with string ``old`` -> ``new``."""
+    for node in list(tree.find_all(exp.Literal)):
         if node.is_string and node.this == old:
             node.replace(exp.Literal.string(new))
-    return copy.sql("sqlite")
+    return tree.sql("sqlite", copy=False)
 
 
 def _shift_spans(spans: list[dict], at: Mention, new_text: str, tag: str) -> list[dict]:
@@ -669,7 +667,8 @@ class ValueUnanswerable:
         mentions = _value_mentions(parent, env, ("eq", "in", "like"))
         if isinstance(mentions, str):
             return mentions
-        mentions = [m for m in mentions if _filters_every_row(parent.tree, m.literal.value)]
+        literals = parent.query.literal_texts()
+        mentions = [m for m in mentions if _filters_every_row(literals, m.literal.value)]
         if not mentions:
             return "value-not-required"
         rng = env.rng(self.name, parent.id)
@@ -726,7 +725,7 @@ class ValueUnanswerable:
         new_literal = old.replace(_bare(mention.literal), fresh)
         question = parent.item["question"]
         new_question = question[: mention.start] + fresh + question[mention.end :]
-        probe = _replace_literal(parent.tree, old, new_literal)
+        probe = _replace_literal(parent.query.private_tree(), old, new_literal)
         return Proposal(
             self.name,
             parent,
@@ -787,11 +786,11 @@ class ValueAmbiguous:
             return "no-second-column"
         fitting = [s for s in seconds if self.fit(parent, env, s, value).ok]
         second = rng.choice(fitting or seconds)  # a misfit is rejected by verify
-        reading = _swap_compared_column(parent.tree, mention.concept, value, second)
+        reading = _swap_compared_column(parent.query.private_tree(), mention.concept, value, second)
         if reading is None:
             return "no-second-column"
         ops = [self.op(parent, env, second, value)]
-        readings = [parent.tree.sql("sqlite"), reading]
+        readings = [parent.query.private_tree().sql("sqlite", copy=False), reading]
         return Proposal(
             self.name,
             parent,
@@ -877,13 +876,13 @@ def _is_text(declared: str) -> bool:
 
 
 def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -> str | None:
-    """The SQL with the columns that ``first`` names and compares with ``value`` replaced
-    by ``second`` (found under its alias in the same SELECT); None when not possible."""
-    copy = tree.copy()
-    direct = {id(c) for c in table_columns(copy, first)}
+    """The SQL of ``tree`` (a private one: it is changed) with the columns that ``first``
+    names and compares with ``value`` replaced by ``second`` (found under its alias in
+    the same SELECT); None when not possible."""
+    direct = {id(c) for c in table_columns(tree, first)}
     table, column = split(second)
     swapped = 0
-    for node in list(copy.find_all(exp.Literal)):
+    for node in list(tree.find_all(exp.Literal)):
         if not node.is_string or node.this != value:
             continue
         _, other = compared_with(node)
@@ -894,7 +893,7 @@ def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -
             return None
         other.replace(exp.Column(this=trees.ident(column), table=exp.to_identifier(alias)))
         swapped += 1
-    return copy.sql("sqlite") if swapped else None
+    return tree.sql("sqlite", copy=False) if swapped else None
 
 
 def _alias_of(column: exp.Column, table: str) -> str | None:
