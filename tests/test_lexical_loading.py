@@ -69,3 +69,13 @@ def test_wordnet_without_the_multilingual_map_gives_the_same_senses():
 
     assert all(senses(ours, w) == senses(stock, w) for w in words)
     assert stock.map30  # nltk's own reader did build it: the test compares two loads
+
+
+@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+def test_wordnet_loads_without_nltks_heavy_imports_and_leaves_them_importable():
+    found = _run(
+        "import sys; from answerable.builders.lexical import wordnet; wordnet.wordnet(); "
+        "print(sorted(m for m in wordnet.UNUSED_BY_THE_READER if m in sys.modules)); "
+        "import sklearn.linear_model, scipy.stats, pandas"
+    )
+    assert found.strip() == "[]"

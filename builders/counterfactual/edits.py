@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +271,13 @@ Skip = str
 # ---- small helpers --------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 12)
+def role_of(name: str, declared: str = "") -> str:
+    """:func:`column_role` of a name and type, remembered: the value and control edits
+    ask it for every column of the queried tables of every parent."""
+    return column_role(name, declared)
+
+
 def split(qualified: str) -> tuple[str, str]:
     """``'table.column'`` -> ``('table', 'column')``."""
     table, _, column = qualified.rpartition(".")
@@ -452,10 +460,9 @@ class AddNearSynonyms:
         self, parent: Parent, mention: Mention, table: str, column: str, groups: list
     ) -> tuple[str, ...] | None:
         """The first group the plausibility gate passes for this question, or None."""
+        question = parent.item["question"]
         for group in groups:
-            if gate.judge_columns(
-                parent.item["question"], mention.text, table, column, list(group)
-            ).ok:
+            if judged(question, mention.text, table, column, group).ok:
                 return group
         return None
 
@@ -483,9 +490,7 @@ class AddNearSynonyms:
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
         failure = (
-            verify.plausible(
-                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
-            )
+            verify.plausible(judged(proposal.question, proposal.mention.text, table, column, names))
             or verify.candidates_are_not_synonyms(table, column, names)
             or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
         )
@@ -515,6 +520,17 @@ class AddNearSynonyms:
         if failure is None:
             proposal.explanation = explain.column_ambiguous(proposal.mention.text, table, names)
         return failure
+
+
+@lru_cache(maxsize=1 << 12)
+def _judged(question: str, span: str, table: str, column: str, names: tuple) -> gate.Verdict:
+    return gate.judge_columns(question, span, table, column, list(names))
+
+
+def judged(question: str, span: str, table: str, column: str, names) -> gate.Verdict:
+    """The plausibility gate's verdict on ``names`` for the question's span, judged once:
+    the choice of a target, of its group, and the verification all ask it."""
+    return _judged(question, span, table, column, tuple(names))
 
 
 def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
@@ -707,7 +723,10 @@ class ValueUnanswerable:
 
     def _occurs(self, env: EditEnv, parent: Parent, mention: Mention, argument: str) -> bool:
         database = env.database(parent.db_id)
-        for table, column in namesakes(parent.schema, *split(mention.concept)):
+        key = ("namesakes", parent.db_id, mention.concept)
+        for table, column in env.once(
+            key, lambda: namesakes(parent.schema, *split(mention.concept))
+        ):
             if mention.literal.operator == "like":
                 test = exp.Like(this=trees.column(column), expression=exp.Placeholder())
             else:
@@ -815,7 +834,7 @@ class ValueAmbiguous:
         do not hold it yet.
         When some of them already share values with the first column (a domain in
         common, as admission and discharge locations may have), only those."""
-        role = column_role(split(first)[1])
+        role = role_of(split(first)[1])
         first_values = set(env.known_values(parent.db_id, *split(first)))
         found = []
         for name in parent.refs.tables:
@@ -824,7 +843,7 @@ class ValueAmbiguous:
                 qualified = f"{table.name}.{column.name}"
                 if qualified in parent.refs.columns or not _is_text(column.type):
                     continue
-                if column_role(column.name, column.type) != role:
+                if role_of(column.name, column.type) != role:
                     continue
                 known = env.known_values(parent.db_id, table.name, column.name)
                 if len(set(known)) < 3 or value in known or not looks_like(value, known):
@@ -922,7 +941,8 @@ class DropUnused:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Drop one to ``control_max`` unused, non-key columns of the queried tables."""
-        unused = self.unused(parent)
+        key = ("unused", parent.db_id, parent.refs.tables, parent.refs.columns)
+        unused = env.once(key, lambda: self.unused(parent))
         if not unused:
             return "no-unused-column"
         key = content_hash([parent.db_id, parent.refs.tables, parent.refs.columns])
@@ -958,7 +978,7 @@ class DropUnused:
                     continue
                 if (table.name.lower(), column.name.lower()) in keys:
                     continue
-                if column_role(column.name, column.type) != "identifier":
+                if role_of(column.name, column.type) != "identifier":
                     found.append(qualified)
         return sorted(found)
 
