@@ -20,7 +20,7 @@ from answerable.annotation.review import (
     review_candidates,
     wants_review,
 )
-from answerable.builders import counterfactual
+from answerable.builders import counterfactual, lexical
 from answerable.builders.counterfactual import proposed
 from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
@@ -198,6 +198,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
             parents,
             lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
             merge=counterfactual.drop_repeated,
+            prepare=lexical.preload,  # WordNet and inflect, once, before the workers fork
         )
     finally:
         env.close()
