@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -271,13 +270,6 @@ Skip = str
 # ---- small helpers --------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1 << 12)
-def role_of(name: str, declared: str = "") -> str:
-    """:func:`column_role` of a name and type, remembered: the value and control edits
-    ask it for every column of the queried tables of every parent."""
-    return column_role(name, declared)
-
-
 def split(qualified: str) -> tuple[str, str]:
     """``'table.column'`` -> ``('table', 'column')``."""
     table, _, column = qualified.rpartition(".")
@@ -435,7 +427,7 @@ class AddNearSynonyms:
         table, column = split(target)
         names = list(self.best_group(parent, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
-        reading_trees = [_renamed(parent.query.private_tree(), target, name) for name in names]
+        reading_trees = [_renamed(parent.query, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
         return Proposal(
             self.name,
@@ -460,9 +452,10 @@ class AddNearSynonyms:
         self, parent: Parent, mention: Mention, table: str, column: str, groups: list
     ) -> tuple[str, ...] | None:
         """The first group the plausibility gate passes for this question, or None."""
-        question = parent.item["question"]
         for group in groups:
-            if judged(question, mention.text, table, column, group).ok:
+            if gate.judge_columns(
+                parent.item["question"], mention.text, table, column, list(group)
+            ).ok:
                 return group
         return None
 
@@ -490,7 +483,9 @@ class AddNearSynonyms:
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
         failure = (
-            verify.plausible(judged(proposal.question, proposal.mention.text, table, column, names))
+            verify.plausible(
+                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
+            )
             or verify.candidates_are_not_synonyms(table, column, names)
             or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
         )
@@ -522,21 +517,11 @@ class AddNearSynonyms:
         return failure
 
 
-@lru_cache(maxsize=1 << 12)
-def _judged(question: str, span: str, table: str, column: str, names: tuple) -> gate.Verdict:
-    return gate.judge_columns(question, span, table, column, list(names))
-
-
-def judged(question: str, span: str, table: str, column: str, names) -> gate.Verdict:
-    """The plausibility gate's verdict on ``names`` for the question's span, judged once:
-    the choice of a target, of its group, and the verification all ask it."""
-    return _judged(question, span, table, column, tuple(names))
-
-
-def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
-    """The qualified tree (a private one: it is changed) with every reference to column
-    ``target`` renamed to ``name`` (references through a derived table's output keep the
-    output's name)."""
+def _renamed(query: Query, target: str, name: str) -> exp.Expr:
+    """A copy of the query's qualified tree with every reference to column ``target``
+    renamed to ``name`` (references through a derived table's output keep the output's
+    name)."""
+    tree = query.private_tree()
     for column in table_columns(tree, target):
         column.set("this", trees.ident(name))
     return tree
@@ -649,8 +634,9 @@ def _bare(literal) -> str:
     return text.strip("%_ ") if literal.operator == "like" else text
 
 
-def _replace_literal(tree: exp.Expr, old: str, new: str) -> str:
-    """The SQL of ``tree`` (a private one: it is changed) with string ``old`` -> ``new``."""
+def _replace_literal(query: Query, old: str, new: str) -> str:
+    """The query's qualified SQL with the string ``old`` replaced by ``new``."""
+    tree = query.private_tree()
     for node in list(tree.find_all(exp.Literal)):
         if node.is_string and node.this == old:
             node.replace(exp.Literal.string(new))
@@ -744,7 +730,7 @@ class ValueUnanswerable:
         new_literal = old.replace(_bare(mention.literal), fresh)
         question = parent.item["question"]
         new_question = question[: mention.start] + fresh + question[mention.end :]
-        probe = _replace_literal(parent.query.private_tree(), old, new_literal)
+        probe = _replace_literal(parent.query, old, new_literal)
         return Proposal(
             self.name,
             parent,
@@ -805,11 +791,11 @@ class ValueAmbiguous:
             return "no-second-column"
         fitting = [s for s in seconds if self.fit(parent, env, s, value).ok]
         second = rng.choice(fitting or seconds)  # a misfit is rejected by verify
-        reading = _swap_compared_column(parent.query.private_tree(), mention.concept, value, second)
+        reading = _swap_compared_column(parent.tree, mention.concept, value, second)
         if reading is None:
             return "no-second-column"
         ops = [self.op(parent, env, second, value)]
-        readings = [parent.query.private_tree().sql("sqlite", copy=False), reading]
+        readings = [parent.tree.sql("sqlite"), reading]
         return Proposal(
             self.name,
             parent,
@@ -834,7 +820,7 @@ class ValueAmbiguous:
         do not hold it yet.
         When some of them already share values with the first column (a domain in
         common, as admission and discharge locations may have), only those."""
-        role = role_of(split(first)[1])
+        role = column_role(split(first)[1])
         first_values = set(env.known_values(parent.db_id, *split(first)))
         found = []
         for name in parent.refs.tables:
@@ -843,7 +829,7 @@ class ValueAmbiguous:
                 qualified = f"{table.name}.{column.name}"
                 if qualified in parent.refs.columns or not _is_text(column.type):
                     continue
-                if role_of(column.name, column.type) != role:
+                if column_role(column.name, column.type) != role:
                     continue
                 known = env.known_values(parent.db_id, table.name, column.name)
                 if len(set(known)) < 3 or value in known or not looks_like(value, known):
@@ -895,13 +881,13 @@ def _is_text(declared: str) -> bool:
 
 
 def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -> str | None:
-    """The SQL of ``tree`` (a private one: it is changed) with the columns that ``first``
-    names and compares with ``value`` replaced by ``second`` (found under its alias in
-    the same SELECT); None when not possible."""
-    direct = {id(c) for c in table_columns(tree, first)}
+    """The SQL with the columns that ``first`` names and compares with ``value`` replaced
+    by ``second`` (found under its alias in the same SELECT); None when not possible."""
+    copy = tree.copy()
+    direct = {id(c) for c in table_columns(copy, first)}
     table, column = split(second)
     swapped = 0
-    for node in list(tree.find_all(exp.Literal)):
+    for node in list(copy.find_all(exp.Literal)):
         if not node.is_string or node.this != value:
             continue
         _, other = compared_with(node)
@@ -912,7 +898,7 @@ def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -
             return None
         other.replace(exp.Column(this=trees.ident(column), table=exp.to_identifier(alias)))
         swapped += 1
-    return tree.sql("sqlite", copy=False) if swapped else None
+    return copy.sql("sqlite", copy=False) if swapped else None  # the copy is ours
 
 
 def _alias_of(column: exp.Column, table: str) -> str | None:
@@ -941,8 +927,8 @@ class DropUnused:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Drop one to ``control_max`` unused, non-key columns of the queried tables."""
-        key = ("unused", parent.db_id, parent.refs.tables, parent.refs.columns)
-        unused = env.once(key, lambda: self.unused(parent))
+        queried = ("unused", parent.db_id, parent.refs.tables, parent.refs.columns)
+        unused = env.once(queried, lambda: self.unused(parent))  # the same for every value
         if not unused:
             return "no-unused-column"
         key = content_hash([parent.db_id, parent.refs.tables, parent.refs.columns])
@@ -978,7 +964,7 @@ class DropUnused:
                     continue
                 if (table.name.lower(), column.name.lower()) in keys:
                     continue
-                if role_of(column.name, column.type) != "identifier":
+                if column_role(column.name, column.type) != "identifier":
                     found.append(qualified)
         return sorted(found)
 
