@@ -6,8 +6,6 @@
 - ``contrasts``: qualifier pairs that make two readings of a noun (curated domain
   contrasts) and the rules that say why other pairs do not (default-marked, ordinal,
   range, parts of a total).
-
-Both ``inflect`` and WordNet load on first use; :func:`preload` loads them at once.
 """
 
 from answerable.builders.lexical import inflection, wordnet
