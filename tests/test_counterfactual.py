@@ -448,8 +448,7 @@ def test_shapes_give_what_a_full_qualification_gives(sqls):
     shapes = Shapes()
     for sql in sqls:
         query, full = shapes.query(sql, SHAPE_DB), sqlkit.qualify(sqlkit.parse(sql), SHAPE_DB)
-        assert query.tree.sql() == full.sql()
-        assert query.refs == sqlkit.references(full)
+        assert_same_query(query, full)
 
 
 DEMO_SEEDS = [
@@ -478,7 +477,18 @@ def test_shapes_reuse_is_exact_on_any_values(demo_dir, index, texts, numbers):
         node.replace(exp.Literal.string(new) if node.is_string else exp.Literal.number(new))
     sql = tree.sql("sqlite")
     query, full = shapes.query(sql, schema), sqlkit.qualify(sqlkit.parse(sql), schema)
-    assert query.tree.sql() == full.sql()
+    assert_same_query(query, full)
+
+
+def assert_same_query(query, full: exp.Expr) -> None:
+    """The query (reused from its shape or not) reads as the full qualification: its
+    literals' texts and private tree before its shared tree is made, then the tree."""
+    texts = [text for _, text in query.literal_texts()]
+    private = query.private_tree()
+    assert texts == [node.this for node in full.find_all(exp.Literal)]
+    assert private.sql() == full.sql()
+    assert query.tree.sql() == full.sql() and query.tree is not private
+    assert [text for _, text in query.literal_texts()] == texts
     assert query.refs == sqlkit.references(full)
 
 
@@ -510,7 +520,8 @@ def demo_schemas_cached(demo_dir: Path) -> dict[str, DatabaseSchema]:
     ],
 )
 def test_values_that_filter_every_row(sql, required):
-    assert _filters_every_row(sqlkit.parse(sql), "x") is required
+    literals = [(node, node.this) for node in sqlkit.parse(sql).find_all(exp.Literal)]
+    assert _filters_every_row(literals, "x") is required
 
 
 def test_nothing_means_no_rows_or_only_zeros_and_nulls():

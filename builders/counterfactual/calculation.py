@@ -74,12 +74,12 @@ class Calculation:
     def reading(self, parent: Parent, target: str, leak: Leak) -> str | None:
         """The gold SQL with every read of ``target`` replaced by the formula, over the
         same table alias; None when the target is read through a subquery only."""
-        tree = parent.tree.copy()
+        tree = parent.query.private_tree()
         owner = parent.schema.table(split(target)[0])
         nodes = table_columns(tree, target)
         for node in nodes:
             node.replace(formula(owner, leak, node.table or None))
-        return tree.sql("sqlite") if nodes else None
+        return tree.sql("sqlite", copy=False) if nodes else None
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
         """The gold SQL no longer runs on the copy, nothing but the formula answers, and

@@ -77,7 +77,7 @@ class Parent:
 
     @property
     def tree(self) -> exp.Expr:
-        """The gold SQL's qualified tree (shared: copy it before changing it)."""
+        """The gold SQL's qualified tree (shared: change ``query.private_tree()`` instead)."""
         return self.query.tree
 
     @property
@@ -427,7 +427,7 @@ class AddNearSynonyms:
         table, column = split(target)
         names = list(self.best_group(parent, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
-        reading_trees = [_renamed(parent.tree, target, name) for name in names]
+        reading_trees = [_renamed(parent.query, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
         return Proposal(
             self.name,
@@ -517,13 +517,14 @@ class AddNearSynonyms:
         return failure
 
 
-def _renamed(tree: exp.Expr, target: str, name: str) -> exp.Expr:
-    """A copy of the qualified tree with every reference to column ``target`` renamed to
-    ``name`` (references through a derived table's output keep the output's name)."""
-    copy = tree.copy()
-    for column in table_columns(copy, target):
+def _renamed(query: Query, target: str, name: str) -> exp.Expr:
+    """A copy of the query's qualified tree with every reference to column ``target``
+    renamed to ``name`` (references through a derived table's output keep the output's
+    name)."""
+    tree = query.private_tree()
+    for column in table_columns(tree, target):
         column.set("this", trees.ident(name))
-    return copy
+    return tree
 
 
 def table_columns(tree: exp.Expr, target: str) -> list[exp.Column]:
@@ -573,15 +574,13 @@ _NARROWING = (exp.And, exp.Paren, exp.Where, exp.Having, exp.Join, exp.From, exp
 _NARROWING += (exp.Intersect, exp.In, exp.With, exp.CTE, exp.Group, exp.Order, exp.Limit)
 
 
-def _filters_every_row(tree: exp.Expr, value) -> bool:
+def _filters_every_row(literals: list[tuple[exp.Literal, str]], value) -> bool:
     """Whether some comparison with the string ``value`` must hold for the query to
     return any row: it sits in ANDed filters, up through IN subqueries, INTERSECT and
     the left side of EXCEPT, never under OR, NOT, UNION or a scalar subquery (a value
-    nobody has there need not leave the result empty)."""
-    for node in tree.find_all(exp.Literal):
-        if node.is_string and node.this == value and _narrows(node):
-            return True
-    return False
+    nobody has there need not leave the result empty). ``literals`` are the query's
+    literal nodes with their texts (:meth:`Query.literal_texts`)."""
+    return any(node.is_string and text == value and _narrows(node) for node, text in literals)
 
 
 def _narrows(node: exp.Expr) -> bool:
@@ -635,12 +634,13 @@ def _bare(literal) -> str:
     return text.strip("%_ ") if literal.operator == "like" else text
 
 
-def _replace_literal(tree: exp.Expr, old: str, new: str) -> str:
-    copy = tree.copy()
-    for node in list(copy.find_all(exp.Literal)):
+def _replace_literal(query: Query, old: str, new: str) -> str:
+    """The query's qualified SQL with the string ``old`` replaced by ``new``."""
+    tree = query.private_tree()
+    for node in list(tree.find_all(exp.Literal)):
         if node.is_string and node.this == old:
             node.replace(exp.Literal.string(new))
-    return copy.sql("sqlite")
+    return tree.sql("sqlite", copy=False)
 
 
 def _shift_spans(spans: list[dict], at: Mention, new_text: str, tag: str) -> list[dict]:
@@ -669,7 +669,8 @@ class ValueUnanswerable:
         mentions = _value_mentions(parent, env, ("eq", "in", "like"))
         if isinstance(mentions, str):
             return mentions
-        mentions = [m for m in mentions if _filters_every_row(parent.tree, m.literal.value)]
+        literals = parent.query.literal_texts()
+        mentions = [m for m in mentions if _filters_every_row(literals, m.literal.value)]
         if not mentions:
             return "value-not-required"
         rng = env.rng(self.name, parent.id)
@@ -708,7 +709,10 @@ class ValueUnanswerable:
 
     def _occurs(self, env: EditEnv, parent: Parent, mention: Mention, argument: str) -> bool:
         database = env.database(parent.db_id)
-        for table, column in namesakes(parent.schema, *split(mention.concept)):
+        key = ("namesakes", parent.db_id, mention.concept)
+        for table, column in env.once(
+            key, lambda: namesakes(parent.schema, *split(mention.concept))
+        ):
             if mention.literal.operator == "like":
                 test = exp.Like(this=trees.column(column), expression=exp.Placeholder())
             else:
@@ -726,7 +730,7 @@ class ValueUnanswerable:
         new_literal = old.replace(_bare(mention.literal), fresh)
         question = parent.item["question"]
         new_question = question[: mention.start] + fresh + question[mention.end :]
-        probe = _replace_literal(parent.tree, old, new_literal)
+        probe = _replace_literal(parent.query, old, new_literal)
         return Proposal(
             self.name,
             parent,
@@ -894,7 +898,7 @@ def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -
             return None
         other.replace(exp.Column(this=trees.ident(column), table=exp.to_identifier(alias)))
         swapped += 1
-    return copy.sql("sqlite") if swapped else None
+    return copy.sql("sqlite", copy=False) if swapped else None  # the copy is ours
 
 
 def _alias_of(column: exp.Column, table: str) -> str | None:
@@ -923,7 +927,8 @@ class DropUnused:
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
         """Drop one to ``control_max`` unused, non-key columns of the queried tables."""
-        unused = self.unused(parent)
+        queried = ("unused", parent.db_id, parent.refs.tables, parent.refs.columns)
+        unused = env.once(queried, lambda: self.unused(parent))  # the same for every value
         if not unused:
             return "no-unused-column"
         key = content_hash([parent.db_id, parent.refs.tables, parent.refs.columns])

@@ -165,9 +165,10 @@ def find_column(found: list[Word], qualified_name: str) -> Mention | None:
     stems, strong, head, key = _column_stems(table, column)
     if key:
         return None  # a key names the entity it links to, which the question names as a table
+    matcher = _matcher(stems)
     best, best_key = None, None
     for start in range(len(found)):
-        end, matched = _extend(found, start, stems)
+        end, matched = _extend(found, start, matcher)
         if not matched or not any(same_stem(m, s) for m in matched for s in strong):
             continue
         rank = (len(matched), any(same_stem(m, head) for m in matched), -start)
@@ -184,7 +185,7 @@ def _text_between(found: list[Word], run: tuple[int, int]) -> str:
     return " ".join(w.text for w in found[run[0] : run[1]]) if run else ""
 
 
-def _extend(found: list[Word], start: int, stems: tuple[str, ...]) -> tuple[int, set[str]]:
+def _extend(found: list[Word], start: int, matcher: Matcher) -> tuple[int, set[str]]:
     """How far a run of matching words from ``start`` reaches, and the stems it matched.
 
     A stopword may sit inside a run (``length of stay``) but not end it.
@@ -192,7 +193,7 @@ def _extend(found: list[Word], start: int, stems: tuple[str, ...]) -> tuple[int,
     matched: set[str] = set()
     index, end = start, start
     while index < len(found):
-        step, stem_hit = _match_at(found, index, stems)
+        step, stem_hit = _match_at(found, index, matcher)
         if step:
             matched.add(stem_hit)
             index += step
@@ -204,20 +205,44 @@ def _extend(found: list[Word], start: int, stems: tuple[str, ...]) -> tuple[int,
     return end, matched
 
 
-def _match_at(found: list[Word], index: int, stems: tuple[str, ...]) -> tuple[int, str]:
-    """Words consumed at ``index`` and the column stem they match (0 when none)."""
-    here = found[index].stem
+Matcher = tuple[dict[str, str], dict[str, str]]
+
+
+@lru_cache(maxsize=1 << 12)
+def _matcher(stems: tuple[str, ...]) -> Matcher:
+    """A column's stems by the word stems that match them (:func:`same_stem`), the
+    first in order for each; and the first stem of each pair of adjacent stems by the
+    word stems that match the pair joined (``careunit`` for ``care``, ``unit``)."""
+    single: dict[str, str] = {}
     for s in stems:
-        if same_stem(here, s):
-            return 1, s
-    if index + 1 < len(found):
-        joined = stem(found[index].text + found[index + 1].text)
-        for s in stems:
-            if same_stem(joined, s):
-                return 2, s
+        for word in _matching(s):
+            single.setdefault(word, s)
+    joined: dict[str, str] = {}
     for a, b in itertools.pairwise(stems):
-        if same_stem(here, stem(a + b)):
-            return 1, a
+        for word in _matching(stem(a + b)):
+            joined.setdefault(word, a)
+    return single, joined
+
+
+def _matching(s: str) -> tuple[str, ...]:
+    """Every stem ``x`` with ``same_stem(x, s)``."""
+    return (s, s + "e", s[:-1]) if s.endswith("e") else (s, s + "e")
+
+
+def _match_at(found: list[Word], index: int, matcher: Matcher) -> tuple[int, str]:
+    """Words consumed at ``index`` and the column stem they match (0 when none): the
+    word itself, then the word joined with the next, then the word against two column
+    tokens joined."""
+    single, joined = matcher
+    here = found[index].stem
+    if here in single:
+        return 1, single[here]
+    if index + 1 < len(found):
+        both = stem(found[index].text + found[index + 1].text)
+        if both in single:
+            return 2, single[both]
+    if here in joined:
+        return 1, joined[here]
     return 0, ""
 
 
@@ -245,11 +270,16 @@ def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention
     if literal.column is None or literal.operator not in VALUE_OPERATORS:
         return None
     for text in value_texts(literal):
-        pattern = re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE)
-        for match in pattern.finditer(question):
+        for match in _whole_words(text).finditer(question):
             mention = Mention(
                 match.start(), match.end(), match.group(), literal.column, "value", literal
             )
             if not any(mention.overlaps(t) for t in taken):
                 return mention
     return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _whole_words(text: str) -> re.Pattern:
+    """``text`` as whole words, case-insensitive (compiled once per text)."""
+    return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE)

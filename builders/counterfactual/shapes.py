@@ -70,6 +70,25 @@ class Query:
             self._tree = _filled(self._template, self._values)
         return self._tree
 
+    def private_tree(self) -> exp.Expr:
+        """A qualified tree of the caller's own, to change: one copy (of the template,
+        filled, when the shared tree was never asked for)."""
+        if self._tree is None:
+            return _filled(self._template, self._values)
+        return self._tree.copy()
+
+    def literal_texts(self) -> list[tuple[exp.Literal, str]]:
+        """Each literal of the qualified tree, in walk order, with this query's text for
+        it, without a copy: the nodes may be the template's (read their place in the
+        tree, not their text; change nothing)."""
+        if self._tree is not None:
+            return [(node, node.this) for node in self._tree.find_all(exp.Literal)]
+        nodes = self._template.tree.find_all(exp.Literal)
+        return [
+            (node, node.this if slot is None else self._values[slot])
+            for node, slot in zip(nodes, self._template.slots, strict=True)
+        ]
+
 
 class Shapes:
     """Qualified queries by shape, per schema (see the module docstring)."""

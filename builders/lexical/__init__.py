@@ -8,6 +8,16 @@
   range, parts of a total).
 """
 
+from answerable.builders.lexical import inflection, wordnet
 from answerable.builders.lexical.inflection import plural, singular
 
-__all__ = ["plural", "singular"]
+__all__ = ["plural", "preload", "singular"]
+
+
+def preload() -> None:
+    """Load ``inflect`` and (when installed) WordNet in this process now: a stage calls
+    it before forking its workers, which then share them instead of each loading its
+    own (WordNet takes a second or two of CPU per process)."""
+    inflection.engine()
+    if wordnet.available():
+        wordnet.wordnet()

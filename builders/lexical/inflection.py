@@ -16,10 +16,8 @@ like a singular (``status``, ``class``, ``analysis``) are kept as they are, beca
 from __future__ import annotations
 
 import functools
+import sys
 
-import inflect
-
-_ENGINE = inflect.engine()
 KEEP = frozenset({"data", "media", "has", "was", "this", "yes", "gas", "news", "sales"})
 """Words kept as they are: mass nouns in schema names and words inflect misreads."""
 
@@ -31,7 +29,7 @@ def singular(word: str) -> str:
     low = word.lower()
     if len(low) <= 3 or low in KEEP or low.endswith(("ss", "us", "is")) or not low.isalpha():
         return word
-    found = _ENGINE.singular_noun(low)
+    found = engine().singular_noun(low)
     if not found:
         return word
     return found if word.islower() else word[: len(found)] if word.startswith(found) else found
@@ -40,4 +38,36 @@ def singular(word: str) -> str:
 @functools.cache
 def plural(word: str) -> str:
     """The plural of a singular noun (``city`` -> ``cities``)."""
-    return _ENGINE.plural_noun(word)
+    return engine().plural_noun(word)
+
+
+@functools.cache
+def engine():
+    """``inflect``'s engine, imported on first use (a command that never inflects a word
+    does not pay for it; a build makes it before forking its workers)."""
+    return _import_inflect().engine()
+
+
+def _import_inflect():
+    """``inflect``, imported without ``typeguard``'s instrumentation of its methods.
+
+    ``inflect`` decorates its engine's methods with ``@typechecked``, which re-parses the
+    module's source once per method: 1.7 CPU seconds at every start of a process, for
+    checks that only catch a caller passing a non-string (ours pass non-empty strings).
+    The decorator is swapped for one that returns the function during the import."""
+    if "inflect" in sys.modules:
+        return sys.modules["inflect"]
+    import typeguard
+
+    checked = typeguard.typechecked
+    typeguard.typechecked = _unchecked
+    try:
+        import inflect
+    finally:
+        typeguard.typechecked = checked
+    return inflect
+
+
+def _unchecked(target=None, **_options):
+    """``@typechecked`` and ``@typechecked(...)`` without the checks."""
+    return _unchecked if target is None else target

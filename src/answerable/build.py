@@ -21,7 +21,7 @@ from answerable.annotation.review import (
     wants_review,
 )
 from answerable.backends import checked_backend
-from answerable.builders import counterfactual
+from answerable.builders import counterfactual, lexical
 from answerable.builders.counterfactual import proposed
 from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
@@ -205,6 +205,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
                 shard, env.get(), config, ctx.databases, store.get()
             ),
             merge=counterfactual.drop_repeated,
+            prepare=lexical.preload,  # WordNet and inflect, once, before the workers fork
         )
     finally:
         env.close()

@@ -41,13 +41,14 @@ def sharded_step(
     key: Callable[[Any], str] = lambda unit: unit["id"],
     merge: Callable[[StepOutput], StepOutput] = lambda output: output,
     weight: Callable[[Any], int] = lambda _unit: 1,
+    prepare: Callable[[], None] = lambda: None,
 ) -> tuple[StepOutput, bool]:
     """A cached step made of shards: the step's stored output when there is one, else
     ``merge`` (what looks across units) over :func:`run_in_shards`'s output."""
     folder = ctx.workspace.step_dir(name, signature)
 
     def compute() -> StepOutput:
-        return merge(run_in_shards(ctx, folder, name, units, work, key, weight))
+        return merge(run_in_shards(ctx, folder, name, units, work, key, weight, prepare))
 
     return ctx.workspace.cached_step(name, signature, compute)
 
@@ -65,9 +66,13 @@ def run_in_shards(
     work: Work,
     key: Callable[[Any], str],
     weight: Callable[[Any], int] = lambda _unit: 1,
+    prepare: Callable[[], None] = lambda: None,
 ) -> StepOutput:
     """``work`` over ``units`` in shards, resumed from the shards stored under
     ``step_dir``; the outputs concatenated in unit order.
+
+    ``prepare`` runs here once before the pending shards (not at all when none is
+    pending): what it loads (WordNet for the counterfactual edits), forked workers share.
 
     A shard closes once its units' ``weight`` reaches the shard size (a template
     weighs its quota of pairs, so a shard holds about as many items in every stage).
@@ -85,6 +90,8 @@ def run_in_shards(
         f"{len(shards) - len(pending)} done by an earlier run, "
         f"{min(execution.workers, max(len(pending), 1))} workers"
     )
+    if pending:
+        prepare()
     with ctx.progress.task(name, len(units)) as task:
         task.advance(len(units) - sum(len(shards[i]) for i in pending))
         for index, output in _outputs(ctx, shards, pending, work, execution.workers):
