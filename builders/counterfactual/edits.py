@@ -41,6 +41,7 @@ from answerable.builders.counterfactual.lexicon import (
     shares_meaning,
 )
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.overlaps import is_text, second_readings
 from answerable.builders.counterfactual.script import (
     add_column,
     apply_to_schema,
@@ -59,7 +60,6 @@ from answerable.ids import content_hash, rng_for
 
 FRESH_TRIES = 8
 KNOWN_VALUES = 200
-TEXT_TYPES = ("CHAR", "CLOB", "TEXT")
 
 
 # ---- what every generator works with --------------------------------------------------
@@ -775,13 +775,20 @@ class ValueAmbiguous:
     category = "value-ambiguous"
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
-        """Write a grounded compared value into a second text column of a queried table."""
+        """A second column for a grounded compared value: one that already holds it on
+        the source (:mod:`.overlaps`), else a text column of a queried table to write it
+        into."""
         mentions = _value_mentions(parent, env, ("eq", "in"))
         if isinstance(mentions, str):
             return mentions
         rng = env.rng(self.name, parent.id)
         mention = rng.choice(mentions)
         value = str(mention.literal.value)
+        present = self.held_elsewhere(parent, env, mention, value)
+        if present:
+            passing = [r for r in present if self.reads_two_ways(parent, mention, r.column).ok]
+            second = rng.choice(passing or present)  # a failing one is rejected by verify
+            return self.proposal(parent, mention, value, second.column, second.sql, [])
         seconds = self.second_columns(parent, env, mention.concept, value)
         if not seconds:
             return "no-second-column"
@@ -791,23 +798,47 @@ class ValueAmbiguous:
         if reading is None:
             return "no-second-column"
         ops = [self.op(parent, env, second, value)]
+        return self.proposal(parent, mention, value, second, reading, ops)
+
+    def proposal(
+        self, parent: Parent, mention: Mention, value: str, second: str, reading: str, ops
+    ) -> Proposal:
+        """The item's proposal: the question as it is, the value tagged ``AMB``, the
+        two readings; without ``ops`` the source already holds the value in both."""
         readings = [parent.tree.sql("sqlite"), reading]
+        trigger = {
+            "kind": "value-ambiguous",
+            "value": value,
+            "span": mention.text,
+            "columns": [mention.concept, second],
+            "readings": readings,
+        }
+        params = {"column": mention.concept, "second": second, "value": value}
+        if not ops:
+            trigger["in_source"] = params["in_source"] = True
         return Proposal(
             self.name,
             parent,
             ops,
             parent.item["question"],
             parent.grounding.spans(_tags(mention, "AMB")),
-            {
-                "kind": "value-ambiguous",
-                "value": value,
-                "span": mention.text,
-                "columns": [mention.concept, second],
-                "readings": readings,
-            },
-            {"column": mention.concept, "second": second, "value": value},
+            trigger,
+            params,
             readings=readings,
             mention=mention,
+        )
+
+    def held_elsewhere(self, parent: Parent, env: EditEnv, mention: Mention, value: str):
+        """The columns that hold the value on the source besides the compared one and
+        its namesakes, each with its reading (:func:`.overlaps.second_readings`)."""
+        same = namesakes(parent.schema, *split(mention.concept))
+        return second_readings(parent, env, mention.concept, value, _swap_compared_column, same)
+
+    def reads_two_ways(self, parent: Parent, mention: Mention, second: str) -> gate.Verdict:
+        """The gate's verdict on a value the source holds in two columns."""
+        tables = {t.lower() for t in parent.refs.tables}
+        return gate.judge_second_reading(
+            parent.item["question"], mention, mention.concept, second, tables
         )
 
     def second_columns(self, parent: Parent, env: EditEnv, first: str, value: str) -> list[str]:
@@ -823,7 +854,7 @@ class ValueAmbiguous:
             table = _real_table(parent, name)
             for column in table.columns if table else ():
                 qualified = f"{table.name}.{column.name}"
-                if qualified in parent.refs.columns or not _is_text(column.type):
+                if qualified in parent.refs.columns or not is_text(column.type):
                     continue
                 if column_role(column.name, column.type) != role:
                     continue
@@ -852,28 +883,30 @@ class ValueAmbiguous:
         return set_value(table, column, value, count, seed)
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """The value fits the second column; both readings run on the edited copy and give
-        different non-empty results."""
-        params = proposal.params
-        failure = verify.plausible(
-            self.fit(proposal.parent, env, params["second"], params["value"])
-        )
+        """A written value fits its second column; a value the source already holds
+        there (a value of that column by the data itself) needs the question's words to
+        leave the column open. Both readings run (on the edited copy, or on the source)
+        and give different non-empty results."""
+        parent, params = proposal.parent, proposal.params
+        if proposal.ops:  # a written value must fit its new column
+            verdict = self.fit(parent, env, params["second"], params["value"])
+        else:  # the source holds it there: the words must leave the column open
+            verdict = self.reads_two_ways(parent, proposal.mention, params["second"])
+        failure = verify.plausible(verdict)
         if failure:
             return failure
-        database = env.edited_database(proposal.parent, proposal.ops)
+        if proposal.ops:
+            database = env.edited_database(parent, proposal.ops)
+        else:
+            database = env.database(parent.db_id)
         failure = verify.readings_differ(
-            proposal.readings, database, proposal.parent.ordered, proposal.reading_results
+            proposal.readings, database, parent.ordered, proposal.reading_results
         )
         if failure is None:
             proposal.explanation = explain.value_ambiguous(
-                proposal.params["value"], proposal.trigger["columns"]
+                params["value"], proposal.trigger["columns"]
             )
         return failure
-
-
-def _is_text(declared: str) -> bool:
-    kind = (declared or "").upper()
-    return not kind or any(t in kind for t in TEXT_TYPES)
 
 
 def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -> str | None:
