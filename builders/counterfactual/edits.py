@@ -603,9 +603,12 @@ def _narrows(node: exp.Expr) -> bool:
     return True
 
 
-def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str, str]]:
-    """The column, the columns a foreign key ties to it, and the columns of other tables
-    whose names mean the same (``lake.state_name`` and ``state.state_name``)."""
+def namesakes(
+    schema: DatabaseSchema, table: str, column: str, synonyms: bool = True
+) -> list[tuple[str, str]]:
+    """The column, the columns a foreign key ties to it, and (with ``synonyms``) the
+    columns of other tables whose names mean the same (``lake.state_name`` and
+    ``state.state_name``)."""
     found = [(table, column)]
     low = (table.lower(), column.lower())
     for other in schema.tables:
@@ -614,7 +617,7 @@ def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str
             linked = schema.table(target)
             if low in pair and linked is not None:
                 found += [(other.name, here), (linked.name, there)]
-        if other.name.lower() != low[0]:
+        if synonyms and other.name.lower() != low[0]:
             found += [
                 (other.name, c.name) for c in other.columns if is_exact_synonym(c.name, column)
             ]
@@ -830,16 +833,18 @@ class ValueAmbiguous:
 
     def held_elsewhere(self, parent: Parent, env: EditEnv, mention: Mention, value: str):
         """The columns that hold the value on the source besides the compared one and
-        its namesakes, each with its reading (:func:`.overlaps.second_readings`)."""
-        same = namesakes(parent.schema, *split(mention.concept))
+        those a foreign key ties to it (a customer's and an employee's ``City`` are two
+        readings; a city's ``state_name`` and the state's are one), each with its
+        reading (:func:`.overlaps.second_readings`)."""
+        same = namesakes(parent.schema, *split(mention.concept), synonyms=False)
         return second_readings(parent, env, mention.concept, value, _swap_compared_column, same)
 
     def reads_two_ways(self, parent: Parent, mention: Mention, second: str) -> gate.Verdict:
         """The gate's verdict on a value the source holds in two columns."""
-        tables = {t.lower() for t in parent.refs.tables}
-        return gate.judge_second_reading(
-            parent.item["question"], mention, mention.concept, second, tables
-        )
+        read = {t.lower() for t in parent.refs.tables}
+        tables = frozenset(t.name for t in parent.schema.tables)
+        question = parent.item["question"]
+        return gate.judge_second_reading(question, mention, mention.concept, second, read, tables)
 
     def second_columns(self, parent: Parent, env: EditEnv, first: str, value: str) -> list[str]:
         """Text columns of the queried tables, of the first column's role, that the SQL

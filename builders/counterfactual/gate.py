@@ -222,15 +222,22 @@ def reading_words(first: str, second: str) -> tuple[set[str], set[str]]:
 
 
 def judge_second_reading(
-    question: str, mention: Mention, first: str, second: str, tables_read: set[str]
+    question: str,
+    mention: Mention,
+    first: str,
+    second: str,
+    tables_read: set[str],
+    tables: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Whether a value the source holds in ``first`` and in ``second`` makes the
     question read two ways (``tables_read``: the lower-case tables the query reads):
 
     - asked of another table (``state`` -> ``city``), each column must name its own
-      table's rows (``city_name``, ``state_name``): what the question asks of the value
-      is asked of the thing it names, and a state's ``capital`` names no state
-      (``not-a-reading``);
+      table's rows (``city_name``, ``state_name``) or the two must be one plain
+      attribute of two kinds of rows (a customer's and an employee's ``City``; not a
+      city's ``state_name``, which names a row of ``tables``, the schema's tables): what
+      the question asks of the value is asked of the thing it names, and a state's
+      ``capital`` names no state (``not-a-reading``);
     - two columns of one table: neither may name the row (``river_name`` and
       ``traverse``: the Mississippi the river and the state it runs through are not
       two readings of one row, ``names-the-row``);
@@ -239,7 +246,10 @@ def judge_second_reading(
       ``resolved-by-question``).
     """
     (table, column), (other_table, other_column) = (c.rsplit(".", 1) for c in (first, second))
-    if other_table.lower() not in tables_read:
+    attribute = column.lower() == other_column.lower() and not any(
+        names_row(t, column) for t in tables
+    )
+    if other_table.lower() not in tables_read and not attribute:
         for owner, name in ((table, column), (other_table, other_column)):
             if not names_row(owner, name):
                 return _reject("not-a-reading", f"{owner}.{name} does not name a {owner}")

@@ -15,9 +15,11 @@ that already hold it (exactly, as the SQL compares) and builds the second readin
   namesake in a second table is asked of that table instead (``SELECT population FROM
   state WHERE state_name = 'new york'`` -> ``... FROM city WHERE city_name = ...``).
 
-Columns that hold the same thing by design are not second readings: the compared
-column's namesakes (a foreign key, or the same name in another table: ``lake.state_name``
-is a state like ``state.state_name``) and placeholders (``unknown``). Whether the second
+Columns that hold the same thing by design are not second readings: the columns a
+foreign key ties to the compared one, and placeholders (``unknown``). The same name in
+another table may be (a customer's and an employee's ``City``); when it is not (a
+city's ``state_name`` and the state's), the readings give the same rows and the item is
+rejected by execution. Whether the second
 column is a reading of the question's words is the gate's call
 (:func:`answerable.builders.counterfactual.gate.judge_second_reading`).
 """
