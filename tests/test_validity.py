@@ -28,7 +28,7 @@ def test_the_labelled_set_covers_every_source_and_both_verdicts():
     by = Counter((c["source"], c["verdict"]) for c in cases)
     for source in ("spider", "geoquery", "chinook", "demo"):
         assert by[source, "accept"] and by[source, "reject"], source
-    kinds = ("column-pair", "value-column", "draft", "dropped-column")
+    kinds = ("column-pair", "value-column", "value-reading", "draft", "dropped-column")
     assert all(c["reason"].strip() and c["kind"] in kinds for c in cases)
     by_kind = Counter((c["kind"], c["verdict"]) for c in cases)
     for kind in kinds:

@@ -415,7 +415,8 @@ class AddNearSynonyms:
         def passing(qualified: str) -> bool:
             mention = parent.grounding.columns[qualified]
             table, column = split(qualified)
-            return self.passing_group(parent, mention, table, column, groups(qualified)) is not None
+            group = self.passing_group(parent, env, mention, table, column, groups(qualified))
+            return group is not None
 
         rng = env.rng(self.name, parent.id)
         chosen = _choose_target(parent, rng, passing)  # a target with a real second reading
@@ -425,7 +426,7 @@ class AddNearSynonyms:
             return chosen
         target, mention = chosen
         table, column = split(target)
-        names = list(self.best_group(parent, mention, table, column, groups(target)))
+        names = list(self.best_group(parent, env, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
         reading_trees = [_renamed(parent.tree, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
@@ -449,22 +450,32 @@ class AddNearSynonyms:
         )
 
     def passing_group(
-        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, groups
     ) -> tuple[str, ...] | None:
         """The first group the plausibility gate passes for this question, or None."""
         for group in groups:
-            if gate.judge_columns(
-                parent.item["question"], mention.text, table, column, list(group)
-            ).ok:
+            if self.judged(parent, env, mention, table, column, list(group)).ok:
                 return group
         return None
 
+    def judged(
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, names
+    ) -> gate.Verdict:
+        """The gate's verdict on ``names`` for ``table.column``, seeing the values the
+        gold SQL compares it with and, when the source has rows, some of its values."""
+        target = f"{table}.{column}".lower()
+        literals = parent.refs.literals
+        compared = [str(lit.value) for lit in literals if (lit.column or "").lower() == target]
+        known = env.known_values(parent.db_id, table, column) if env.source(parent.db_id) else []
+        question = parent.item["question"]
+        return gate.judge_columns(question, mention.text, table, column, names, compared, known)
+
     def best_group(
-        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, groups
     ) -> tuple[str, ...]:
         """The first group the gate passes; else the first group (its verification then
         rejects it with the gate's reason)."""
-        return self.passing_group(parent, mention, table, column, groups) or groups[0]
+        return self.passing_group(parent, env, mention, table, column, groups) or groups[0]
 
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""
@@ -483,9 +494,7 @@ class AddNearSynonyms:
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
         failure = (
-            verify.plausible(
-                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
-            )
+            verify.plausible(self.judged(parent, env, proposal.mention, table, column, names))
             or verify.candidates_are_not_synonyms(table, column, names)
             or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
         )

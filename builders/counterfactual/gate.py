@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from answerable.builders.counterfactual.grounding import Mention, same_stem, stem
@@ -54,7 +55,7 @@ from answerable.builders.counterfactual.lexicon import (
     is_person_table,
     name_tokens,
 )
-from answerable.builders.lexical import contrasts, wordnet
+from answerable.builders.lexical import contrasts, person_names, wordnet
 from answerable.builders.lexical.inflection import singular
 
 SPECIFIC_DEPTH = 5
@@ -92,9 +93,17 @@ def table_words(table: str) -> set[str]:
 
 
 def judge_columns(
-    question: str, mention: str, table: str, column: str, candidates: list[str]
+    question: str,
+    mention: str,
+    table: str,
+    column: str,
+    candidates: list[str],
+    compared: Sequence[str] = (),
+    known: Sequence[str] = (),
 ) -> Verdict:
-    """Whether replacing ``table.column`` by ``candidates`` makes the question ambiguous."""
+    """Whether replacing ``table.column`` by ``candidates`` makes the question ambiguous;
+    ``compared``: the values the gold SQL compares the column with, ``known``: some of
+    its values (when the source has rows), for :func:`judge_held_values`."""
     if len(candidates) < 2:
         return _reject("one-candidate", "an ambiguity needs two readings")
     target = set(words_of(column))
@@ -110,7 +119,44 @@ def judge_columns(
         qualifiers.append(" ".join(extra))
     if len(set(qualifiers)) < len(qualifiers):
         return _reject("same-meaning", f"{' / '.join(candidates)} qualify {column} alike")
-    return judge_qualifiers(question, table, column, tuple(qualifiers[:2]), mention)
+    pair = (qualifiers[0], qualifiers[1])
+    verdict = judge_qualifiers(question, table, column, pair, mention)
+    if not verdict.ok:
+        return verdict
+    return judge_held_values(pair, column, compared, known)
+
+
+def judge_held_values(
+    pair: tuple[str, str], column: str, compared: Sequence[str], known: Sequence[str]
+) -> Verdict:
+    """The values decide too. A compared value only one of the two columns could hold
+    settles the reading (``named Kyle``: Kyle is a first name and no last name; ``in grade
+    9 or 10``: a letter grade is no number; ``value-decides``). A split into first and
+    last name needs a column of people's names: when most of its values are not
+    ('AC/DC', 'Aerosmith' among a music store's artists), ``not-people``."""
+    for value in compared:
+        holders = [q for q in pair if could_hold(q, str(value)) is not False]
+        if len(holders) < len(pair):
+            which = f"the {holders[0]}" if holders else "neither"
+            return _reject("value-decides", f"{value!r} can only be {which} {column}")
+    if set(pair) <= contrasts.NAME_PARTS and len(known) >= MIN_KNOWN:
+        people = [v for v in known if person_names.looks_like_person(v)]
+        if len(people) * 2 < len(known):
+            return _reject("not-people", f"most values of {column} are not people's names")
+    return PASS
+
+
+def could_hold(qualifier: str, value: str) -> bool | None:
+    """Whether a column qualified so could hold the value; None when nothing tells."""
+    if qualifier in ("first", "given", "last", "family", "sur") and " " not in value.strip():
+        parts = person_names.name_parts(value)
+        part = "first" if qualifier in ("first", "given") else "last"
+        return (part in parts) if parts else None
+    if qualifier == "letter":
+        return not any(c.isdigit() for c in value)
+    if qualifier == "school":
+        return any(c.isdigit() for c in value)
+    return None
 
 
 def judge_qualifiers(
