@@ -67,36 +67,59 @@ def fresh_candidates(
     known = [k for k in known if k]
     draw = _drawer(table, column, original, fake)
     drawn = [_same_case(original, draw()) for _ in range(n)] if draw else []
-    drawn += [_same_case(original, word) for word in kindred(known, original, rng, n)]
+    kin = kindred(known, original, rng, n, column)
+    drawn += [_same_case(original, word) for word in kin]
     return list(dict.fromkeys(drawn))
 
 
-def kindred(known: list[str], original: str, rng: random.Random, n: int) -> list[str]:
-    """Up to ``n`` words WordNet files under the kind of the column's values
-    (:func:`gate.column_kinds`) that the column does not hold; none when WordNet is
-    absent or knows too few of the values to say their kind."""
+def kindred(
+    known: list[str], original: str, rng: random.Random, n: int, column: str = ""
+) -> list[str]:
+    """Up to ``n`` things WordNet files under the kind of the column's values
+    (:func:`gate.column_kinds`), named by their first word, none of whose names the
+    column holds ('Wyoming' is held, so neither 'WY' nor 'Equality State' is fresh); the
+    kind must be one the column's name says (a drug column's medicines; a mountain
+    column's values are not persons though WordNet knows 'whitney' as one). None when
+    WordNet is absent or knows too few of the values."""
     if not wordnet.available():
         return []
-    members = kind_members(tuple(sorted(set(known))[: gate.SAMPLE]))
+    said = frozenset(singular(t) for t in name_tokens(column))
+    groups = kind_groups(tuple(sorted(set(known))[: gate.SAMPLE]), said)
     held = {k.lower() for k in known} | {original.lower()}
-    pool = [m for m in members if m.lower() not in held]
+    pool = [names[0] for names in groups if not {m.lower() for m in names} & held]
+    pool = [p for p in pool if gate.looks_like(_same_case(original, p), known)]
     return rng.sample(pool, min(n, len(pool)))
 
 
 @cache
-def kind_members(known: tuple[str, ...]) -> tuple[str, ...]:
-    """The words of every WordNet noun below the narrowest kinds of these values (a
-    medicine, not any drug: no 'White Wine' among prescriptions), sorted."""
+def kind_groups(known: tuple[str, ...], said: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The names of each WordNet noun at the bottom of the narrowest kinds of these
+    values (a medicine, not any drug: no 'White Wine' among prescriptions; Ramipril, not
+    'alpha blocker') that the column's words ``said`` name, sorted; only named things
+    (instances: the Danube, Utah) when the kind has any ('free state' is no state)."""
     kinds = [wordnet.wordnet().synset(name) for name in gate.column_kinds(known)]
     above = {a for kind in kinds for a in kind.closure(_parents)}
-    found = set()
-    for kind in kinds:
-        if kind in above:
-            continue
-        for synset in kind.closure(_children):
-            words = (w.replace("_", " ") for w in synset.lemma_names())
-            found |= {w for w in words if w[:1].isalpha() and " of " not in w}  # a name
-    return tuple(sorted(found))
+    leaves = [
+        synset
+        for kind in kinds
+        if kind not in above and said & _kind_words(kind)
+        for synset in kind.closure(_children)
+        if not _children(synset)
+    ]
+    named = [s for s in leaves if s.instance_hypernyms()]  # Utah, the Danube
+    groups = set()
+    for synset in named or leaves:  # things by name when there are any, else kinds
+        words = (w.replace("_", " ") for w in synset.lemma_names())
+        names = tuple(w for w in words if w[:1].isalpha() and " of " not in w)
+        if names:
+            groups.add(names)
+    return tuple(sorted(groups))
+
+
+def _kind_words(kind) -> set[str]:
+    """The words naming a kind and its ancestors (``medicine``, ``drug``, ``agent`` ...)."""
+    names = [n for s in [kind, *kind.closure(_parents)] for n in s.lemma_names()]
+    return {w for n in names for w in n.lower().split("_")}
 
 
 def _children(synset) -> list:
