@@ -86,8 +86,8 @@ def kindred(
     said = frozenset(singular(t) for t in name_tokens(column))
     groups = kind_groups(tuple(sorted(set(known))[: gate.SAMPLE]), said)
     held = {k.lower() for k in known} | {original.lower()}
-    pool = [names[0] for names in groups if not {m.lower() for m in names} & held]
-    pool = [p for p in pool if gate.looks_like(_same_case(original, p), known)]
+    pool = [_bare(names[0], said) for names in groups if not {m.lower() for m in names} & held]
+    pool = [p for p in pool if p and gate.looks_like(_same_case(original, p), known)]
     return rng.sample(pool, min(n, len(pool)))
 
 
@@ -114,6 +114,14 @@ def kind_groups(known: tuple[str, ...], said: frozenset[str]) -> tuple[tuple[str
         if names:
             groups.add(names)
     return tuple(sorted(groups))
+
+
+def _bare(name: str, said: frozenset[str]) -> str:
+    """The name without a last word the column's name says: the river column holds
+    'mississippi', and questions say 'the mississippi river', so 'Uruguay River' is
+    written 'Uruguay'."""
+    words = name.split()
+    return " ".join(words[:-1]) if len(words) > 1 and words[-1].lower() in said else name
 
 
 def _kind_words(kind) -> set[str]:
