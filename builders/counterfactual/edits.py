@@ -685,11 +685,12 @@ class ValueUnanswerable:
         if not mentions:
             return "value-not-required"
         rng = env.rng(self.name, parent.id)
-        mention = rng.choice(mentions)
-        fresh = self.fresh_value(parent, env, mention, rng)
-        if fresh is None:
-            return "no-fresh-value"
-        return self.proposal(parent, mention, fresh)
+        first = rng.choice(mentions)  # then the others: a column may have no stand-in
+        for mention in [first, *(m for m in mentions if m is not first)]:
+            fresh = self.fresh_value(parent, env, mention, rng)
+            if fresh is not None:
+                return self.proposal(parent, mention, fresh)
+        return "no-fresh-value"
 
     def fresh_value(self, parent: Parent, env: EditEnv, mention: Mention, rng) -> str | None:
         """The first drawn stand-in that its column does not hold and the question lacks."""

@@ -140,11 +140,17 @@ def _parents(synset) -> list:
 
 def _drawer(table: str, column: str, original: str, fake: Faker) -> Callable[[], str] | None:
     words = {singular(t) for t in name_tokens(column)}
+    if "county" in words:  # Faker has no counties: a made-up town's
+        return lambda: f"{fake.city()} County"
+    if words & {"name", "title", "label"}:  # named by the table's kind
+        if is_person_table(table):
+            return fake.name
+        words = {singular(t) for t in name_tokens(table)}
+        if words & {"restaurant", "cafe", "bar", "diner", "shop", "store"}:
+            return lambda: f"{fake.last_name()}'s"  # Denny's, Nunez's
     for keys, provider in _PROVIDERS:
         if words & keys:
             return getattr(fake, provider)
-    if words & {"name", "title", "label"} and is_person_table(table):
-        return fake.name
     if _SEASON.fullmatch(original):
         return lambda: _season(fake)
     if _DATE.fullmatch(original):
