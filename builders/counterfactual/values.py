@@ -84,25 +84,32 @@ def kindred(
     if not wordnet.available():
         return []
     said = frozenset(singular(t) for t in name_tokens(column))
-    groups = kind_groups(tuple(sorted(set(known))[: gate.SAMPLE]), said)
     held = {k.lower() for k in known} | {original.lower()}
-    pool = [_bare(names[0], said) for names in groups if not {m.lower() for m in names} & held]
-    pool = [p for p in pool if p and gate.looks_like(_same_case(original, p), known)]
-    return rng.sample(pool, min(n, len(pool)))
+    sample = tuple(sorted(set(known))[: gate.SAMPLE])
+    for broader in (False, True):  # the US states are all held: a state elsewhere
+        groups = kind_groups(sample, said, broader)
+        pool = [_bare(g[0], said) for g in groups if not {m.lower() for m in g} & held]
+        pool = [p for p in pool if p and gate.looks_like(_same_case(original, p), known)]
+        if pool:
+            return rng.sample(pool, min(n, len(pool)))
+    return []
 
 
 @cache
-def kind_groups(known: tuple[str, ...], said: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+def kind_groups(
+    known: tuple[str, ...], said: frozenset[str], broader: bool = False
+) -> tuple[tuple[str, ...], ...]:
     """The names of each WordNet noun at the bottom of the narrowest kinds of these
     values (a medicine, not any drug: no 'White Wine' among prescriptions; Ramipril, not
-    'alpha blocker') that the column's words ``said`` name, sorted; only named things
+    'alpha blocker'), or with ``broader`` of their parents (an American state's: any
+    state), that the column's words ``said`` name, sorted; only named things
     (instances: the Danube, Utah) when the kind has any ('free state' is no state)."""
     kinds = [wordnet.wordnet().synset(name) for name in gate.column_kinds(known)]
     above = {a for kind in kinds for a in kind.closure(_parents)}
     leaves = [
         synset
         for kind in kinds
-        if kind not in above and said & _kind_words(kind)
+        if (kind in above) == broader and said & _kind_words(kind)
         for synset in kind.closure(_children)
         if not _children(synset)
     ]
@@ -142,9 +149,9 @@ def _drawer(table: str, column: str, original: str, fake: Faker) -> Callable[[],
     words = {singular(t) for t in name_tokens(column)}
     if "county" in words:  # Faker has no counties: a made-up town's
         return lambda: f"{fake.city()} County"
-    if words & {"name", "title", "label"}:  # named by the table's kind
-        if is_person_table(table):
-            return fake.name
+    if words & {"name", "title", "label"} and is_person_table(table):
+        return fake.name
+    if words <= {"name", "title", "label"}:  # a bare name: named by the table's kind
         words = {singular(t) for t in name_tokens(table)}
         if words & {"restaurant", "cafe", "bar", "diner", "shop", "store"}:
             return lambda: f"{fake.last_name()}'s"  # Denny's, Nunez's
