@@ -21,6 +21,7 @@ from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
 from answerable.builders.counterfactual.edits import _filters_every_row, looks_like
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
+from answerable.builders.counterfactual.gate import judge_value
 from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.materialize import (
@@ -38,9 +39,10 @@ from answerable.builders.counterfactual.script import (
 )
 from answerable.builders.counterfactual.shapes import Shapes
 from answerable.builders.counterfactual.stage import Config, is_parent
-from answerable.builders.counterfactual.values import blend, fresh_candidates
+from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
 from answerable.builders.executor import ReadOnlyDatabase, Result
+from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlite_files import DELTA_TABLE
 from answerable.errors import SQLError
@@ -375,7 +377,16 @@ def test_fresh_values_keep_case_and_shape():
     assert all(len(c) == 5 and c.isdigit() for c in codes)
     seasons = fresh_candidates("seasons", "name", "2022-23", rng, 3)
     assert all(len(s) == 7 and s[4] == "-" for s in seasons)
-    assert blend(["Furosemide", "Vancomycin"], random.Random(1)) not in ("Furosemide", "Vancomycin")
+
+
+@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+def test_fresh_values_are_real_words_of_the_kind_of_the_column():
+    drugs = ["Furosemide", "Vancomycin", "Heparin", "Insulin", "Aspirin", "Morphine"]
+    fresh = fresh_candidates("prescriptions", "drug", "Heparin", random.Random(2), 4, drugs)
+    assert len(fresh) == 4 and not set(fresh) & set(drugs)
+    assert all(judge_value(v, "prescriptions.drug", drugs).ok for v in fresh), fresh
+    feet = ["left", "right", "both"]  # no kind WordNet can say: no blend such as 'rith'
+    assert fresh_candidates("players", "preferred_foot", "left", random.Random(2), 4, feet) == []
 
 
 def test_looks_like_compares_shapes():

@@ -128,6 +128,13 @@ def test_ambiguous_reference_needs_its_word_and_a_parent(clinic):
 # ---- out-of-scope -----------------------------------------------------------------------
 
 
+def test_a_clustering_that_only_groups_by_a_column_is_a_group_by(clinic):
+    grouped = draft("out-of-scope", "Cluster the admissions into groups by their language.", "x")
+    assert check_draft(grouped, clinic)[0] == "groupable"
+    learned = "Cluster the admissions with k-means on their language and their other attributes."
+    assert check_draft(draft("out-of-scope", learned, "Cluster"), clinic) is None
+
+
 @pytest.mark.parametrize(
     ("question", "task"),
     [

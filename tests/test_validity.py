@@ -28,7 +28,7 @@ def test_the_labelled_set_covers_every_source_and_both_verdicts():
     by = Counter((c["source"], c["verdict"]) for c in cases)
     for source in ("spider", "geoquery", "chinook", "demo"):
         assert by[source, "accept"] and by[source, "reject"], source
-    kinds = ("column-pair", "value-column", "draft", "dropped-column")
+    kinds = ("column-pair", "value-column", "value-reading", "draft", "dropped-column")
     assert all(c["reason"].strip() and c["kind"] in kinds for c in cases)
     by_kind = Counter((c["kind"], c["verdict"]) for c in cases)
     for kind in kinds:
@@ -290,3 +290,24 @@ def test_a_reference_is_determined_when_the_draft_still_names_the_referent(demo_
         "How many players does Arsenal have for that stadium?", "that stadium", parent, schema
     )
     assert other_table is None
+
+
+def test_a_key_that_picks_one_row_determines_the_row_it_points_to(demo_dir):
+    from answerable.builders.schema import DatabaseSchema
+
+    schema = DatabaseSchema.from_sqlite(demo_dir / "clinic.sqlite", "clinic")
+    parent = {
+        "question": "Which drug and route does prescription 300954 have?",
+        "sql": "SELECT drug, route FROM prescriptions WHERE prescription_id = 300954",
+    }
+    draft = "Which drug and route does prescription 300954 have in that admission?"
+    found = settled.reference_determined(draft, "that admission", parent, schema, "admissions")
+    assert found == "300954"  # a prescription belongs to one admission
+    admission = {
+        "question": "Which drugs were given in admission 120431?",
+        "sql": "SELECT drug FROM prescriptions WHERE hadm_id = 120431",
+    }
+    draft = "Which drugs were given in admission 120431 by that route?"
+    concept = "prescriptions.route"
+    route = settled.reference_determined(draft, "that route", admission, schema, concept)
+    assert route is None  # an admission has many prescriptions: the route stays open

@@ -1,8 +1,9 @@
 """The hand-labelled validity cases (tests/fixtures/validity/cases.jsonl) and the scores
 of the checks against them, shared by tests/test_validity.py and
-tests/benchmarks/validity.py: the plausibility gate (``column-pair``, ``value-column``),
-the draft checks (``draft``: vague-word settled, reference determined) and the leak
-checks of a dropped column (``dropped-column``)."""
+tests/benchmarks/validity.py: the plausibility gate (``column-pair``, ``value-column``,
+and ``value-reading``: a value the source holds in two columns), the draft checks
+(``draft``: vague-word settled, reference determined) and the leak checks of a dropped
+column (``dropped-column``)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from answerable.builders.counterfactual.gate import Verdict, judge_columns, judge_value
+from answerable.builders.counterfactual.gate import (
+    Verdict,
+    judge_columns,
+    judge_second_reading,
+    judge_value,
+)
+from answerable.builders.counterfactual.grounding import Mention
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.drafting import settled
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 
 CASES = Path(__file__).resolve().parent / "fixtures" / "validity" / "cases.jsonl"
-GATE_KINDS = ("column-pair", "value-column")
+KNOWN = 200  # values of a column the gate sees, as the edits read them (edits.KNOWN_VALUES)
+GATE_KINDS = ("column-pair", "value-column", "value-reading")
 
 
 def load_cases() -> list[dict]:
@@ -44,15 +52,35 @@ def judge(case: dict, databases: dict[str, Path], schemas: dict | None = None) -
         return judge_dropped(
             case, databases.get(case["db_id"]), _schema(case["db_id"], databases, schemas)
         )
-    if case["kind"] == "column-pair":
-        return judge_columns(
-            case["question"], case["mention"], case["table"], case["column"], case["candidates"]
-        )
     database = databases.get(case["db_id"])
+    if case["kind"] == "column-pair":
+        qualified = f"{case['table']}.{case['column']}"
+        known = known_values(database, qualified)[:KNOWN] if database else []
+        return judge_columns(
+            case["question"],
+            case["mention"],
+            case["table"],
+            case["column"],
+            case["candidates"],
+            case.get("compared", ()),
+            known,
+        )
     if database is None:
         return None
+    if case["kind"] == "value-reading":
+        return judge_reading(case, DatabaseSchema.from_sqlite(database, case["db_id"]))
     second = case["columns"][1]
     return judge_value(case["value"], second, known_values(database, second))
+
+
+def judge_reading(case: dict, schema: DatabaseSchema) -> Verdict:
+    """A value the source holds in two columns: whether the question reads two ways."""
+    question, value = case["question"], case["value"]
+    start = question.lower().index(value.lower())
+    mention = Mention(start, start + len(value), question[start : start + len(value)], "")
+    first, second = case["columns"]
+    tables = frozenset(t.name for t in schema.tables)
+    return judge_second_reading(question, mention, first, second, set(case["tables_read"]), tables)
 
 
 def _schema(db_id: str, databases: dict[str, Path], schemas: dict | None):

@@ -10,7 +10,7 @@ Modules, one concern each:
 - ``grounding``: question spans for the columns and values the gold SQL uses;
 - ``lexicon``: name tokens, column roles, contrasting qualifiers, synonym normal form;
 - ``candidates``: near-synonym column names, ranked;
-- ``values``: fresh values a column does not hold (Faker, shapes, blends);
+- ``values``: fresh values a column does not hold (Faker, shapes, WordNet kinds);
 - ``script``: edit scripts (the ops that name and rebuild a variant);
 - ``fills``: values for added columns, perturbed from the target's;
 - ``materialize``: an edit script applied to a copy of the database, once per edit;

@@ -41,6 +41,7 @@ from answerable.builders.counterfactual.lexicon import (
     shares_meaning,
 )
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.overlaps import is_text, second_readings
 from answerable.builders.counterfactual.script import (
     add_column,
     apply_to_schema,
@@ -59,7 +60,6 @@ from answerable.ids import content_hash, rng_for
 
 FRESH_TRIES = 8
 KNOWN_VALUES = 200
-TEXT_TYPES = ("CHAR", "CLOB", "TEXT")
 
 
 # ---- what every generator works with --------------------------------------------------
@@ -415,7 +415,8 @@ class AddNearSynonyms:
         def passing(qualified: str) -> bool:
             mention = parent.grounding.columns[qualified]
             table, column = split(qualified)
-            return self.passing_group(parent, mention, table, column, groups(qualified)) is not None
+            group = self.passing_group(parent, env, mention, table, column, groups(qualified))
+            return group is not None
 
         rng = env.rng(self.name, parent.id)
         chosen = _choose_target(parent, rng, passing)  # a target with a real second reading
@@ -425,7 +426,7 @@ class AddNearSynonyms:
             return chosen
         target, mention = chosen
         table, column = split(target)
-        names = list(self.best_group(parent, mention, table, column, groups(target)))
+        names = list(self.best_group(parent, env, mention, table, column, groups(target)))
         ops = self.ops(parent, env, table, column, names)
         reading_trees = [_renamed(parent.query, target, name) for name in names]
         readings = [tree.sql("sqlite") for tree in reading_trees]
@@ -449,22 +450,32 @@ class AddNearSynonyms:
         )
 
     def passing_group(
-        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, groups
     ) -> tuple[str, ...] | None:
         """The first group the plausibility gate passes for this question, or None."""
         for group in groups:
-            if gate.judge_columns(
-                parent.item["question"], mention.text, table, column, list(group)
-            ).ok:
+            if self.judged(parent, env, mention, table, column, list(group)).ok:
                 return group
         return None
 
+    def judged(
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, names
+    ) -> gate.Verdict:
+        """The gate's verdict on ``names`` for ``table.column``, seeing the values the
+        gold SQL compares it with and, when the source has rows, some of its values."""
+        target = f"{table}.{column}".lower()
+        literals = parent.refs.literals
+        compared = [str(lit.value) for lit in literals if (lit.column or "").lower() == target]
+        known = env.known_values(parent.db_id, table, column) if env.source(parent.db_id) else []
+        question = parent.item["question"]
+        return gate.judge_columns(question, mention.text, table, column, names, compared, known)
+
     def best_group(
-        self, parent: Parent, mention: Mention, table: str, column: str, groups: list
+        self, parent: Parent, env: EditEnv, mention: Mention, table: str, column: str, groups
     ) -> tuple[str, ...]:
         """The first group the gate passes; else the first group (its verification then
         rejects it with the gate's reason)."""
-        return self.passing_group(parent, mention, table, column, groups) or groups[0]
+        return self.passing_group(parent, env, mention, table, column, groups) or groups[0]
 
     def ops(self, parent: Parent, env: EditEnv, table: str, column: str, names: list[str]):
         """Add each name filled from the target (seeded by the variant), then drop it."""
@@ -483,9 +494,7 @@ class AddNearSynonyms:
         parent, names = proposal.parent, proposal.params["candidates"]
         table, column = split(proposal.params["target"])
         failure = (
-            verify.plausible(
-                gate.judge_columns(proposal.question, proposal.mention.text, table, column, names)
-            )
+            verify.plausible(self.judged(parent, env, proposal.mention, table, column, names))
             or verify.candidates_are_not_synonyms(table, column, names)
             or verify.candidates_cover_mention(proposal.question, proposal.mention, table, names)
         )
@@ -602,9 +611,12 @@ def _narrows(node: exp.Expr) -> bool:
     return True
 
 
-def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str, str]]:
-    """The column, the columns a foreign key ties to it, and the columns of other tables
-    whose names mean the same (``lake.state_name`` and ``state.state_name``)."""
+def namesakes(
+    schema: DatabaseSchema, table: str, column: str, synonyms: bool = True
+) -> list[tuple[str, str]]:
+    """The column, the columns a foreign key ties to it, and (with ``synonyms``) the
+    columns of other tables whose names mean the same (``lake.state_name`` and
+    ``state.state_name``)."""
     found = [(table, column)]
     low = (table.lower(), column.lower())
     for other in schema.tables:
@@ -613,7 +625,7 @@ def namesakes(schema: DatabaseSchema, table: str, column: str) -> list[tuple[str
             linked = schema.table(target)
             if low in pair and linked is not None:
                 found += [(other.name, here), (linked.name, there)]
-        if other.name.lower() != low[0]:
+        if synonyms and other.name.lower() != low[0]:
             found += [
                 (other.name, c.name) for c in other.columns if is_exact_synonym(c.name, column)
             ]
@@ -674,11 +686,12 @@ class ValueUnanswerable:
         if not mentions:
             return "value-not-required"
         rng = env.rng(self.name, parent.id)
-        mention = rng.choice(mentions)
-        fresh = self.fresh_value(parent, env, mention, rng)
-        if fresh is None:
-            return "no-fresh-value"
-        return self.proposal(parent, mention, fresh)
+        first = rng.choice(mentions)  # then the others: a column may have no stand-in
+        for mention in [first, *(m for m in mentions if m is not first)]:
+            fresh = self.fresh_value(parent, env, mention, rng)
+            if fresh is not None:
+                return self.proposal(parent, mention, fresh)
+        return "no-fresh-value"
 
     def fresh_value(self, parent: Parent, env: EditEnv, mention: Mention, rng) -> str | None:
         """The first drawn stand-in that its column does not hold and the question lacks."""
@@ -779,13 +792,20 @@ class ValueAmbiguous:
     category = "value-ambiguous"
 
     def propose(self, parent: Parent, env: EditEnv) -> Proposal | Skip:
-        """Write a grounded compared value into a second text column of a queried table."""
+        """A second column for a grounded compared value: one that already holds it on
+        the source (:mod:`.overlaps`), else a text column of a queried table to write it
+        into."""
         mentions = _value_mentions(parent, env, ("eq", "in"))
         if isinstance(mentions, str):
             return mentions
         rng = env.rng(self.name, parent.id)
         mention = rng.choice(mentions)
         value = str(mention.literal.value)
+        present = self.held_elsewhere(parent, env, mention, value)
+        if present:
+            passing = [r for r in present if self.reads_two_ways(parent, mention, r.column).ok]
+            second = rng.choice(passing or present)  # a failing one is rejected by verify
+            return self.proposal(parent, mention, value, second.column, second.sql, [])
         seconds = self.second_columns(parent, env, mention.concept, value)
         if not seconds:
             return "no-second-column"
@@ -795,24 +815,50 @@ class ValueAmbiguous:
         if reading is None:
             return "no-second-column"
         ops = [self.op(parent, env, second, value)]
+        return self.proposal(parent, mention, value, second, reading, ops)
+
+    def proposal(
+        self, parent: Parent, mention: Mention, value: str, second: str, reading: str, ops
+    ) -> Proposal:
+        """The item's proposal: the question as it is, the value tagged ``AMB``, the
+        two readings; without ``ops`` the source already holds the value in both."""
         readings = [parent.tree.sql("sqlite"), reading]
+        trigger = {
+            "kind": "value-ambiguous",
+            "value": value,
+            "span": mention.text,
+            "columns": [mention.concept, second],
+            "readings": readings,
+        }
+        params = {"column": mention.concept, "second": second, "value": value}
+        if not ops:
+            trigger["in_source"] = params["in_source"] = True
         return Proposal(
             self.name,
             parent,
             ops,
             parent.item["question"],
             parent.grounding.spans(_tags(mention, "AMB")),
-            {
-                "kind": "value-ambiguous",
-                "value": value,
-                "span": mention.text,
-                "columns": [mention.concept, second],
-                "readings": readings,
-            },
-            {"column": mention.concept, "second": second, "value": value},
+            trigger,
+            params,
             readings=readings,
             mention=mention,
         )
+
+    def held_elsewhere(self, parent: Parent, env: EditEnv, mention: Mention, value: str):
+        """The columns that hold the value on the source besides the compared one and
+        those a foreign key ties to it (a customer's and an employee's ``City`` are two
+        readings; a city's ``state_name`` and the state's are one), each with its
+        reading (:func:`.overlaps.second_readings`)."""
+        same = namesakes(parent.schema, *split(mention.concept), synonyms=False)
+        return second_readings(parent, env, mention.concept, value, _swap_compared_column, same)
+
+    def reads_two_ways(self, parent: Parent, mention: Mention, second: str) -> gate.Verdict:
+        """The gate's verdict on a value the source holds in two columns."""
+        read = {t.lower() for t in parent.refs.tables}
+        tables = frozenset(t.name for t in parent.schema.tables)
+        question = parent.item["question"]
+        return gate.judge_second_reading(question, mention, mention.concept, second, read, tables)
 
     def second_columns(self, parent: Parent, env: EditEnv, first: str, value: str) -> list[str]:
         """Text columns of the queried tables, of the first column's role, that the SQL
@@ -827,7 +873,7 @@ class ValueAmbiguous:
             table = _real_table(parent, name)
             for column in table.columns if table else ():
                 qualified = f"{table.name}.{column.name}"
-                if qualified in parent.refs.columns or not _is_text(column.type):
+                if qualified in parent.refs.columns or not is_text(column.type):
                     continue
                 if column_role(column.name, column.type) != role:
                     continue
@@ -856,28 +902,30 @@ class ValueAmbiguous:
         return set_value(table, column, value, count, seed)
 
     def verify(self, proposal: Proposal, env: EditEnv) -> Failure | None:
-        """The value fits the second column; both readings run on the edited copy and give
-        different non-empty results."""
-        params = proposal.params
-        failure = verify.plausible(
-            self.fit(proposal.parent, env, params["second"], params["value"])
-        )
+        """A written value fits its second column; a value the source already holds
+        there (a value of that column by the data itself) needs the question's words to
+        leave the column open. Both readings run (on the edited copy, or on the source)
+        and give different non-empty results."""
+        parent, params = proposal.parent, proposal.params
+        if proposal.ops:  # a written value must fit its new column
+            verdict = self.fit(parent, env, params["second"], params["value"])
+        else:  # the source holds it there: the words must leave the column open
+            verdict = self.reads_two_ways(parent, proposal.mention, params["second"])
+        failure = verify.plausible(verdict)
         if failure:
             return failure
-        database = env.edited_database(proposal.parent, proposal.ops)
+        if proposal.ops:
+            database = env.edited_database(parent, proposal.ops)
+        else:
+            database = env.database(parent.db_id)
         failure = verify.readings_differ(
-            proposal.readings, database, proposal.parent.ordered, proposal.reading_results
+            proposal.readings, database, parent.ordered, proposal.reading_results
         )
         if failure is None:
             proposal.explanation = explain.value_ambiguous(
-                proposal.params["value"], proposal.trigger["columns"]
+                params["value"], proposal.trigger["columns"]
             )
         return failure
-
-
-def _is_text(declared: str) -> bool:
-    kind = (declared or "").upper()
-    return not kind or any(t in kind for t in TEXT_TYPES)
 
 
 def _swap_compared_column(tree: exp.Expr, first: str, value: str, second: str) -> str | None:

@@ -55,10 +55,18 @@ def value_ambiguous(value: str, columns: list[str]) -> str:
     )
 
 
+_HOW = {
+    "difference": "the difference between",
+    "sum": "the sum of",
+    "ratio": "the ratio of",
+    "product": "the product of",
+}
+
+
 def calculation(span: str, column: str, operands: list[str], operation: str) -> str:
     """The question asks for a quantity the database does not store but that a formula
     over other columns would give: the formula is knowledge the question leaves out."""
-    how = "the difference between" if operation == "difference" else "the sum of"
+    how = _HOW[operation]
     return (
         f"The database does not store {words_of(column)}, so '{span}' maps to no column. It "
         f"might be worked out, for instance as {how} {_listed(operands)}, but that formula is "

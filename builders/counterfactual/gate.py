@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from answerable.builders.counterfactual.grounding import same_stem, stem
+from answerable.builders.counterfactual.grounding import Mention, same_stem, stem
 from answerable.builders.counterfactual.lexicon import (
     STOPWORDS,
     UNITS,
@@ -54,7 +55,7 @@ from answerable.builders.counterfactual.lexicon import (
     is_person_table,
     name_tokens,
 )
-from answerable.builders.lexical import contrasts, wordnet
+from answerable.builders.lexical import contrasts, person_names, wordnet
 from answerable.builders.lexical.inflection import singular
 
 SPECIFIC_DEPTH = 5
@@ -92,9 +93,17 @@ def table_words(table: str) -> set[str]:
 
 
 def judge_columns(
-    question: str, mention: str, table: str, column: str, candidates: list[str]
+    question: str,
+    mention: str,
+    table: str,
+    column: str,
+    candidates: list[str],
+    compared: Sequence[str] = (),
+    known: Sequence[str] = (),
 ) -> Verdict:
-    """Whether replacing ``table.column`` by ``candidates`` makes the question ambiguous."""
+    """Whether replacing ``table.column`` by ``candidates`` makes the question ambiguous;
+    ``compared``: the values the gold SQL compares the column with, ``known``: some of
+    its values (when the source has rows), for :func:`judge_held_values`."""
     if len(candidates) < 2:
         return _reject("one-candidate", "an ambiguity needs two readings")
     target = set(words_of(column))
@@ -110,7 +119,44 @@ def judge_columns(
         qualifiers.append(" ".join(extra))
     if len(set(qualifiers)) < len(qualifiers):
         return _reject("same-meaning", f"{' / '.join(candidates)} qualify {column} alike")
-    return judge_qualifiers(question, table, column, tuple(qualifiers[:2]), mention)
+    pair = (qualifiers[0], qualifiers[1])
+    verdict = judge_qualifiers(question, table, column, pair, mention)
+    if not verdict.ok:
+        return verdict
+    return judge_held_values(pair, column, compared, known)
+
+
+def judge_held_values(
+    pair: tuple[str, str], column: str, compared: Sequence[str], known: Sequence[str]
+) -> Verdict:
+    """The values decide too. A compared value only one of the two columns could hold
+    settles the reading (``named Kyle``: Kyle is a first name and no last name; ``in grade
+    9 or 10``: a letter grade is no number; ``value-decides``). A split into first and
+    last name needs a column of people's names: when most of its values are not
+    ('AC/DC', 'Aerosmith' among a music store's artists), ``not-people``."""
+    for value in compared:
+        holders = [q for q in pair if could_hold(q, str(value)) is not False]
+        if len(holders) < len(pair):
+            which = f"the {holders[0]}" if holders else "neither"
+            return _reject("value-decides", f"{value!r} can only be {which} {column}")
+    if set(pair) <= contrasts.NAME_PARTS and len(known) >= MIN_KNOWN:
+        people = [v for v in known if person_names.looks_like_person(v)]
+        if len(people) * 2 < len(known):
+            return _reject("not-people", f"most values of {column} are not people's names")
+    return PASS
+
+
+def could_hold(qualifier: str, value: str) -> bool | None:
+    """Whether a column qualified so could hold the value; None when nothing tells."""
+    if qualifier in ("first", "given", "last", "family", "sur") and " " not in value.strip():
+        parts = person_names.name_parts(value)
+        part = "first" if qualifier in ("first", "given") else "last"
+        return (part in parts) if parts else None
+    if qualifier == "letter":
+        return not any(c.isdigit() for c in value)
+    if qualifier == "school":
+        return any(c.isdigit() for c in value)
+    return None
 
 
 def judge_qualifiers(
@@ -204,6 +250,89 @@ def _wordnet_reading(mention: str, column: str, candidate: str) -> Verdict:
 
 
 # ---- values ----------------------------------------------------------------------------
+
+
+GENERIC_HEADS = frozenset({"name", "title", "label", "value", "text", "description"})
+
+
+def reading_words(first: str, second: str) -> tuple[set[str], set[str]]:
+    """The words that tell two columns apart as readings of one value: each column's
+    content words but generic heads (``state`` of ``state_name``, ``composer``), its
+    table's words instead when that leaves nothing or the same words (an artist's
+    ``Name``; a customer's and an employee's ``City``), less the words both share."""
+    names = [qualified.rsplit(".", 1) for qualified in (first, second)]
+    own = [set(words_of(column)) - GENERIC_HEADS for _, column in names]
+    tables = [table_words(table) for table, _ in names]
+    a, b = tables if own[0] == own[1] else [o or t for o, t in zip(own, tables, strict=True)]
+    return a - b, b - a
+
+
+def judge_second_reading(
+    question: str,
+    mention: Mention,
+    first: str,
+    second: str,
+    tables_read: set[str],
+    tables: frozenset[str] = frozenset(),
+) -> Verdict:
+    """Whether a value the source holds in ``first`` and in ``second`` makes the
+    question read two ways (``tables_read``: the lower-case tables the query reads):
+
+    - asked of another table (``state`` -> ``city``), each column must name its own
+      table's rows (``city_name``, ``state_name``) or the two must be one plain
+      attribute of two kinds of rows (a customer's and an employee's ``City``; not a
+      city's ``state_name``, which names a row of ``tables``, the schema's tables): what
+      the question asks of the value is asked of the thing it names, and a state's
+      ``capital`` names no state (``not-a-reading``);
+    - two columns of one table: neither may name the row (``river_name`` and
+      ``traverse``: the Mississippi the river and the state it runs through are not
+      two readings of one row, ``names-the-row``);
+    - the columns differ in words, and the question, outside the value, says none of
+      them (``composed by AC/DC`` says composer, ``the city of new york`` says city:
+      ``resolved-by-question``).
+    """
+    (table, column), (other_table, other_column) = (c.rsplit(".", 1) for c in (first, second))
+    attribute = column.lower() == other_column.lower() and not any(
+        names_row(t, column) for t in tables
+    )
+    if other_table.lower() not in tables_read and not attribute:
+        for owner, name in ((table, column), (other_table, other_column)):
+            if not names_row(owner, name):
+                return _reject("not-a-reading", f"{owner}.{name} does not name a {owner}")
+    elif table.lower() == other_table.lower():
+        for name in (column, other_column):
+            if names_row(table, name):
+                return _reject("names-the-row", f"{table}.{name} names the {table} itself")
+    own, other = reading_words(first, second)
+    if not own or not other:
+        return _reject("same-meaning", f"{first} and {second} name the same thing")
+    said = _said_words(question, mention)
+    for word in sorted(own | other):
+        if any(_near(w, word) for w in said):
+            return _reject("resolved-by-question", f"the question says {word!r}")
+    return PASS
+
+
+def names_row(table: str, column: str) -> bool:
+    """Whether a column names its table's rows: a generic head (name, title) with no
+    word but the table's (``state_name`` of ``state``, an artist's ``Name``)."""
+    content = set(words_of(column))
+    return bool(content & GENERIC_HEADS) and content - GENERIC_HEADS <= table_words(table)
+
+
+def _said_words(question: str, mention: Mention) -> list[str]:
+    """The question's words outside the value's span, lower case."""
+    rest = question[: mention.start] + " " + question[mention.end :]
+    return [w.lower() for w in name_tokens(rest) if w.isalpha()]
+
+
+def _near(said: str, word: str) -> bool:
+    """Same stem, or one word of five letters or more begins the other but for its last
+    two letters (``composed`` ~ ``composer``, ``cities`` ~ ``city``)."""
+    if same_stem(stem(said), stem(word)) or singular(said) == word:
+        return True
+    short, long = sorted((said, word), key=len)
+    return len(short) >= 5 and long.startswith(short[:-2]) and len(long) - len(short) <= 2
 
 
 def judge_value(value: str, column: str, known: list[str]) -> Verdict:

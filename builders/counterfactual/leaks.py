@@ -8,11 +8,18 @@ ways a remaining column can still give it, each checked here:
 - ``same-values``: a column of the same table holds the same value on every row;
 - ``same-values-via-key``: a column one foreign key away holds it on every joined row
   (``goals.team_id`` is ``players.team_id`` through ``player_id``);
-- ``derivable``: the difference or sum of two columns of the table gives it
-  (``length_of_stay`` is ``out_time - in_time`` in days, to within rounding).
+- ``derivable``: the difference, sum, ratio or product of two columns of the table gives
+  it (``length_of_stay`` is ``out_time - in_time`` in days, a state's ``density`` is
+  ``population / area``, to within rounding);
+- ``aggregate``: a count or a sum over the rows of a table whose foreign key points to
+  it gives it, on every row (an invoice's ``Total`` is the sum of its lines' ``UnitPrice
+  * Quantity``; a match's ``home_score`` counts its goals whose ``team_id`` is the
+  match's ``home_team_id``: the condition pairs two keys that point to one table);
+- ``age-from-birth-date``: an age, where the table keeps a birth date (by name: an age
+  is the birth date's distance from a day the question or the reader supplies).
 
 The data checks run on the source database (read-only), where the column still exists;
-a schema-only source gets the name check alone.
+a schema-only source gets the name checks alone.
 """
 
 from __future__ import annotations
@@ -23,7 +30,12 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from answerable.builders.counterfactual import trees
-from answerable.builders.counterfactual.lexicon import column_role, is_exact_synonym
+from answerable.builders.counterfactual.lexicon import (
+    column_role,
+    head_token,
+    is_exact_synonym,
+    name_tokens,
+)
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
@@ -46,14 +58,30 @@ class Leak:
 
 
 def name_leaks(schema: DatabaseSchema, table: str, column: str, keep=()) -> list[Leak]:
-    """Columns of ``table`` (other than ``column`` and ``keep``) named as its synonyms."""
+    """Columns of ``table`` (other than ``column`` and ``keep``) named as its synonyms,
+    and the birth date an age is worked out from."""
     owner = schema.table(table)
     skip = {column.lower(), *(k.lower() for k in keep)}
-    return [
+    found = [
         Leak("synonym", (f"{owner.name}.{c.name}",))
         for c in owner.columns
         if c.name.lower() not in skip and is_exact_synonym(c.name, column, owner.name)
     ]
+    if head_token(column) == "age":
+        found += [
+            Leak("age-from-birth-date", (f"{owner.name}.{c.name}",))
+            for c in owner.columns
+            if c.name.lower() not in skip and _is_birth_date(c.name, c.type)
+        ]
+    return found
+
+
+def _is_birth_date(name: str, declared: str) -> bool:
+    """``date_of_birth``, ``BirthDate``, ``dob``: a date of birth, not a birth year or a
+    birthplace (a year gives an age only to within one, and a place none)."""
+    tokens = set(name_tokens(name))
+    dated = column_role(name, declared) in ("date", "time")
+    return ("dob" in tokens) or ("birth" in tokens and dated and "year" not in tokens)
 
 
 def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column: str) -> list:
@@ -64,6 +92,7 @@ def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column
         leaks += _via_key(db, owner, column, other, here, there, forward)
     if _is_numeric(owner, column):
         leaks += _derivable(db, owner, column)
+        leaks += _aggregates(db, schema, owner, column)
     return leaks
 
 
@@ -178,13 +207,18 @@ def _operand(owner: Table, name: str, alias: str | None = None) -> exp.Expr | No
     return node if _is_numeric(owner, name) else None
 
 
+ORDERED = ("difference", "ratio")  # kinds whose operands' order matters
+NUMBERS_ONLY = ("ratio", "product")  # kinds that mean nothing of dates
+
+
 def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
     operands = {n: o for n in _others(owner, column) if (o := _operand(owner, n)) is not None}
+    dated = {n for n, o in operands.items() if isinstance(o, exp.Anonymous | exp.Func)}
     pairs = [
         (kind, a, b)
         for a, b in itertools.permutations(sorted(operands), 2)
-        for kind in ("difference", "sum")
-        if kind == "difference" or a < b
+        for kind in ("difference", "sum", "ratio", "product")
+        if (kind in ORDERED or a < b) and not (kind in NUMBERS_ONLY and {a, b} & dated)
     ]
     if not pairs:
         return []
@@ -221,9 +255,113 @@ def formula(owner: Table, leak: Leak, alias: str | None = None) -> exp.Expr:
     return _combine(leak.operation, a, b)
 
 
+_COMBINED = {"difference": exp.Sub, "sum": exp.Add, "ratio": exp.Div, "product": exp.Mul}
+
+
 def _combine(kind: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    node = exp.Sub if kind == "difference" else exp.Add
-    return exp.Paren(this=node(this=a.copy(), expression=b.copy()))
+    """``a - b``, ``a + b``, ``a / b`` (real division; NULL where b is 0) or ``a * b``."""
+    if kind == "ratio":
+        real = exp.Mul(this=exp.Literal.number("1.0"), expression=a.copy())
+        divisor = exp.func("NULLIF", b.copy(), exp.Literal.number(0))
+        return exp.Paren(this=exp.Div(this=real, expression=divisor))
+    return exp.Paren(this=_COMBINED[kind](this=a.copy(), expression=b.copy()))
+
+
+def _aggregates(db: ReadOnlyDatabase, schema: DatabaseSchema, owner: Table, column: str):
+    """Counts and sums over the rows that point to each row of ``owner`` (see the module
+    doc), with or without a condition that pairs two keys pointing to one table."""
+    leaks = []
+    for child, fk, key in _children(schema, owner):
+        measures = _measures(child, fk)
+        for condition in [None, *_conditions(child, fk, owner)]:
+            leaks += _aggregate_leaks(db, owner, column, child, fk, key, condition, measures)
+    return leaks
+
+
+def _children(schema: DatabaseSchema, owner: Table):
+    """``(table, its key column, owner's key column)`` for every foreign key to ``owner``."""
+    for table in schema.tables:
+        if table.name.lower() == owner.name.lower():
+            continue
+        for here, other, there in table.foreign_keys:
+            if other.lower() == owner.name.lower():
+                yield table, here, there
+
+
+def _measures(child: Table, fk: str) -> dict[str, tuple[str, exp.Expr]]:
+    """``alias -> (description, aggregate)``: the count of rows, the sum of each number
+    and of each product of two numbers (price times quantity)."""
+    numbers = [
+        c.name
+        for c in child.columns
+        if c.name.lower() != fk.lower()
+        and _is_numeric(child, c.name)
+        and column_role(c.name, c.type) not in ("identifier", "flag")
+    ]
+    found = {"m0": ("count", exp.func("COUNT", exp.Star()))}
+    for name in numbers:
+        found[f"m{len(found)}"] = (f"sum of {name}", exp.func("SUM", trees.column(name)))
+    for a, b in itertools.combinations(numbers, 2):
+        product = exp.Mul(this=trees.column(a), expression=trees.column(b))
+        found[f"m{len(found)}"] = (f"sum of {a} * {b}", exp.func("SUM", product))
+    return found
+
+
+def _conditions(child: Table, fk: str, owner: Table) -> list[tuple[str, str]]:
+    """``(child column, owner column)`` pairs whose foreign keys point to one table
+    (``goals.team_id`` and ``matches.home_team_id`` both name a team)."""
+    owner_refs = {(t.lower(), c.lower()): here for here, t, c in owner.foreign_keys}
+    return [
+        (here, owner_refs[(t.lower(), c.lower())])
+        for here, t, c in child.foreign_keys
+        if here.lower() != fk.lower() and (t.lower(), c.lower()) in owner_refs
+    ]
+
+
+def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> list[Leak]:
+    keys = [trees.column(fk)]
+    if condition is not None:
+        keys.append(exp.alias_(trees.column(condition[0]), "c"))
+    grouped = (
+        exp.select(
+            exp.alias_(trees.column(fk), "k"),
+            *keys[1:],
+            *(exp.alias_(agg, alias) for alias, (_, agg) in measures.items()),
+        )
+        .from_(trees.table(child.name))
+        .group_by(*(k.this if isinstance(k, exp.Alias) else k for k in keys))
+    )
+    on = exp.EQ(this=trees.column("k", "g"), expression=trees.column(key, owner.name))
+    if condition is not None:
+        right = trees.column(condition[1], owner.name)
+        on = exp.and_(on, exp.EQ(this=trees.column("c", "g"), expression=right))
+    target = trees.column(column, owner.name)
+    fars = [
+        exp.func(
+            "SUM",
+            _far(target, exp.func("COALESCE", trees.column(alias, "g"), exp.Literal.number(0))),
+        )
+        for alias in measures
+    ]
+    query = (
+        exp.select(
+            exp.func("COUNT", exp.Star()),
+            exp.func("COUNT", exp.Distinct(expressions=[target.copy()])),
+            *fars,
+        )
+        .from_(trees.table(owner.name))
+        .join(exp.alias_(exp.Subquery(this=grouped), "g", table=True), on=on, join_type="left")
+        .where(trees.not_null(target.copy()))
+    )
+    row = _run(db, query)
+    if not row or (row[0] or 0) < 5 or (row[1] or 0) < 2:
+        return []
+    columns = [f"{child.name}.{fk}"] + ([f"{child.name}.{condition[0]}"] if condition else [])
+    return [
+        Leak("aggregate", tuple(columns), measures[alias][0])
+        for alias, far in zip(measures, row[2:], strict=True)
+        if far == 0
+    ]
 
 
 def _far(target: exp.Expr, value: exp.Expr) -> exp.Expr:

@@ -13,7 +13,8 @@ Per category (the issue's rules):
   (``no-reference-word``), the draft has a parent (``no-parent``), and the draft does not
   still name the referent the parent determines (``reference-determined``, :mod:`.settled`);
 - ``out-of-scope``: the question asks for a prediction, a chart, a clustering or an
-  explanation (``not-out-of-scope``).
+  explanation (``not-out-of-scope``), and a clustering is more than a grouping by one of
+  the schema's columns (``Cluster the teams by their city`` is a GROUP BY: ``groupable``).
 
 Every draft must also differ from its parent (``same-as-parent``). Then
 :class:`NearDuplicates` drops a draft whose normalized text equals an earlier one's
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections import Counter
 from difflib import SequenceMatcher
 
@@ -204,9 +206,35 @@ def check_reference_not_determined(draft: Draft, context: DatabaseContext) -> Fa
     return None
 
 
-def check_out_of_scope(draft: Draft, _context: DatabaseContext) -> Failure | None:
-    if not out_of_scope_tasks(draft.question):
+def check_out_of_scope(draft: Draft, context: DatabaseContext) -> Failure | None:
+    tasks = out_of_scope_tasks(draft.question)
+    if not tasks:
         return "not-out-of-scope", "asks for no prediction, chart, clustering or explanation"
+    column = grouped_by(draft.question, context.schema) if tasks == ["clustering"] else None
+    if column is not None:
+        return "groupable", f"grouping by {column} is a GROUP BY, not a clustering"
+    return None
+
+
+_GROUPED = re.compile(
+    r"\b(?:cluster|segment|group)\w*\b.*?\b(?:by|of similar|with similar|on)\s+"
+    r"(?:their |its |the )?(?P<what>[a-z][a-z ]*?)\s*[.?!]?\s*$"
+)
+
+
+def grouped_by(question: str, schema: DatabaseSchema) -> str | None:
+    """The column a "clustering" request only groups by, or None: ``Cluster the teams
+    into groups by their city`` is answered by ``GROUP BY city``; a clustering that SQL
+    cannot serve learns a similarity (k-means, a model, several attributes)."""
+    found = _GROUPED.search(question.lower())
+    if found is None:
+        return None
+    said = words(found.group("what"))
+    for table in schema.tables:
+        for column in table.columns:
+            named = [singular(w) for w in name_words(column.name)]
+            if named and [singular(w) for w in said] == named:
+                return f"{table.name}.{column.name}"
     return None
 
 

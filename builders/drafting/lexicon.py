@@ -109,9 +109,9 @@ OUT_OF_SCOPE_TEMPLATES = {
         "Plot the number of {table} per {column} as a bar chart.",
         "Draw a histogram of the {column} of the {table}.",
     ),
-    "clustering": (
-        "Cluster the {table} into groups by their {column}.",
-        "Segment the {table} into clusters of similar {column}.",
+    "clustering": (  # a learned similarity: grouping by one column is a GROUP BY
+        "Cluster the {table} with k-means on their {column} and their other attributes.",
+        "Train a model that segments the {table} into groups of similar profiles.",
     ),
     "explanation": (
         "Explain why some {table} have a different {column} than others.",

@@ -19,8 +19,11 @@ determines the referent and the draft still shows it: the parent's SQL compares 
 with what the reference stands for (the draft's ``concept``: that column when it names
 one, any column of that table when it names a table; else the table named by the
 reference's noun), and that value's text is still in the draft question outside the
-reference (``How many goals did Arsenal score for that team?``). An admission number
-does not say which route a drug was given by.
+reference (``How many goals did Arsenal score for that team?``), or compares a value
+with the primary key of a table that points to the referent's table by a foreign key
+(``Prescription 300954 ... in that admission``: a prescription belongs to one admission).
+An admission number does not say which route a drug was given by, nor which of its
+prescriptions is meant.
 
 Both are plain functions of the draft (kept apart from the near-duplicate check, which
 another change rewrites).
@@ -109,9 +112,23 @@ def reference_determined(
         owner = (literal.column or "").lower()
         text = str(literal.value).strip("%").strip()
         same = owner == column if column else owner.rpartition(".")[0] == table.lower()
-        if same and text and find_phrase(rest, text):
+        if (same or _pins_a_row_of(schema, owner, table)) and text and find_phrase(rest, text):
             return text
     return None
+
+
+def _pins_a_row_of(schema, owner: str, table: str) -> bool:
+    """Whether comparing ``owner`` (``table.column``) with a value picks one row that
+    determines one row of ``table``: the column is its table's primary key, and that
+    table is ``table`` or points to it by a foreign key (prescription 300954 was given in
+    one admission; an admission number does not pick one prescription)."""
+    name, _, column = owner.rpartition(".")
+    found = schema.table(name) if name else None
+    if found is None or column not in {k.lower() for k in found.primary_key}:
+        return False
+    if found.name.lower() == table.lower():
+        return True
+    return any(other.lower() == table.lower() for _, other, _ in found.foreign_keys)
 
 
 def _referent_table(trigger: str, schema, concept: str | None) -> str | None:

@@ -5,7 +5,8 @@
   hypernyms), assembled with nothing downloaded;
 - ``contrasts``: qualifier pairs that make two readings of a noun (curated domain
   contrasts) and the rules that say why other pairs do not (default-marked, ordinal,
-  range, parts of a total).
+  range, parts of a total);
+- ``person_names``: which part of a person's name a value is (Faker's name lists).
 """
 
 from answerable.builders.lexical import inflection, wordnet
