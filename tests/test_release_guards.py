@@ -13,6 +13,7 @@ from answerable.release.guards import (
     EmptyReleaseError,
     contradictions,
     drop_contradictions,
+    drop_superseded,
     require_items,
 )
 from answerable.release.inspect import load_items
@@ -78,6 +79,41 @@ def test_contradictions_are_per_variant_and_rejects_name_their_generator():
         hex_id("c"): "template_v1",
         hex_id("d"): "unknown",
     }
+
+
+def _value_reading(name: str, parent: str, *, in_source: bool = True, variant=None) -> dict:
+    child = make_item(name, label="ambiguous", parent=parent, generator="value_ambiguous_v1")
+    child["category"] = "value-ambiguous"
+    child["trigger"] = {"kind": "value-ambiguous", "in_source": in_source}
+    child["db_variant"] = variant
+    return child
+
+
+def test_a_parent_proved_ambiguous_on_its_own_database_is_superseded():
+    """A value the source holds in two columns makes the parent's own question ambiguous
+    on the unedited database: the answerable parent is withdrawn, named in its reject;
+    a child on an edited variant supersedes nothing, nor does an unanswerable parent."""
+    items = [
+        make_item("p", question="How many tracks by AC/DC?", generator="template_v1"),
+        _value_reading("c2", "p"),
+        _value_reading("c1", "p"),
+        make_item("q", question="How many people live in Edmonton?"),
+        _value_reading("d", "q", in_source=False, variant="v" * 16),
+        make_item("r", label="unanswerable"),
+        _value_reading("e", "r"),
+    ]
+    kept = drop_superseded(StepOutput(items=items))
+    assert sorted(i["id"] for i in kept.items) == sorted(
+        hex_id(n) for n in ("c1", "c2", "q", "d", "r", "e")
+    )
+    (withdrawn,) = kept.rejects
+    assert (withdrawn["id"], withdrawn["reason"], withdrawn["step"]) == (
+        hex_id("p"),
+        "superseded",
+        "template_v1",
+    )
+    assert withdrawn["detail"].startswith(min(hex_id("c1"), hex_id("c2")))
+    assert drop_superseded(StepOutput(items=items[3:])).rejects == []
 
 
 def test_an_empty_release_says_what_to_do():

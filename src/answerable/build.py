@@ -54,7 +54,7 @@ from answerable.release.card import About
 from answerable.release.config import release_config
 from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
-from answerable.release.guards import drop_contradictions
+from answerable.release.guards import drop_contradictions, drop_superseded
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
@@ -305,7 +305,7 @@ def build(
         ctx.close()
         engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
     output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
-    output = drop_contradictions(check_items(output, progress))
+    output = drop_superseded(drop_contradictions(check_items(output, progress)))
     released, review = output.items, None
     if wants_review(recipe):
         review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
