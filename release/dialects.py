@@ -43,6 +43,7 @@ from answerable.builders.engines.crosscheck import check_item
 from answerable.builders.engines.postgres import DSN_ENV
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError, SQLError
+from answerable.release.write import polars_schema
 
 FIELD = "sql_by_dialect"
 ON_FAILURE = ("keep", "drop")
@@ -113,7 +114,7 @@ def gold_in_dialects(
     found = translate(frame.select(_COLUMNS).to_dicts(), Path(folder), settings.engines)
     if settings.on_failure == "drop":
         frame = frame.filter(~pl.col("id").is_in(sorted({f["id"] for f in found.failures})))
-    dtype = frame.schema[FIELD]
+    dtype = polars_schema()[FIELD]
     column = pl.Series(FIELD, [found.sql.get(i) for i in frame["id"]], dtype=dtype)
     report = found.summary(settings) | {"failures": found.failures}
     return frame.with_columns(column), report
@@ -174,7 +175,8 @@ class _Copies:
         key = (where["base"], where["delta"], name)
         if key not in self._open:
             source = self._sqlite_file(row)
-            stem = f"release_{row['db_variant'] or row['db_id']}"
+            # no dot: a server engine names its copy after the target's stem
+            stem = f"release_{row['db_variant'] or row['db_id']}".replace(".", "_")
             (self.scratch / name).mkdir(parents=True, exist_ok=True)
             spec = engine_named(name).copy_from_sqlite(source, self.scratch / name / stem)
             self._open[key] = engine_named(name).open(spec, LIMITS)
