@@ -308,3 +308,39 @@ def test_not_a_duckdb_file(tmp_path, small_pair):
         with pytest.raises(SQLError) as caught:
             DuckDBDatabase(path)
         assert caught.value.reason == "not-a-database"
+
+
+def test_duckdb_time_zone_is_pinned_whatever_the_machines(small_pair, monkeypatch):
+    """DuckDB takes its time zone from the machine; the engine pins UTC before locking
+    the configuration, so timestamptz arithmetic and its text are the same everywhere."""
+    import time
+
+    import duckdb
+
+    sql = "SELECT (TIMESTAMPTZ '2024-03-09 12:00:00+05' + INTERVAL 1 DAY)::VARCHAR"
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        plain = duckdb.connect(str(small_pair[1]), read_only=True)
+        assert plain.execute(sql).fetchone() == ("2024-03-10 03:00:00-04",)  # the machine's
+        plain.close()
+        with DuckDBDatabase(small_pair[1]) as duck:
+            assert duck.execute(sql).rows == [["2024-03-10 07:00:00+00"]]
+            with pytest.raises(duckdb.Error, match="locked"):
+                duck._con.execute("SET TimeZone = 'Asia/Tokyo'")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_duckdb_statements_share_one_watchdog_thread(small_pair):
+    """The time limit's thread is made once per connection, not once per statement."""
+    import threading
+
+    with DuckDBDatabase(small_pair[1], Limits(timeout_s=5)) as duck:
+        duck.execute("SELECT 1")
+        before = threading.active_count()
+        for _ in range(50):
+            duck.execute("SELECT count(*) FROM t")
+        assert threading.active_count() == before
+    assert threading.active_count() == before - 1  # closing stops it

@@ -7,7 +7,11 @@ The locks, each of which alone stops a kind of write:
 * ``enable_external_access`` is false: no other file or URL can be read or written
   (``read_csv('/etc/passwd')``, ``COPY``, ``EXPORT``, ``ATTACH``) and no extension can
   be installed or loaded; extension autoloading is off too;
-* ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above;
+* ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above,
+  nor the settings pinned before it (:data:`PINNED`: the time zone is UTC, whatever
+  the machine's, so the ``+``/``-`` overloads on time-zone-aware timestamps, which DuckDB
+  marks consistent within a query only, and their text give the same result on every
+  machine);
 * DuckDB's own parser splits the text (``extract_statements``): exactly one statement,
   of type SELECT, may run;
 * functions whose result is not fixed by their arguments (``random``, ``uuid``,
@@ -53,8 +57,11 @@ _CONFIG = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "lock_configuration": True,
 }
+# Settings whose default comes from the machine, pinned on every connection. ICU (built
+# into the package) registers them only once a connection is open, so they are SET
+# before lock_configuration rather than passed in the config.
+PINNED = (("TimeZone", "UTC"), ("Calendar", "gregorian"))
 _BATCH = 1000  # rows fetched at a time
 _CHECKED_MOST = 10_000  # statement verdicts remembered per connection
 DUCKDB_HEADER_AT = 8  # a DuckDB file has the magic bytes "DUCK" at offset 8
@@ -66,6 +73,20 @@ def duckdb_module():
     import duckdb
 
     return duckdb
+
+
+def connect_read_only(path: Path):
+    """A DuckDB connection to ``path`` as the engine opens it: read-only, external access
+    and extension loading off, :data:`PINNED` set, then the configuration locked."""
+    con = duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
+    try:
+        for name, value in PINNED:
+            con.execute(f"SET {name} = '{value}'")  # our constants, not untrusted text
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def check_duckdb_file(path: Path) -> None:
@@ -88,7 +109,7 @@ class DuckDBDatabase(Connected):
         check_duckdb_file(self.path)
         duckdb = duckdb_module()
         try:
-            self._con = duckdb.connect(str(self.path), read_only=True, config=dict(_CONFIG))
+            self._con = connect_read_only(self.path)
         except duckdb.Error as error:
             raise SQLError("not-a-database", f"{self.path}: {error}") from None
         self._errors = duckdb

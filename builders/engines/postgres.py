@@ -66,6 +66,9 @@ DEFAULT_NAMESPACE = "public"
 DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
 COPY_PREFIX = "answerable_copy_"  # schemas the cross-check loads SQLite copies into
 _STREAM_ROWS = 1000
+# Session settings whose default comes from the server's configuration and that change
+# what SQL returns (timestamptz arithmetic and its text, date text): pinned per session.
+PINNED = "-c TimeZone=UTC -c DateStyle=ISO,MDY"
 REFUSED_FUNCTIONS = re.compile(
     r"""\b(pg_\w+|lo_(?:import|export|unlink|creat|create|from_bytea|put|get|open|close|
     write|read|truncate\w*|lseek\w*|tell\w*)|dblink\w*|txid_\w+|\w*_to_xml\w*|set_config|
@@ -201,7 +204,7 @@ class PostgresDatabase(Connected):
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
         settings = (
             f"-c statement_timeout={timeout_ms} -c default_transaction_read_only=on "
-            "-c idle_in_transaction_session_timeout=0"
+            f"-c idle_in_transaction_session_timeout=0 {PINNED}"
         )
         self._con = _connect(dsn, autocommit=True, options=settings)
         try:

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.engines import ENGINES, crosscheck
 from answerable.builders.engines.base import SourceSpec
-from answerable.builders.engines.duckdb import _CONFIG, copy_sqlite_to_duckdb, duckdb_module
+from answerable.builders.engines.duckdb import connect_read_only, copy_sqlite_to_duckdb
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
@@ -130,7 +130,7 @@ def sqlite_connect(path: Path):
 
 def duckdb_connect(path: Path):
     """duckdb's own client on a copy, opened as the engine opens it."""
-    return duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
+    return connect_read_only(path)
 
 
 def postgres_refs(paths: dict[str, Path]) -> tuple[dict, Callable | None, str]:
