@@ -344,3 +344,27 @@ def test_duckdb_statements_share_one_watchdog_thread(small_pair):
             duck.execute("SELECT count(*) FROM t")
         assert threading.active_count() == before
     assert threading.active_count() == before - 1  # closing stops it
+
+
+def test_table_checksums_are_the_same_on_both_engines_and_follow_the_data(small_pair, tmp_path):
+    """What pins a server source in the manifest: equal data, equal checksums on every
+    engine; one changed row changes its table's."""
+    from answerable.builders.engines.pinning import table_checksums
+    from answerable.builders.schema import DatabaseSchema
+
+    sqlite_path, duck_path = small_pair
+    schema = DatabaseSchema.from_sqlite(sqlite_path, "small")
+    with ReadOnlyDatabase(sqlite_path) as lite, DuckDBDatabase(duck_path) as duck:
+        on_file, on_duck = table_checksums(lite, schema), table_checksums(duck, schema)
+    assert on_file["t"] == on_duck["t"] and on_file["t"]["rows"] == 250
+    # u's column mixing 7 and 'n/a' is text in the DuckDB copy: other data, other checksum
+    assert on_file["u"] != on_duck["u"]
+    changed = tmp_path / "changed.sqlite"
+    changed.write_bytes(sqlite_path.read_bytes())
+    con = sqlite3.connect(changed)
+    con.execute("UPDATE t SET name = 'other' WHERE id = 7")
+    con.commit()
+    con.close()
+    with ReadOnlyDatabase(changed) as lite:
+        after = table_checksums(lite, schema)
+    assert after["t"]["hash"] != on_file["t"]["hash"] and after["u"] == on_file["u"]
