@@ -191,13 +191,48 @@ class _Copies:
             return base
         if "store" not in self._full:
             self._full["store"] = VariantStore(self.scratch / "full", full=True)
-        return self._full["store"].ensure(row["db_id"], base, json.loads(row["edit"])["ops"])
+        edit = row["edit"] if isinstance(row["edit"], dict) else json.loads(row["edit"])
+        return self._full["store"].ensure(row["db_id"], base, edit["ops"])
 
     def close(self) -> None:
         """Close every copy opened."""
         for database in self._open.values():
             database.close()
         self._open.clear()
+
+
+def check_shipped(folder: Path, items: list[dict]) -> tuple[int, list[str]]:
+    """Run each item's shipped :data:`FIELD` SQL on a copy of its released database in
+    that engine and compare with its result hash (``answerable verify --execute``):
+    ``(queries run, problems)``. PostgreSQL's is run only when ``$ANSWERABLE_POSTGRES_DSN``
+    names a server to copy into; the item's own dialect was run by the caller."""
+    problems, executed = [], 0
+    with tempfile.TemporaryDirectory(prefix="answerable-dialects-") as scratch:
+        copies = _Copies(Path(folder), Path(scratch))
+        try:
+            for item in items:
+                for name, sql in sorted((item.get(FIELD) or {}).items()):
+                    if not sql or name == (item["result"] or {}).get("dialect", "sqlite"):
+                        continue
+                    if name == "postgres" and not os.environ.get(DSN_ENV):
+                        continue
+                    executed += 1
+                    problem = _shipped_problem(item, name, sql, copies)
+                    if problem:
+                        problems.append(f"item {item['id']}: {name} SQL {problem}")
+        finally:
+            copies.close()
+    return executed, problems
+
+
+def _shipped_problem(item: dict, name: str, sql: str, copies: _Copies) -> str | None:
+    try:
+        got = copies.database(item, name).execute(sql, ordered=item["result"]["ordered"])
+    except SQLError as error:
+        return f"does not run ({error})"
+    if got.hash != item["result"]["hash"]:
+        return f"gives another result ({got.row_count} rows, hash {got.hash[:12]})"
+    return None
 
 
 def card_lines(manifest: dict) -> list[str]:

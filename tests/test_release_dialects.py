@@ -18,6 +18,7 @@ from answerable.release.dialects import (
     FIELD,
     DialectSettings,
     card_lines,
+    check_shipped,
     dialect_settings,
     gold_in_dialects,
     translate,
@@ -173,3 +174,18 @@ def test_the_gold_sql_in_postgres_is_verified_on_the_server(kept, postgres_demo,
     assert any("julianday" in f["reason"] for f in found.failures)
     # sqlglot rewrites what PostgreSQL reads otherwise (NULLS FIRST keeps SQLite's order)
     assert any(found.sql[i["id"]]["postgres"] != i["sql"] for i in items if i["id"] in verified)
+
+
+def test_verify_execute_runs_the_shipped_dialects_and_names_a_wrong_one(kept, tmp_path):
+    result = run_in(tmp_path, "verify", kept, "--execute")
+    assert result.exit_code == 0, result.output
+    items = _items(kept)
+    answerable = sum(bool(i["label"] == "answerable" and i["result"]) for i in items)
+    with_duckdb = sum(bool((i[FIELD] or {}).get("duckdb")) for i in items)
+    assert f"{answerable + with_duckdb} gold queries re-executed" in result.output
+    # an item whose shipped DuckDB SQL no longer gives its result is named
+    items = [i for i in items if (i[FIELD] or {}).get("duckdb")][:3]
+    items[1] = {**items[1], FIELD: {"duckdb": items[1][FIELD]["duckdb"] + " LIMIT 0"}}
+    executed, problems = check_shipped(kept, items)
+    assert executed == 3 and len(problems) == 1
+    assert problems[0].startswith(f"item {items[1]['id']}: duckdb SQL gives another result")
