@@ -207,6 +207,7 @@ class PostgresDatabase(Connected):
             f"-c idle_in_transaction_session_timeout=0 {PINNED}"
         )
         self._con = _connect(dsn, autocommit=True, options=settings)
+        self._pending_rollback = False
         try:
             self._check_role()
             self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
@@ -281,11 +282,48 @@ class PostgresDatabase(Connected):
     @contextlib.contextmanager
     def _rolled_back(self):
         """Run the block in the open READ ONLY transaction, then roll it back and begin
-        the next (lock 4 of the module docstring), whatever the block did or raised."""
+        the next (lock 4 of the module docstring), whatever the block did or raised.
+
+        The rollback is sent without waiting for the server's answer, which the next
+        block (or :meth:`close`) takes first: the server runs commands in the order
+        sent, so no statement ever starts before the previous one was rolled back, and
+        the round trip overlaps the build's own work between statements (waited for at
+        once, it made the engine twice as slow as psycopg alone on a busy machine)."""
+        self._settle()
         try:
             yield
         finally:
-            self._con.execute("ROLLBACK AND CHAIN")
+            self._send_rollback()
+
+    def _send_rollback(self) -> None:
+        from psycopg import generators
+
+        self._con.pgconn.send_query(b"ROLLBACK AND CHAIN")
+        self._con.wait(generators.send(self._con.pgconn))
+        self._pending_rollback = True
+
+    def _settle(self) -> None:
+        """Take the answer of the rollback sent after the last statement."""
+        if not self._pending_rollback:
+            return
+        from psycopg import generators, pq
+
+        self._pending_rollback = False
+        for result in self._con.wait(generators.fetch_many(self._con.pgconn)):
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                message = (result.error_message or b"").decode("utf-8", "replace")
+                raise _psycopg().OperationalError(
+                    f"the rollback after a statement failed: {message}"
+                )
+
+    def close(self) -> None:
+        """Take the last rollback's answer, then close the connection."""
+        try:
+            self._settle()
+        except _psycopg().Error:
+            pass  # closing anyway: the server rolls back what a closed session left
+        finally:
+            self._con.close()
 
 
 def refuse_unsafe(sql: str) -> None:
