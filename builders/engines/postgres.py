@@ -27,8 +27,9 @@ Untrusted SQL can change nothing, by four locks, each enough for the common case
    write, and whatever a statement did to the session (a setting, a large object) is
    undone when it ends. The transaction is begun when the connection opens and after
    each statement by ``ROLLBACK AND CHAIN``, which rolls back and begins the next one
-   READ ONLY again in one round trip (a BEGIN and a ROLLBACK per statement were a third
-   of the engine's time); the session is exempt from
+   READ ONLY again in one command (a BEGIN and a ROLLBACK per statement were a third
+   of the engine's time), sent without waiting (see ``_rolled_back``); the session is
+   exempt from
    ``idle_in_transaction_session_timeout`` so a build busy elsewhere keeps it.
 
 Rows stream from the server (psycopg's ``stream``), so a result of any size is hashed
