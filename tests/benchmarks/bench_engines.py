@@ -10,9 +10,10 @@ pair (kept or rejected), checking results and building the items. The floor is t
 engine's own client (``sqlite3``, ``duckdb``, ``psycopg``) running the same statements
 the build sent to the engine (recorded as it ran: the value queries, then every pair,
 kept or rejected, as its parameterized SQL with its values bound by the client) in one
-plain loop, fetching all rows. The build and the floor are timed in turns, ``ROUNDS``
-times each, in this one process, so that a change in the machine's load falls on both;
-each ratio is the sum of the build's times over the sum of the floor's. The time of the
+plain loop, fetching all rows. The build and the floor are timed in turns in this one
+process, template after template (each template's expansion, then the floor on the
+statements it sent), so that a change in the machine's load falls on both; each ratio
+is the build's total time over the floor's. The time of the
 floor as first written, the kept pairs' final SQL alone, is printed beside it. Then
 every SQLite gold query is
 transpiled by sqlglot and run on each other engine's copy, its result hash compared
@@ -56,7 +57,6 @@ from tests.benchmarks.bench_templates import quotas_for
 REPO = Path(__file__).resolve().parents[2]
 TARGET = 20_000
 ENGINE_ORDER = ("sqlite", "duckdb", "postgres")
-ROUNDS = 2  # build and floor timed in turns, this many times each
 
 
 def client_floor(connect: Callable[[Path], object], paths: dict[str, Path]) -> Callable:
@@ -194,16 +194,27 @@ def postgres_floor(reader) -> Callable[[list[tuple]], float]:
     return client_floor(connect, {db: db for db in DEMO_DATABASES})
 
 
-def expand_on(refs: dict, quotas: dict) -> tuple[list[dict], list[dict], float]:
-    """Expand every demo template over ``refs``: ``(items, rejects, seconds)``."""
+def expand_in_turns(refs: dict, quotas: dict, floor: Callable) -> dict:
+    """Expand every demo template over ``refs``, one template at a time, each followed by
+    the floor running the statements that template's expansion sent (recorded as it
+    ran): ``{"items", "rejects", "seconds", "floor_seconds", "statements"}``."""
     started = time.perf_counter()
     loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
-    made = expand_templates(
-        loaded.templates, refs, Settings(seed=13, attempts=4, workers=1), quotas=quotas
-    )
-    seconds = time.perf_counter() - started
-
-    return made.items, made.rejects, seconds
+    found = {"items": [], "rejects": [], "seconds": time.perf_counter() - started}
+    found |= {"floor_seconds": 0.0, "statements": 0}
+    recorder = Recorder()
+    for template in sorted(loaded.templates, key=lambda t: t.id):
+        with recorder.recording():
+            started = time.perf_counter()
+            made = expand_templates(
+                [template], refs, Settings(seed=13, attempts=4, workers=1), quotas=quotas
+            )
+            found["seconds"] += time.perf_counter() - started
+        found["floor_seconds"] += floor(recorder.statements)
+        found["statements"] += len(recorder.statements)
+        found["items"] += made.items
+        found["rejects"] += made.rejects
+    return found
 
 
 def disagreement_kind(found: dict) -> str:
@@ -242,22 +253,17 @@ def main() -> None:
         quotas = quotas_for([t.id for t in loaded.templates], TARGET)
         ratios, made = {}, {}
         for name, (refs, floor) in runs.items():
-            builds, floors, recorder = [], [], Recorder()
-            for _round in range(ROUNDS):  # in turns: the same load falls on both
-                with recorder.recording():
-                    items, rejects, seconds = expand_on(refs, quotas)
-                builds.append(seconds)
-                floors.append(floor(recorder.statements))
+            found = expand_in_turns(refs, quotas, floor)  # in turns: the same load on both
+            items, rejects = found["items"], found["rejects"]
             kept_only = floor(kept_statements(items))
             made[name] = items
-            ratios[name] = f"{sum(builds) / sum(floors):.3f}"
+            ratios[name] = f"{found['seconds'] / found['floor_seconds']:.3f}"
             reasons = ", ".join(
                 f"{k} {v}" for k, v in sorted(Counter(r["reason"] for r in rejects).items())
             )
             timing = (
-                f"seconds={'+'.join(f'{b:.2f}' for b in builds)} "
-                f"floor_seconds={'+'.join(f'{f:.2f}' for f in floors)} "
-                f"statements={len(recorder.statements)} kept_sql_floor_seconds={kept_only:.2f}"
+                f"seconds={found['seconds']:.2f} floor_seconds={found['floor_seconds']:.2f} "
+                f"statements={found['statements']} kept_sql_floor_seconds={kept_only:.2f}"
             )
             print(f"{name}: pairs={len(items)} {timing} rejects: {reasons}", flush=True)
         same = {
