@@ -16,6 +16,7 @@ import yaml
 
 from answerable.release.chart import CHART
 from answerable.release.contents import data_files, split_order
+from answerable.release.dialects import card_lines as dialect_lines
 from answerable.release.write import open_fields
 
 CARD = "README.md"
@@ -193,6 +194,7 @@ def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | 
             f"| {generator} | {tool_version or '—'} | {model or '—'} | {prompts} | {items} |"
         )
     lines += ["", *review_lines(about.review), ""]
+    lines += dialect_lines(manifest)  # issue 17: release.dialects
     lines += ["## Composition", "", f"![Items per split by label and category]({CHART})", ""]
     lines += composition_tables(frame)
     lines += ["## Leakage between splits", ""]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from answerable.errors import ConfigError
+from answerable.release.dialects import DialectSettings, dialect_settings
 
 SPLIT_KINDS = ("question", "query", "database", "source", "none")
 CHECKS = ("same_question", "near_question", "same_sql", "same_skeleton", "same_database", "family")
@@ -73,6 +74,7 @@ class ReleaseConfig:
     severity: dict[str, str] = field(default_factory=dict)
     near_threshold: float = 0.8
     debias: str | None = None  # "aflite": see answerable.release.debias
+    dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
     file: str = "recipe"
 
     def error(self, key: str, problem: str, fix: str) -> ConfigError:
@@ -86,6 +88,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config = ReleaseConfig(file=str(file))
     config.formats = tuple(section.get("formats", config.formats))
     config.debias = section.get("debias")
+    config.dialects = dialect_settings(section, config.file)
     if "sample" in section:
         config.sample = _sample(section["sample"], config)
     if "split" in section:

@@ -32,6 +32,7 @@ from answerable.release.config import ReleaseConfig
 from answerable.release.contents import file_entry, frame_tally, read_release_manifest
 from answerable.release.databases import ship_databases
 from answerable.release.debias import aflite
+from answerable.release.dialects import gold_in_dialects
 from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
 from answerable.release.leakage import check_leakage
@@ -134,6 +135,9 @@ def cut_release(
     try:
         shipped = ship_databases(frame, staging, sources, variants) if sources else None
         frame = shipped.frame if shipped else frame
+        frame, dialects = gold_in_dialects(frame, staging, config.dialects, config.file)
+        if dialects:  # issue 17: the failures in the report, the counts in the manifest
+            report["dialects"] = dialects
         files = write_data(frame, staging, config.formats)
         files += shipped.files if shipped else []
         write_json(report, staging / "report.json")
@@ -148,6 +152,8 @@ def cut_release(
             "counts": frame_counts(frame),
             "files": files,
         }
+        if dialects:
+            manifest["dialects"] = {k: v for k, v in dialects.items() if k != "failures"}
         if about is not None:
             as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
             written = write_documents(staging, manifest, about, target.parent, frame, as_written)

@@ -35,6 +35,7 @@ from answerable.release.contents import (
     read_items,
     read_release_manifest,
 )
+from answerable.release.dialects import check_shipped
 from answerable.release.write import item_schema
 
 SHOWN_PER_RULE = 5  # item ids named per broken rule; the count says how many in all
@@ -85,6 +86,9 @@ def verify_release(
         if execute:
             items = read_items(folder, manifest, frame)
             found.executed, problems = check_results(folder, items, limits)
+            found.problems += problems
+            in_dialects, problems = check_shipped(folder, items)  # issue 17: sql_by_dialect
+            found.executed += in_dialects
             found.problems += problems
     found.seconds = time.perf_counter() - started
     return found

@@ -58,6 +58,17 @@ def test_sql_with_no_counterpart_disagrees_with_the_error(tmp_path):
     assert not found["agrees"] and "julianday" in found["error"].lower()
 
 
+def test_like_ignores_ascii_case_on_duckdb_as_on_sqlite(tmp_path):
+    """SQLite's LIKE ignores the case of ASCII letters, DuckDB's and PostgreSQL's do not:
+    written for them it becomes ILIKE, so 'THING 1%' still finds 'thing 1', 'thing 10' ..."""
+    item, duck = _item(tmp_path, "SELECT count(*) FROM item WHERE name LIKE 'THING 1%'")
+    with duck:
+        found = crosscheck.check_item(item, duck)
+        as_sqlglot_writes_it = duck.execute(item["sql"].replace("count(*)", "COUNT(*)"))
+    assert item["result"]["rows"] == [[11]] and as_sqlglot_writes_it.rows == [[0]]
+    assert found == {"sql": "SELECT COUNT(*) FROM item WHERE name ILIKE 'THING 1%'", "agrees": True}
+
+
 def test_items_on_variants_or_without_results_are_not_checked():
     assert crosscheck.checkable({"sql": "SELECT 1", "result": {"hash": "h"}, "db_variant": None})
     assert not crosscheck.checkable({"sql": "SELECT 1", "result": {"hash": "h"}, "db_variant": "v"})

@@ -308,3 +308,63 @@ def test_not_a_duckdb_file(tmp_path, small_pair):
         with pytest.raises(SQLError) as caught:
             DuckDBDatabase(path)
         assert caught.value.reason == "not-a-database"
+
+
+def test_duckdb_time_zone_is_pinned_whatever_the_machines(small_pair, monkeypatch):
+    """DuckDB takes its time zone from the machine; the engine pins UTC before locking
+    the configuration, so timestamptz arithmetic and its text are the same everywhere."""
+    import time
+
+    import duckdb
+
+    sql = "SELECT (TIMESTAMPTZ '2024-03-09 12:00:00+05' + INTERVAL 1 DAY)::VARCHAR"
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        plain = duckdb.connect(str(small_pair[1]), read_only=True)
+        assert plain.execute(sql).fetchone() == ("2024-03-10 03:00:00-04",)  # the machine's
+        plain.close()
+        with DuckDBDatabase(small_pair[1]) as duck:
+            assert duck.execute(sql).rows == [["2024-03-10 07:00:00+00"]]
+            with pytest.raises(duckdb.Error, match="locked"):
+                duck._con.execute("SET TimeZone = 'Asia/Tokyo'")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_duckdb_statements_share_one_watchdog_thread(small_pair):
+    """The time limit's thread is made once per connection, not once per statement."""
+    import threading
+
+    with DuckDBDatabase(small_pair[1], Limits(timeout_s=5)) as duck:
+        duck.execute("SELECT 1")
+        before = threading.active_count()
+        for _ in range(50):
+            duck.execute("SELECT count(*) FROM t")
+        assert threading.active_count() == before
+    assert threading.active_count() == before - 1  # closing stops it
+
+
+def test_table_checksums_are_the_same_on_both_engines_and_follow_the_data(small_pair, tmp_path):
+    """What pins a server source in the manifest: equal data, equal checksums on every
+    engine; one changed row changes its table's."""
+    from answerable.builders.engines.pinning import table_checksums
+    from answerable.builders.schema import DatabaseSchema
+
+    sqlite_path, duck_path = small_pair
+    schema = DatabaseSchema.from_sqlite(sqlite_path, "small")
+    with ReadOnlyDatabase(sqlite_path) as lite, DuckDBDatabase(duck_path) as duck:
+        on_file, on_duck = table_checksums(lite, schema), table_checksums(duck, schema)
+    assert on_file["t"] == on_duck["t"] and on_file["t"]["rows"] == 250
+    # u's column mixing 7 and 'n/a' is text in the DuckDB copy: other data, other checksum
+    assert on_file["u"] != on_duck["u"]
+    changed = tmp_path / "changed.sqlite"
+    changed.write_bytes(sqlite_path.read_bytes())
+    con = sqlite3.connect(changed)
+    con.execute("UPDATE t SET name = 'other' WHERE id = 7")
+    con.commit()
+    con.close()
+    with ReadOnlyDatabase(changed) as lite:
+        after = table_checksums(lite, schema)
+    assert after["t"]["hash"] != on_file["t"]["hash"] and after["u"] == on_file["u"]

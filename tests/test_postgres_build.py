@@ -165,6 +165,24 @@ def test_the_release_ships_sqlite_files_exported_from_the_server(pg_build):
     assert not released & {r["id"] for r in unportable}
 
 
+def test_the_manifest_pins_the_servers_tables_by_checksum(pg_build, demo_dir):
+    """No file to hash: each server source's tables are in the inputs by checksum, the
+    same the demo's SQLite files give for the same rows."""
+    from answerable.builders.engines.pinning import table_checksums
+    from answerable.builders.executor import ReadOnlyDatabase
+    from answerable.builders.schema import DatabaseSchema
+
+    cwd, _ = pg_build
+    manifest = json.loads((cwd / "releases" / "pg-demo" / "0.1.0" / "manifest.json").read_text())
+    pinned = {entry["path"]: entry for entry in manifest["inputs"]}
+    for name in server.DEMO_SCHEMAS:
+        path = demo_dir / f"{name}.sqlite"
+        with ReadOnlyDatabase(path) as lite:
+            on_file = table_checksums(lite, DatabaseSchema.from_sqlite(path, name))
+        assert pinned[f"postgres:{name}"]["tables"] == on_file
+        assert len(pinned[f"postgres:{name}"]["sha256"]) == 64
+
+
 def test_a_rebuild_is_byte_identical(pg_build, postgres_reader, tmp_path):
     cwd, _ = pg_build
     recipe = server_recipe(tmp_path)

@@ -294,3 +294,39 @@ def test_a_cross_check_copy_never_replaces_a_source_schema(postgres_demo, demo_d
     spec = pg.PostgresEngine().copy_from_sqlite(demo_dir / "clinic.sqlite", demo_dir / "clinic")
     assert spec.namespace == "answerable_copy_clinic" and spec.dsn_env == pg.DSN_ENV
     assert _checksum(postgres_demo)[1] == before[1]  # the source schemas' rows unchanged
+
+
+def test_like_ignores_ascii_case_on_the_server_as_on_sqlite(clinic, demo_dir):
+    """SQLite's LIKE ignores ASCII case and PostgreSQL's does not: sqlkit writes ILIKE."""
+    from answerable.builders import sqlkit
+
+    sql = "SELECT count(*) FROM patients WHERE gender LIKE 'f'"
+    with ReadOnlyDatabase(demo_dir / "clinic.sqlite") as lite:
+        expected = lite.execute(sql)
+    written = sqlkit.transpile(sql, "sqlite", "postgres")
+    assert "ILIKE" in written and expected.rows[0][0] > 0
+    assert clinic.execute(written).hash == expected.hash
+    assert clinic.execute(sqlglot.transpile(sql, read="sqlite", write="postgres")[0]).rows == [[0]]
+
+
+def test_time_zone_and_date_style_are_pinned_per_session(
+    postgres_demo, postgres_reader, monkeypatch
+):
+    """The role's (or server's) own TimeZone and DateStyle do not reach the statements."""
+    monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
+    role = f'ALTER ROLE "{postgres_reader.user}"'
+    with psycopg.connect(postgres_demo.dsn(), autocommit=True) as con:
+        con.execute(f"{role} SET TimeZone = 'America/New_York'")
+        con.execute(f"{role} SET DateStyle = 'SQL, DMY'")
+    try:
+        with psycopg.connect(postgres_reader.dsn()) as plain:  # the role's defaults
+            assert plain.execute("SHOW TimeZone").fetchone() == ("America/New_York",)
+        with _open(postgres_reader) as clinic:
+            shown = clinic.execute(
+                "SELECT current_setting('TimeZone'), current_setting('DateStyle'), "
+                "(TIMESTAMPTZ '2024-03-09 12:00:00+05' + INTERVAL '1 day')::text"
+            )
+        assert shown.rows == [["UTC", "ISO, MDY", "2024-03-10 07:00:00+00"]]
+    finally:
+        with psycopg.connect(postgres_demo.dsn(), autocommit=True) as con:
+            con.execute(f"{role} RESET ALL")

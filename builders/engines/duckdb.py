@@ -7,7 +7,11 @@ The locks, each of which alone stops a kind of write:
 * ``enable_external_access`` is false: no other file or URL can be read or written
   (``read_csv('/etc/passwd')``, ``COPY``, ``EXPORT``, ``ATTACH``) and no extension can
   be installed or loaded; extension autoloading is off too;
-* ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above;
+* ``lock_configuration`` is true: ``SET``/``RESET``/``PRAGMA`` cannot undo the above,
+  nor the settings pinned before it (:data:`PINNED`: the time zone is UTC, whatever
+  the machine's, so the ``+``/``-`` overloads on time-zone-aware timestamps, which DuckDB
+  marks consistent within a query only, and their text give the same result on every
+  machine);
 * DuckDB's own parser splits the text (``extract_statements``): exactly one statement,
   of type SELECT, may run;
 * functions whose result is not fixed by their arguments (``random``, ``uuid``,
@@ -16,7 +20,9 @@ The locks, each of which alone stops a kind of write:
   (``json_serialize_sql``), as the SQLite gate refuses them: a gold result must be the
   same on every run.
 
-The time limit is a timer thread that interrupts the connection; the row cap and the
+The time limit is one watchdog thread per connection that interrupts it when a statement
+runs past its deadline (:class:`Watchdog`; a thread started per statement cost more
+than many statements themselves on a busy machine); the row cap and the
 hash are the executor's (:func:`~answerable.builders.executor.collect`) over cells
 turned into SQLite's kinds (:func:`~answerable.builders.engines.base.sqlite_cell`).
 """
@@ -24,6 +30,7 @@ turned into SQLite's kinds (:func:`~answerable.builders.engines.base.sqlite_cell
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -51,8 +58,11 @@ _CONFIG = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "lock_configuration": True,
 }
+# Settings whose default comes from the machine, pinned on every connection. ICU (built
+# into the package) registers them only once a connection is open, so they are SET
+# before lock_configuration rather than passed in the config.
+PINNED = (("TimeZone", "UTC"), ("Calendar", "gregorian"))
 _BATCH = 1000  # rows fetched at a time
 _CHECKED_MOST = 10_000  # statement verdicts remembered per connection
 DUCKDB_HEADER_AT = 8  # a DuckDB file has the magic bytes "DUCK" at offset 8
@@ -66,6 +76,20 @@ def duckdb_module():
     return duckdb
 
 
+def connect_read_only(path: Path):
+    """A DuckDB connection to ``path`` as the engine opens it: read-only, external access
+    and extension loading off, :data:`PINNED` set, then the configuration locked."""
+    con = duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
+    try:
+        for name, value in PINNED:
+            con.execute(f"SET {name} = '{value}'")  # our constants, not untrusted text
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def check_duckdb_file(path: Path) -> None:
     """Raise :class:`SQLError` (``not-a-database``) unless ``path`` is a DuckDB file."""
     if not path.is_file():
@@ -76,12 +100,13 @@ def check_duckdb_file(path: Path) -> None:
 
 
 def read_only_connection(path: str | Path):
-    """Our own read-only connection to a DuckDB file (external access and settings
-    locked), for reading whole tables outside the statement checks."""
+    """A checked DuckDB file opened by :func:`connect_read_only` (read-only, settings
+    pinned and locked); a file DuckDB cannot open is a ``not-a-database`` SQLError. The
+    engine's statements and our own whole-table reads both open files this way."""
     check_duckdb_file(Path(path))
     duckdb = duckdb_module()
     try:
-        return duckdb.connect(str(path), read_only=True, config=dict(_CONFIG))
+        return connect_read_only(Path(path))
     except duckdb.Error as error:
         raise SQLError("not-a-database", f"{path}: {error}") from None
 
@@ -96,6 +121,7 @@ class DuckDBDatabase(Connected):
         self.limits = limits or Limits()
         self._con = read_only_connection(self.path)
         self._errors = duckdb_module()
+        self._watchdog = Watchdog(self._con.interrupt)
         self._unstable_names: frozenset[str] | None = None
         self._checked: dict[str, SQLError | None] = {}
 
@@ -114,8 +140,7 @@ class DuckDBDatabase(Connected):
         cap = self.limits.row_cap if row_cap is None else row_cap
         cap_bytes = self.limits.result_bytes if byte_cap is None else byte_cap
         started = time.monotonic()
-        timer = threading.Timer(self.limits.timeout_s, self._con.interrupt)
-        timer.start()
+        self._watchdog.arm(started + self.limits.timeout_s)
         try:
             cursor = self._con.execute(sql, params or None)
             columns = [d[0] for d in cursor.description or ()]
@@ -126,7 +151,12 @@ class DuckDBDatabase(Connected):
         except self._errors.Error as error:
             raise _classify(error, time.monotonic() - started >= self.limits.timeout_s) from None
         finally:
-            timer.cancel()
+            self._watchdog.disarm()
+
+    def close(self) -> None:
+        """Stop the watchdog and close the connection."""
+        self._watchdog.close()
+        super().close()
 
     def _check_statement(self, sql: str) -> None:
         if first_keyword(sql) not in READ_KEYWORDS:
@@ -188,6 +218,67 @@ class DuckDBDatabase(Connected):
     def schema(self, db_id: str | None = None) -> DatabaseSchema:
         """The schema of the file's ``main`` schema, from ``information_schema``."""
         return schema_from_information_schema(self._catalog, db_id or self.path.stem, "main")
+
+
+class Watchdog:
+    """Calls ``interrupt`` when a statement runs past the deadline :meth:`arm` set, from
+    one thread kept for the connection's life (started on first use).
+
+    Between statements the thread sleeps until the last deadline it knows, finds it
+    disarmed or moved on, and sleeps again; it is woken only when it sleeps without a
+    deadline, so statements back to back cost a lock each, not a thread switch. An
+    interrupt that lands just after a statement ended does no harm: DuckDB clears it
+    when the next statement starts.
+    """
+
+    def __init__(self, interrupt):
+        self._interrupt = interrupt
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._idle = True  # sleeping without a deadline: arm must wake it
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+
+    def arm(self, deadline: float) -> None:
+        """Interrupt at ``deadline`` (``time.monotonic()`` time) unless disarmed first."""
+        with self._cond:
+            self._deadline = deadline
+            if self._thread is None or self._pid != os.getpid():  # none yet, or forked
+                self._thread, self._pid = (
+                    threading.Thread(target=self._watch, daemon=True),
+                    os.getpid(),
+                )
+                self._thread.start()
+            elif self._idle:
+                self._cond.notify()
+
+    def disarm(self) -> None:
+        """The statement ended: no interrupt for it."""
+        with self._cond:
+            self._deadline = None
+
+    def close(self) -> None:
+        """Stop the thread."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        if self._thread is not None and self._pid == os.getpid():
+            self._thread.join()
+
+    def _watch(self) -> None:
+        with self._cond:
+            while not self._closed:
+                self._idle = self._deadline is None
+                if self._idle:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._deadline = None
+                self._interrupt()
 
 
 def _called_functions(tree) -> set[str]:

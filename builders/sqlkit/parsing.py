@@ -65,10 +65,15 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
 
     From SQLite: a double-quoted word compared with a column is a string; and
     ``date(x, '+N days')`` (day shifts only: month arithmetic differs between engines)
-    becomes the date text of ``CAST(x AS DATE) + N days``, as SQLite returns it.
+    becomes the date text of ``CAST(x AS DATE) + N days``, as SQLite returns it; and
+    ``LIKE``, which ignores the case of ASCII letters on SQLite and on no other engine,
+    becomes ``ILIKE`` (which ignores case on PostgreSQL and DuckDB; beyond ASCII it
+    ignores more than SQLite does, a difference the README names).
 
     >>> portable(parse("SELECT date(d, '+30 days') FROM t"), "sqlite", "duckdb").sql("duckdb")
     "SELECT STRFTIME(CAST(d AS DATE) + INTERVAL 30 DAY, '%Y-%m-%d') FROM t"
+    >>> portable(parse("SELECT a FROM t WHERE b NOT LIKE 'x%'"), "sqlite", "duckdb").sql("duckdb")
+    "SELECT a FROM t WHERE b NOT ILIKE 'x%'"
     """
     if read != "sqlite":
         return tree
@@ -79,7 +84,13 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
         shift = _day_shift(node)
         if shift is not None:
             node.replace(shift)
+    if write in CASE_SENSITIVE_LIKE:
+        for like in list(tree.find_all(exp.Like)):
+            like.replace(exp.ILike(**like.args))
     return tree
+
+
+CASE_SENSITIVE_LIKE = ("postgres", "duckdb")  # dialects whose LIKE minds the case
 
 
 def _day_shift(node: exp.Anonymous) -> exp.Expr | None:

@@ -29,6 +29,7 @@ from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
 from answerable.builders.engines import variants as engine_variants
 from answerable.builders.engines.exports import export_sources, portable_to_sqlite
+from answerable.builders.engines.pinning import server_inputs
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
@@ -135,7 +136,8 @@ def check_sources(recipe: Recipe) -> tuple[int, int]:
 
 
 def input_files(recipe: Recipe, databases: dict) -> list[dict]:
-    """The manifest's inputs: every source file and database file with its sha256."""
+    """The manifest's inputs: every source file and database file with its sha256, and
+    each server source's tables by checksum (:mod:`answerable.builders.engines.pinning`)."""
     paths = {
         recipe.resolve(spec[key])
         for spec in recipe.data["sources"]
@@ -147,7 +149,7 @@ def input_files(recipe: Recipe, databases: dict) -> list[dict]:
     return [
         {"path": _display(recipe, p), "sha256": sha256_file(p)}
         for p in sorted(paths, key=lambda p: _display(recipe, p))
-    ]
+    ] + server_inputs(databases)  # issue 17: a server's tables, by checksum
 
 
 def _display(recipe: Recipe, path: Path) -> str:

@@ -41,6 +41,7 @@ PLAIN_FIELDS += ("split",)  # optional: the split a source gave the example (or 
 NESTED_FIELDS += ("readings",)  # optional: an ambiguous item's readings and results (issue 12)
 PLAIN_FIELDS += ("answer",)  # optional: a templated triple's natural-language answer
 NESTED_FIELDS += ("tags",)  # optional: free-form tags (BiomedSQL's reasoning categories)
+NESTED_FIELDS += ("sql_by_dialect",)  # in a release: gold SQL per dialect (release/dialects.py)
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}

@@ -7,8 +7,15 @@ are at hand, see :func:`postgres_refs`). On each engine the demo templates are e
 with quotas adding up to 20,000 (seed 13, one worker: the engines are compared, not the
 pool), and timed: loading the templates, drawing values, writing and executing every
 pair (kept or rejected), checking results and building the items. The floor is the
-engine's own client (``sqlite3``, ``duckdb``, ``psycopg``) executing the kept pairs'
-final SQL in one plain loop and fetching all rows. Then every SQLite gold query is
+engine's own client (``sqlite3``, ``duckdb``, ``psycopg``) running the same statements
+the build sent to the engine (recorded as it ran: the value queries, then every pair,
+kept or rejected, as its parameterized SQL with its values bound by the client) in one
+plain loop, fetching all rows. The build and the floor are timed in turns in this one
+process, template after template (each template's expansion, then the floor on the
+statements it sent), so that a change in the machine's load falls on both; each ratio
+is the build's total time over the floor's. The time of the
+floor as first written, the kept pairs' final SQL alone, is printed beside it. Then
+every SQLite gold query is
 transpiled by sqlglot and run on each other engine's copy, its result hash compared
 (``builders.engines.crosscheck.check_item``), and the disagreements are counted by kind.
 
@@ -25,6 +32,7 @@ above), ``agree``/``disagree`` over every (gold query, other engine) pair. Run w
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import sys
@@ -39,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from answerable.builders.demo import DEMO_DATABASES, generate_demo
 from answerable.builders.engines import ENGINES, crosscheck
 from answerable.builders.engines.base import SourceSpec
-from answerable.builders.engines.duckdb import _CONFIG, copy_sqlite_to_duckdb, duckdb_module
+from answerable.builders.engines.duckdb import connect_read_only, copy_sqlite_to_duckdb
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
@@ -52,20 +60,67 @@ ENGINE_ORDER = ("sqlite", "duckdb", "postgres")
 
 
 def client_floor(connect: Callable[[Path], object], paths: dict[str, Path]) -> Callable:
-    """An engine's own client alone: every statement executed and fetched in one plain
-    loop over connections ``connect(path)`` makes."""
+    """An engine's own client alone: every statement ``(db_id, sql, params)`` executed
+    and fetched in one plain loop over connections ``connect(path)`` makes."""
 
-    def run(items: list[dict]) -> float:
+    def run(statements: list[tuple]) -> float:
         cons = {db: connect(p) for db, p in paths.items()}
         started = time.perf_counter()
-        for item in items:
-            cons[item["db_id"]].execute(item["sql"]).fetchall()
+        for db, sql, params in statements:
+            try:  # a statement the engine refused in the build fails here too
+                if params:
+                    cons[db].execute(sql, params).fetchall()
+                else:
+                    cons[db].execute(sql).fetchall()
+            except Exception:  # each client raises its own kinds of error
+                pass
         seconds = time.perf_counter() - started
         for con in cons.values():
             con.close()
         return seconds
 
     return run
+
+
+def kept_statements(items: list[dict]) -> list[tuple]:
+    """The floor as first written: the kept pairs' final SQL, values written in."""
+    return [(item["db_id"], item["sql"], ()) for item in items]
+
+
+class Recorder:
+    """Every statement the build sends to an engine, ``(db_id, sql, params)`` in order:
+    each engine's ``execute`` is wrapped while :meth:`recording` is on."""
+
+    def __init__(self):
+        self.statements: list[tuple] = []
+
+    @contextlib.contextmanager
+    def recording(self):
+        """Record the statements run inside the block (and nothing else)."""
+        from answerable.builders.engines.duckdb import DuckDBDatabase
+        from answerable.builders.engines.postgres import PostgresDatabase
+        from answerable.builders.executor import ReadOnlyDatabase
+
+        classes = (ReadOnlyDatabase, DuckDBDatabase, PostgresDatabase)
+        originals = {cls: cls.execute for cls in classes}
+        self.statements = []
+        for cls, original in originals.items():
+            cls.execute = self._wrapped(original)
+        try:
+            yield self
+        finally:
+            for cls, original in originals.items():
+                cls.execute = original
+
+    def _wrapped(self, original: Callable) -> Callable:
+        statements = self.statements
+
+        def execute(db, sql, params=(), *args, **kwargs):
+            where = getattr(db, "namespace", None) or Path(db.path).stem
+            statements.append((where, sql, params))
+            return original(db, sql, params, *args, **kwargs)
+
+        return execute
 
 
 def sqlite_connect(path: Path):
@@ -75,7 +130,7 @@ def sqlite_connect(path: Path):
 
 def duckdb_connect(path: Path):
     """duckdb's own client on a copy, opened as the engine opens it."""
-    return duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
+    return connect_read_only(path)
 
 
 def postgres_refs(paths: dict[str, Path]) -> tuple[dict, Callable | None, str]:
@@ -126,9 +181,9 @@ def _demo_server(bindir: Path, paths: dict[str, Path]):
     return pg.grant_reader(admin, tuple(paths))
 
 
-def postgres_floor(reader) -> Callable[[list[dict]], float]:
-    """psycopg alone: one autocommit connection per schema (the db_id), each pair's SQL
-    executed and all its rows fetched."""
+def postgres_floor(reader) -> Callable[[list[tuple]], float]:
+    """psycopg alone: one autocommit connection per schema (the db_id), each statement
+    executed (its values bound by psycopg) and all its rows fetched."""
     import psycopg
 
     def connect(schema: str):
@@ -139,16 +194,27 @@ def postgres_floor(reader) -> Callable[[list[dict]], float]:
     return client_floor(connect, {db: db for db in DEMO_DATABASES})
 
 
-def expand_on(refs: dict, quotas: dict) -> tuple[list[dict], list[dict], float]:
-    """Expand every demo template over ``refs``: ``(items, rejects, seconds)``."""
+def expand_in_turns(refs: dict, quotas: dict, floor: Callable) -> dict:
+    """Expand every demo template over ``refs``, one template at a time, each followed by
+    the floor running the statements that template's expansion sent (recorded as it
+    ran): ``{"items", "rejects", "seconds", "floor_seconds", "statements"}``."""
     started = time.perf_counter()
     loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
-    made = expand_templates(
-        loaded.templates, refs, Settings(seed=13, attempts=4, workers=1), quotas=quotas
-    )
-    seconds = time.perf_counter() - started
-
-    return made.items, made.rejects, seconds
+    found = {"items": [], "rejects": [], "seconds": time.perf_counter() - started}
+    found |= {"floor_seconds": 0.0, "statements": 0}
+    recorder = Recorder()
+    for template in sorted(loaded.templates, key=lambda t: t.id):
+        with recorder.recording():
+            started = time.perf_counter()
+            made = expand_templates(
+                [template], refs, Settings(seed=13, attempts=4, workers=1), quotas=quotas
+            )
+            found["seconds"] += time.perf_counter() - started
+        found["floor_seconds"] += floor(recorder.statements)
+        found["statements"] += len(recorder.statements)
+        found["items"] += made.items
+        found["rejects"] += made.rejects
+    return found
 
 
 def disagreement_kind(found: dict) -> str:
@@ -187,15 +253,19 @@ def main() -> None:
         quotas = quotas_for([t.id for t in loaded.templates], TARGET)
         ratios, made = {}, {}
         for name, (refs, floor) in runs.items():
-            items, rejects, seconds = expand_on(refs, quotas)
-            floor_s = floor(items)
+            found = expand_in_turns(refs, quotas, floor)  # in turns: the same load on both
+            items, rejects = found["items"], found["rejects"]
+            kept_only = floor(kept_statements(items))
             made[name] = items
-            ratios[name] = f"{seconds / floor_s:.3f}"
+            ratios[name] = f"{found['seconds'] / found['floor_seconds']:.3f}"
             reasons = ", ".join(
                 f"{k} {v}" for k, v in sorted(Counter(r["reason"] for r in rejects).items())
             )
-            timing = f"seconds={seconds:.2f} floor_seconds={floor_s:.2f}"
-            print(f"{name}: pairs={len(items)} {timing} rejects: {reasons}")
+            timing = (
+                f"seconds={found['seconds']:.2f} floor_seconds={found['floor_seconds']:.2f} "
+                f"statements={found['statements']} kept_sql_floor_seconds={kept_only:.2f}"
+            )
+            print(f"{name}: pairs={len(items)} {timing} rejects: {reasons}", flush=True)
         same = {
             name: len(
                 {(i["question"], i["result"]["hash"]) for i in items}
