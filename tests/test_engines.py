@@ -328,6 +328,10 @@ def test_duckdb_time_zone_is_pinned_whatever_the_machines(small_pair, monkeypatc
             assert duck.execute(sql).rows == [["2024-03-10 07:00:00+00"]]
             with pytest.raises(duckdb.Error, match="locked"):
                 duck._con.execute("SET TimeZone = 'Asia/Tokyo'")
+            # A second connection shares the locked instance (exports and twins read
+            # the file while the engine has it open): it opens, with the same pins.
+            with DuckDBDatabase(small_pair[1]) as again:
+                assert again.execute(sql).rows == [["2024-03-10 07:00:00+00"]]
     finally:
         monkeypatch.undo()
         time.tzset()

@@ -81,9 +81,13 @@ def connect_read_only(path: Path):
     and extension loading off, :data:`PINNED` set, then the configuration locked."""
     con = duckdb_module().connect(str(path), read_only=True, config=dict(_CONFIG))
     try:
-        for name, value in PINNED:
-            con.execute(f"SET {name} = '{value}'")  # our constants, not untrusted text
-        con.execute("SET lock_configuration = true")
+        # A second connection to a file this process has open shares its database
+        # instance, locked by the first; the pins are GLOBAL, so it has them already.
+        (locked,) = con.execute("SELECT current_setting('lock_configuration')").fetchone()
+        if not locked:
+            for name, value in PINNED:
+                con.execute(f"SET GLOBAL {name} = '{value}'")  # our constants
+            con.execute("SET lock_configuration = true")
     except BaseException:
         con.close()
         raise
