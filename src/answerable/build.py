@@ -305,7 +305,7 @@ def build(
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
-        "audit", lambda: audit(output.items, schemas_of(ctx.databases))
+        "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
