@@ -360,13 +360,13 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
     folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
 
     def compute() -> StepOutput:
-        by_id = {i["id"]: i for i in so_far}
-        contexts = contexts_for(ctx, (i["db_id"] for i in so_far))
+        units = sorted(so_far, key=lambda i: i["id"])  # read once: so_far may be on disk
+        by_id = {i["id"]: i for i in units}
+        contexts = contexts_for(ctx, (i["db_id"] for i in units))
 
         def find(shard: list[dict]) -> StepOutput:
             return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
 
-        units = sorted(so_far, key=lambda i: i["id"])
         return run_in_shards(ctx, folder, CANDIDATES_STEP, units, find, key=lambda i: i["id"])
 
     return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)

@@ -7,9 +7,10 @@ before it becomes a candidate, and every dropped record lands in the rejects rep
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,10 +39,11 @@ from answerable.builders.tagging import tag_items
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
-from answerable.ids import content_hash, sha256_file
+from answerable.ids import canonical_json, content_hash, sha256_file
 from answerable.pipeline import (
     BuildContext,
     Execution,
+    ItemsSoFar,
     StepOutput,
     Workspace,
     reject,
@@ -276,14 +278,16 @@ def build(
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
-    output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
+    so_far, steps, seconds = ItemsSoFar(), {}, {}  # the stages' items stay on disk
+    output = StepOutput(so_far, list(loaded.rejects))
     try:
         for name, stage in stages(recipe):
             started = time.perf_counter()
-            made, cached = stage(ctx, list(output.items))
+            made, cached = stage(ctx, so_far)
             seconds[name] = time.perf_counter() - started
             steps[name] = _step_line(made, cached, log, name)
-            output.merge(made)
+            so_far.add(made.items)
+            output.rejects += made.rejects
         if cross[0]:  # issue 17: gold queries run again on other engines
             started = time.perf_counter()
             made, cached = crosscheck.run_stage(ctx, output, *cross)
@@ -346,7 +350,7 @@ def release_of(
     key = content_hash(
         [
             workspace.served,
-            released,
+            items_digest(released),
             ctx.inputs,
             asdict(about),
             __version__,
@@ -371,6 +375,15 @@ def release_of(
     )
     remember_release(workspace, key, made)
     return made
+
+
+def items_digest(items: Iterable[dict]) -> str:
+    """The sha256 of the items' canonical JSON, one after another, hashed as they come
+    (never the whole list in one string)."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(canonical_json(item).encode() + b"\n")
+    return digest.hexdigest()
 
 
 def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release | None:
