@@ -40,7 +40,7 @@ from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
-from answerable.shards import run_in_shards
+from answerable.shards import StoredUnits, run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -360,14 +360,17 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
     folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
 
     def compute() -> StepOutput:
-        units = sorted(so_far, key=lambda i: i["id"])  # read once: so_far may be on disk
-        by_id = {i["id"]: i for i in units}
-        contexts = contexts_for(ctx, (i["db_id"] for i in units))
+        # every item is a unit: they wait on disk, and each shard reads its own back
+        units = StoredUnits(so_far, folder / "shards" / "units.parquet")
+        known = units.columns("id", "db_id", "sql")
+        contexts = contexts_for(ctx, known["db_id"])
+        by_id = {i: {"sql": sql} for i, sql in zip(known["id"], known["sql"]) if sql}  # parents
 
-        def find(shard: list[dict]) -> StepOutput:
-            return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
+        def find(shard: list[str]) -> StepOutput:
+            items = units.load(shard)
+            return StepOutput(items=with_candidates(ctx, config, items, contexts, by_id))
 
-        return run_in_shards(ctx, folder, CANDIDATES_STEP, units, find, key=lambda i: i["id"])
+        return run_in_shards(ctx, folder, CANDIDATES_STEP, units.ids, find, key=str)
 
     return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
 

@@ -78,12 +78,20 @@ def to_frame(items: Iterable[dict]) -> pl.DataFrame:
 
 def from_frame(frame: pl.DataFrame) -> list[dict]:
     """Items back from a frame made by :func:`to_frame`."""
-    items = []
-    for row in frame.iter_rows(named=True):
-        item = {name: row.get(name) for name in PLAIN_FIELDS}
-        item.update({name: _load(row.get(name)) for name in NESTED_FIELDS})
-        items.append(item)
-    return items
+    return [_item(row) for row in frame.iter_rows(named=True)]
+
+
+def from_arrow(table) -> list[dict]:
+    """Items back from an Arrow table or record batch of a file :func:`write_parquet`
+    wrote. Arrow only, no polars: safe in a forked worker, where polars' thread pool,
+    started by the parent, would hang."""
+    return [_item(row) for row in table.to_pylist()]
+
+
+def _item(row: dict) -> dict:
+    item = {name: row.get(name) for name in PLAIN_FIELDS}
+    item.update({name: _load(row.get(name)) for name in NESTED_FIELDS})
+    return item
 
 
 def _dump(value: Any) -> str | None:
@@ -172,8 +180,22 @@ def read_parquet(path: str | Path) -> list[dict]:
 def iter_parquet(path: str | Path) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
     :data:`BATCH_ROWS` at a time."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
-        yield from from_frame(pl.from_arrow(batch))
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, use_threads=False):
+        yield from from_arrow(batch)
+
+
+def read_rows(path: str | Path, start: int, count: int) -> list[dict]:
+    """``count`` items of a file :func:`write_parquet` wrote, from row ``start`` on,
+    reading only the row groups that hold them (Arrow only, see :func:`from_arrow`)."""
+    file, items, first = pq.ParquetFile(path), [], 0
+    for group in range(file.num_row_groups):
+        rows = file.metadata.row_group(group).num_rows
+        if first + rows > start and first < start + count:
+            table = file.read_row_group(group, use_threads=False)
+            low = max(start - first, 0)
+            items += from_arrow(table.slice(low, start + count - first - low))
+        first += rows
+    return items
 
 
 class ItemFiles(Sequence):

@@ -19,6 +19,7 @@ near-duplicate questions) runs after the merge, over the merged output in order.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import multiprocessing
@@ -29,7 +30,9 @@ from typing import Any
 
 from answerable.ids import content_hash
 from answerable.pipeline import StepOutput
-from answerable.records import write_jsonl
+import polars as pl
+
+from answerable.records import read_rows, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
 
@@ -183,6 +186,26 @@ _JOB: tuple[list[list], Work] | None = None  # what forked workers run, set befo
 def _run_shard(index: int) -> tuple[int, StepOutput]:
     shards, work = _JOB
     return index, work(shards[index])
+
+
+class StoredUnits:
+    """Items as a stage's units without holding them: written once, sorted by id, to
+    ``file`` (under the step's ``shards`` folder, so it goes with them); the stage cuts
+    shards of their ids (:attr:`ids`) and a shard reads its own items back
+    (:meth:`load`, with Arrow: polars hangs in a forked worker), in whichever process
+    runs it."""
+
+    def __init__(self, items: Iterable[dict], file: Path):
+        self.file = write_parquet(items, file)
+        self.ids: list[str] = pl.read_parquet(file, columns=["id"])["id"].to_list()
+
+    def load(self, ids: list[str]) -> list[dict]:
+        """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
+        return read_rows(self.file, bisect.bisect_left(self.ids, ids[0]), len(ids))
+
+    def columns(self, *names: str) -> pl.DataFrame:
+        """Some columns of every item, in id order (nested ones as JSON text)."""
+        return pl.read_parquet(self.file, columns=list(names))
 
 
 class PerProcess:
