@@ -364,7 +364,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         units = StoredUnits(so_far, folder / "shards" / "units.parquet")
         known = units.columns("id", "db_id", "sql")
         contexts = contexts_for(ctx, known["db_id"])
-        by_id = {i: {"sql": sql} for i, sql in zip(known["id"], known["sql"]) if sql}  # parents
+        by_id = {i: {"sql": sql} for i, sql in zip(known["id"], known["sql"], strict=True) if sql}
 
         def find(shard: list[str]) -> StepOutput:
             items = units.load(shard)

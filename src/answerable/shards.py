@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from answerable.ids import content_hash
-from answerable.pipeline import StepOutput
 import polars as pl
 
+from answerable.ids import content_hash
+from answerable.pipeline import StepOutput
 from answerable.records import read_rows, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
