@@ -11,12 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from answerable import records
 from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
 from answerable.progress import SILENT
 from answerable.records import complete, sort_items
@@ -240,3 +242,39 @@ def test_a_build_killed_mid_stage_resumes_from_its_finished_shards(default_build
     assert re.search(r"^template_v1: \d+ items, \d+ rejects \(cached\)$", again.stderr, re.M)
     mine, default = outputs(run), outputs(cwd)
     assert [name for name in mine if mine[name] != default.get(name)] == []
+
+
+def bulky_work(shard: list[int]) -> StepOutput:
+    """An item of a few kilobytes per unit, like a build's (a result of 40 rows)."""
+
+    def result(n: int) -> dict:
+        return {"rows": [[n, f"patient {n} row {r}", r * 1.5] for r in range(40)]}
+
+    return StepOutput(
+        [{"id": f"{n:08d}", "question": f"Question {n}?", "result": result(n)} for n in shard]
+    )
+
+
+def traced_peak(run) -> int:
+    """The largest Python allocation while ``run()`` runs, above what was held before."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_sharded_step_holds_about_a_shard_not_the_whole_step(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUN_ROWS", 200)  # the writer sorts 200 items at a time
+    ctx = context(tmp_path, 1, 50)
+
+    def step(units: int) -> None:
+        made, _ = sharded_step(ctx, "toy", f"sig{units}", list(range(units)), bulky_work, str)
+        assert sum(1 for _ in made.items) == units  # read back from the step's file
+
+    small, large = traced_peak(lambda: step(500)), traced_peak(lambda: step(5000))
+    held = traced_peak(lambda: bulky_work(list(range(4500))))  # what 4,500 more items take
+    # ten times the items: the peak grows by a small share of what holding them would cost
+    assert large - small < 0.2 * held, (small, large, held)

@@ -143,7 +143,8 @@ def _write_frame(frame: pl.DataFrame, path: Path) -> Path:
 
 def _merge_runs(runs: list[Path], out: Path) -> None:
     """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`."""
-    rows = heapq.merge(*(_frame_rows(run) for run in runs), key=lambda row: row[0])  # id first
+    batch = max(16, RUN_ROWS // len(runs))  # the runs' read buffers hold about a run in all
+    rows = heapq.merge(*(_frame_rows(run, batch) for run in runs), key=lambda row: row[0])
     writer = None
     try:
         for chunk in _chunks(rows, RUN_ROWS):
@@ -159,9 +160,10 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
             writer.close()
 
 
-def _frame_rows(path: Path) -> Iterator[tuple]:
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
-        yield from pl.from_arrow(batch).iter_rows()
+def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
+    """A run's rows as tuples, ``id`` first (the order of :data:`FIELDS`)."""
+    for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
+        yield from pl.from_arrow(part).iter_rows()
 
 
 def _write_failed(path: Path, error: Exception) -> OSError:
