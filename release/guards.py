@@ -7,6 +7,8 @@ naming the other, and neither is released.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
 from answerable.errors import AnswerableError
@@ -25,21 +27,26 @@ def drop_contradictions(output: StepOutput) -> StepOutput:
         return output
     kept = StepOutput(rejects=list(output.rejects))
     for item in output.items:
-        others = contradictory.get(item["id"])
-        if others is None:
+        if item["id"] in contradictory:
+            kept.rejects.append(contradictory_reject(item, contradictory[item["id"]]))
+        else:
             kept.items.append(item)
-            continue
-        generator = (item.get("provenance") or {}).get("generator", "unknown")
-        detail = (
-            f"same question and database as {', '.join(others)} but a different gold result; "
-            "neither is released"
-        )
-        kept.rejects.append(reject(item["id"], generator, "contradictory", detail))
     return kept
 
 
-def contradictions(items: list[dict]) -> dict[str, list[str]]:
-    """For each contradictory item, the ids of the items it contradicts."""
+def contradictory_reject(item: dict, others: list[str]) -> dict:
+    """The reject of an item that contradicts ``others`` (their ids)."""
+    generator = (item.get("provenance") or {}).get("generator", "unknown")
+    detail = (
+        f"same question and database as {', '.join(others)} but a different gold result; "
+        "neither is released"
+    )
+    return reject(item["id"], generator, "contradictory", detail)
+
+
+def contradictions(items: Iterable[dict]) -> dict[str, list[str]]:
+    """For each contradictory item, the ids of the items it contradicts (``items`` is
+    read once, keeping five short fields of each)."""
     rows = [
         (
             i["id"],

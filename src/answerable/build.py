@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
-from answerable.builders.tagging import tag_items
+from answerable.builders.tagging import iter_tagged
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
@@ -51,13 +51,13 @@ from answerable.pipeline import (
 )
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
-from answerable.records import read_json, write_json, write_jsonl, write_parquet
+from answerable.records import ItemFiles, read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
 from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
-from answerable.release.guards import drop_contradictions
+from answerable.release.guards import contradictions, contradictory_reject
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
@@ -236,18 +236,46 @@ def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
 def check_items(output: StepOutput, progress: Progress = SILENT) -> StepOutput:
     """The schema check before items become candidates: invalid ones become rejects."""
     checked = StepOutput(rejects=list(output.rejects))
-    with progress.task("item checks", len(output.items)) as task:
-        for item in output.items:
+    checked.items = list(valid_items(output.items, checked.rejects, progress, len(output.items)))
+    return checked
+
+
+def valid_items(
+    items: Iterable[dict], rejects: list[dict], progress: Progress, total: int
+) -> Iterator[dict]:
+    """The items that pass the schema check, one at a time; a reject added to
+    ``rejects`` for each of the others."""
+    with progress.task("item checks", total) as task:
+        for item in items:
             task.advance()
             try:
                 validate("item", item)
             except RecordError as error:
                 generator = (item.get("provenance") or {}).get("generator", "unknown")
-                problem = reject(item.get("id"), generator, "invalid-item", str(error))
-                checked.rejects.append(problem)
+                rejects.append(reject(item.get("id"), generator, "invalid-item", str(error)))
                 continue
-            checked.items.append(item)
-    return checked
+            yield item
+
+
+def finished_items(
+    output: StepOutput, databases: dict, file: Path, progress: Progress = SILENT
+) -> StepOutput:
+    """The stages' items as the build's candidates: tagged (DTE's spans and responses),
+    schema-checked and without contradictions, written to ``file`` sorted by id and read
+    back from it as they are used; the rejects of those checks added to the output's.
+    The items stream from the stages' files to ``file``: none is held on the way."""
+    rejects = list(output.rejects)
+    tagged = iter_tagged(output.items, databases)
+    write_parquet(valid_items(tagged, rejects, progress, len(output.items)), file)
+    contradictory = contradictions(ItemFiles([file]))
+    if contradictory:
+        rejects += [
+            contradictory_reject(item, contradictory[item["id"]])
+            for item in ItemFiles([file])
+            if item["id"] in contradictory
+        ]
+        write_parquet((i for i in ItemFiles([file]) if i["id"] not in contradictory), file)
+    return StepOutput(ItemFiles([file]), rejects)
 
 
 def build(
@@ -296,15 +324,15 @@ def build(
             output = crosscheck.apply(output, made)
     finally:
         ctx.close()
-    output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
-    output = drop_contradictions(check_items(output, progress))
+    output = finished_items(output, ctx.databases, workspace.candidates, progress)
     released, review = output.items, None
     if wants_review(recipe):
-        review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
+        candidates = list(output.items)  # a reviewed build is the size people can review
+        review = review_candidates(recipe, candidates, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
     exported = {}  # issue 17: server databases as the SQLite files a release ships
-    if release:
+    if release and any(ref.server is not None for ref in ctx.databases.values()):
         exported = export_server_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
@@ -438,7 +466,7 @@ def _write_outputs(
 ) -> BuildReport:
     rejects = sort_rejects(output.rejects)
     counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
-    candidates = write_parquet(output.items, workspace.candidates)
+    candidates = workspace.candidates  # written by finished_items
     rejects_file = write_jsonl(rejects, workspace.reports / "rejects.jsonl")
     report_file = write_json(
         {

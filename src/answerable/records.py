@@ -109,7 +109,7 @@ def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     that many, stored beside the file, and merged into it in row groups of that many, so
     the items need not all be in memory at once (``items`` may be a stream)."""
     path = Path(path)
-    chunks = _chunks(items, RUN_ROWS)
+    chunks = in_chunks(items, RUN_ROWS)
     first = next(chunks, [])
     second = next(chunks, None)
     if second is None:
@@ -126,7 +126,8 @@ def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     return path
 
 
-def _chunks(values: Iterable, size: int) -> Iterator[list]:
+def in_chunks(values: Iterable, size: int) -> Iterator[list]:
+    """``values`` in lists of ``size`` (the last one shorter), taken as they come."""
     values = iter(values)
     while chunk := list(itertools.islice(values, size)):
         yield chunk
@@ -147,7 +148,7 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
     rows = heapq.merge(*(_frame_rows(run, batch) for run in runs), key=lambda row: row[0])
     writer = None
     try:
-        for chunk in _chunks(rows, RUN_ROWS):
+        for chunk in in_chunks(rows, RUN_ROWS):
             frame = pl.DataFrame(chunk, schema=PARQUET_SCHEMA, orient="row")
             table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
             if writer is None:
