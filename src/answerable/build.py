@@ -61,7 +61,7 @@ from answerable.release.guards import contradictions, contradictory_reject
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
-from answerable.shards import PerProcess, sharded_step
+from answerable.shards import PerProcess, StoredUnits, run_in_shards
 
 Log = Callable[[str], None]
 
@@ -175,12 +175,12 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     """Counterfactual edits of the verified answerable items so far, cached by signature
     and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    parents = sorted((i for i in so_far if counterfactual.is_parent(i)), key=lambda i: i["id"])
+    parents = sorted(i["id"] for i in so_far if counterfactual.is_parent(i))
     model = proposed.model_settings(ctx.recipe, config)  # issue 12: model candidates
     settings = {"config": config.signature(), "limits": vars(ctx.limits)}
     settings |= {"model": model.identity()} if model else {}
     signature = ctx.signature(
-        counterfactual.STEP, settings, {"parents": [p["id"] for p in parents], "files": ctx.inputs}
+        counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
     names = proposed_names(ctx, so_far, config, model) if model else None
@@ -192,15 +192,22 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
         return env
 
     env = PerProcess(make_env, lambda made: made.close())
-    try:
-        return sharded_step(
-            ctx,
-            counterfactual.STEP,
-            signature,
-            parents,
-            lambda shard: counterfactual.run_counterfactual(shard, env.get(), config)[0],
-            merge=counterfactual.drop_repeated,
+    folder = ctx.workspace.step_dir(counterfactual.STEP, signature)
+
+    def compute() -> StepOutput:
+        # the parents wait on disk; each shard reads its own back (see StoredUnits)
+        units = StoredUnits(
+            (i for i in so_far if counterfactual.is_parent(i)), folder / "shards" / "units.parquet"
         )
+
+        def edit(shard: list[str]) -> StepOutput:
+            return counterfactual.run_counterfactual(units.load(shard), env.get(), config)[0]
+
+        made = run_in_shards(ctx, folder, counterfactual.STEP, units.ids, edit, key=str)
+        return counterfactual.drop_repeated(made)
+
+    try:
+        return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
     finally:
         env.close()
 
