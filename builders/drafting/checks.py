@@ -25,6 +25,7 @@ children, which are meant to be close to it.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from array import array
@@ -239,6 +240,7 @@ def ngrams(text: str, n: int = NGRAM) -> frozenset[str]:
     return _grams(normalize(text), n)
 
 
+@functools.lru_cache(maxsize=4096)  # the questions a check compares with recur: ~16 MB
 def _grams(normalized: str, n: int = NGRAM) -> frozenset[str]:
     padded = f" {normalized} "
     return frozenset(padded[i : i + n] for i in range(max(1, len(padded) - n + 1)))
