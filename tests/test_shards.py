@@ -207,7 +207,9 @@ def test_one_worker_and_small_shards_give_the_default_builds_bytes_and_release(
 
 
 def shard_files(cwd: Path, step: str) -> list[Path]:
-    return sorted((cwd / ".answerable" / "answerable-demo" / "steps").glob(f"{step}-*/shards/*"))
+    """A step's finished shards (not its units file, not a shard being written)."""
+    steps = cwd / ".answerable" / "answerable-demo" / "steps"
+    return sorted(steps.glob(f"{step}-*/shards/*.jsonl"))
 
 
 @pytest.mark.slow
