@@ -52,7 +52,7 @@ NESTED_FIELDS += ("tags",)  # optional: free-form tags (BiomedSQL's reasoning ca
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
-RUN_ROWS = 8192  # items a writer sorts in memory at once; a file of more is merged from runs
+RUN_ROWS = 2048  # items a writer sorts in memory at once (~25 MB); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes at once
 
 
