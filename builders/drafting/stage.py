@@ -382,7 +382,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         return ctx.workspace.cached_step(
             CANDIDATES_STEP,
             signature,
-            lambda: StepOutput(items=with_candidates(ctx, config, so_far)),
+            lambda: StepOutput(items=with_candidates(ctx, config, list(so_far))),
         )
     folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
 
