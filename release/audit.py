@@ -261,7 +261,7 @@ def schemas_of(databases: dict) -> dict:
 def audit_path(path: Path) -> dict:
     """The audit of a recipe's candidates (``RECIPE.yaml``; also written to its
     ``reports/audit.json``) or of a release folder or items file."""
-    from answerable.records import read_parquet, write_json
+    from answerable.records import iter_parquet, write_json
     from answerable.release.inspect import load_items
 
     path = Path(path)
@@ -275,7 +275,9 @@ def audit_path(path: Path) -> dict:
         if not workspace.candidates.is_file():
             raise ConfigError(path, None, "no candidates yet", fix=f"answerable build {path}")
         report = audit(
-            read_parquet(workspace.candidates), schemas_of(load_sources(recipe).databases)
+            iter_parquet(workspace.candidates),
+            schemas_of(load_sources(recipe).databases),
+            seed=recipe.seed,  # the build's sample, when there is one
         )
         write_json(report, workspace.reports / "audit.json")
         return report
