@@ -11,6 +11,8 @@ source's question) gets its category's response text (:data:`explain.RESPONSES`)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from answerable.builders.counterfactual.explain import response
 from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.counterfactual.shapes import Shapes
@@ -20,8 +22,13 @@ from answerable.errors import SQLError
 def tag_items(items: list[dict], databases: dict) -> list[dict]:
     """``items`` with spans on answerable items that had none and a response on problematic
     items that had none (new dicts where something is added; the order is kept)."""
+    return list(iter_tagged(items, databases))
+
+
+def iter_tagged(items: Iterable[dict], databases: dict) -> Iterator[dict]:
+    """:func:`tag_items` one item at a time, for a stream of them."""
     shapes = Shapes()
-    return [_tagged(item, databases, shapes) for item in items]
+    return (_tagged(item, databases, shapes) for item in items)
 
 
 def _tagged(item: dict, databases: dict, shapes: Shapes) -> dict:

@@ -18,6 +18,11 @@ weights per label), and, per generator, the share of its items the words model p
 right (held out). A model near the majority class means no shortcut; a model far above
 it means the labels can be guessed without reading the schema.
 
+The models are fitted on at most :data:`MAX_ITEMS` items: a larger build is audited on a
+seeded sample of whole families (see :func:`sample_families`), and the report says so
+(``sampled``). The fits grow faster than the items do, so at scale this keeps the audit's
+time and memory flat; thousands of items are plenty to see a shortcut.
+
 >>> report = audit([])
 >>> report["skipped"]
 'fewer than 2 labels or 10 items'
@@ -33,11 +38,13 @@ from pathlib import Path
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.text import words as split_words
 from answerable.errors import ConfigError
+from answerable.ids import content_hash
 
 FOLDS = 5
 TREE_DEPTH = 5
 TOP = 8
 MIN_ITEMS = 10
+MAX_ITEMS = 10_000  # the fits' sample at scale, families kept whole
 SURFACE_FEATURES = ("chars", "words", "numbers", "quotes", "schema_overlap", "schema_size")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _QUOTES = re.compile(r"[\"'`‘’“”]")
@@ -74,30 +81,44 @@ def family(item: dict) -> str:
     return (item.get("provenance") or {}).get("parent") or item["id"]
 
 
-def audit(items: Iterable[dict], schemas: dict | None = None, folds: int = FOLDS) -> dict:
-    """The audit report of ``items`` (``schemas``: db_id -> :func:`schema_words`)."""
-    items = sorted(
-        (i for i in items if i.get("label") and i.get("question")), key=lambda i: i["id"]
+def audit(
+    items: Iterable[dict],
+    schemas: dict | None = None,
+    folds: int = FOLDS,
+    limit: int = MAX_ITEMS,
+    seed: int = 0,
+) -> dict:
+    """The audit report of ``items`` (``schemas``: db_id -> :func:`schema_words`), fitted
+    on at most ``limit`` of them (a sample of whole families drawn with ``seed``).
+
+    Only what the models read is kept of each item, so ``items`` may be a stream."""
+    rows = sorted(
+        (_audited(i) for i in items if i.get("label") and i.get("question")),
+        key=lambda row: row["id"],
     )
-    labels = [i["label"] for i in items]
-    groups = [family(i) for i in items]
-    if len(set(labels)) < 2 or len(items) < MIN_ITEMS:
-        return {"items": len(items), "skipped": f"fewer than 2 labels or {MIN_ITEMS} items"}
+    everything = len(rows)
+    rows = sample_families(rows, limit, seed)
+    labels = [row["label"] for row in rows]
+    groups = [row["family"] for row in rows]
+    if len(set(labels)) < 2 or len(rows) < MIN_ITEMS:
+        return {"items": len(rows), "skipped": f"fewer than 2 labels or {MIN_ITEMS} items"}
     folds = min(folds, len(set(groups)))
     if folds < 2:
-        return {"items": len(items), "skipped": "fewer than 2 families"}
+        return {"items": len(rows), "skipped": "fewer than 2 families"}
     schemas = schemas or {}
-    surface = [surface_features(i["question"], schemas.get(i.get("db_id"))) for i in items]
-    questions = [i["question"] for i in items]
+    surface = [surface_features(row["question"], schemas.get(row["db_id"])) for row in rows]
+    questions = [row["question"] for row in rows]
     majority = Counter(labels).most_common(1)[0]
     tree, tree_predicted = _surface_model(surface, labels, groups, folds)
     words, words_predicted = _words_model(questions, labels, groups, folds)
+    sampled = {"sampled": {"of": everything, "seed": seed}} if len(rows) < everything else {}
     return {
-        "items": len(items),
+        "items": len(rows),
+        **sampled,
         "families": len(set(groups)),
         "folds": folds,
         "labels": dict(sorted(Counter(labels).items())),
-        "majority": {"label": majority[0], "accuracy": _round(majority[1] / len(items))},
+        "majority": {"label": majority[0], "accuracy": _round(majority[1] / len(rows))},
         "surface": {
             "accuracy": _accuracy(tree_predicted, labels),
             "features": _importances(tree),
@@ -106,8 +127,40 @@ def audit(items: Iterable[dict], schemas: dict | None = None, folds: int = FOLDS
             "accuracy": _accuracy(words_predicted, labels),
             "telling": _telling_words(words),
         },
-        "by_generator": _by_generator(items, words_predicted, labels),
+        "by_generator": _by_generator(rows, words_predicted, labels),
     }
+
+
+def _audited(item: dict) -> dict:
+    """What the audit reads of an item."""
+    return {
+        "id": item["id"],
+        "label": item["label"],
+        "question": item["question"],
+        "db_id": item.get("db_id"),
+        "family": family(item),
+        "generator": (item.get("provenance") or {}).get("generator") or "unknown",
+    }
+
+
+def sample_families(rows: list[dict], limit: int, seed: int) -> list[dict]:
+    """``rows`` (in order) of whole families, drawn in a seeded order of their ids until
+    ``limit`` rows are taken; all of them when there are no more than ``limit``.
+
+    >>> rows = [{"id": str(n), "family": str(n // 2)} for n in range(6)]
+    >>> [r["id"] for r in sample_families(rows, 4, seed=1)]
+    ['2', '3', '4', '5']
+    """
+    if len(rows) <= limit:
+        return rows
+    sizes = Counter(row["family"] for row in rows)
+    chosen, taken = set(), 0
+    for name in sorted(sizes, key=lambda name: content_hash([seed, name])):
+        if taken + sizes[name] > limit:
+            continue
+        chosen.add(name)
+        taken += sizes[name]
+    return [row for row in rows if row["family"] in chosen]
 
 
 def _surface_model(features, labels, groups, folds):
@@ -163,12 +216,12 @@ def _telling_words(model) -> dict[str, list[str]]:
     return found
 
 
-def _by_generator(items: list[dict], predicted: list, labels: list) -> dict[str, dict]:
+def _by_generator(rows: list[dict], predicted: list, labels: list) -> dict[str, dict]:
     """Per generator: items and the share the words model predicts right (held out)."""
     right: Counter = Counter()
     total: Counter = Counter()
-    for item, guess, gold in zip(items, predicted, labels, strict=True):
-        name = (item.get("provenance") or {}).get("generator") or "unknown"
+    for row, guess, gold in zip(rows, predicted, labels, strict=True):
+        name = row["generator"]
         total[name] += 1
         right[name] += guess == gold
     return {
@@ -181,8 +234,11 @@ def format_audit(report: dict) -> str:
     """The audit as plain text for the terminal."""
     if "skipped" in report:
         return f"audit skipped: {report['skipped']} ({report['items']} items)"
+    sampled = report.get("sampled")
     lines = [
-        f"{report['items']} items in {report['families']} families, {report['folds']}-fold "
+        f"{report['items']} items"
+        + (f" (a seeded sample of whole families, of {sampled['of']})" if sampled else "")
+        + f" in {report['families']} families, {report['folds']}-fold "
         f"grouped by family; labels {report['labels']}",
         f"  majority class ({report['majority']['label']}): {report['majority']['accuracy']}",
         f"  surface model:       {report['surface']['accuracy']}  "
@@ -205,7 +261,7 @@ def schemas_of(databases: dict) -> dict:
 def audit_path(path: Path) -> dict:
     """The audit of a recipe's candidates (``RECIPE.yaml``; also written to its
     ``reports/audit.json``) or of a release folder or items file."""
-    from answerable.records import read_parquet, write_json
+    from answerable.records import iter_parquet, write_json
     from answerable.release.inspect import load_items
 
     path = Path(path)
@@ -219,7 +275,9 @@ def audit_path(path: Path) -> dict:
         if not workspace.candidates.is_file():
             raise ConfigError(path, None, "no candidates yet", fix=f"answerable build {path}")
         report = audit(
-            read_parquet(workspace.candidates), schemas_of(load_sources(recipe).databases)
+            iter_parquet(workspace.candidates),
+            schemas_of(load_sources(recipe).databases),
+            seed=recipe.seed,  # the build's sample, when there is one
         )
         write_json(report, workspace.reports / "audit.json")
         return report

@@ -207,6 +207,16 @@ def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | 
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _audited(audit: dict) -> str:
+    """Which candidates the audit was fitted on: all, or a sample of whole families."""
+    if "sampled" in audit:
+        return (
+            f"a seeded sample of {audit['items']} of the build's {audit['sampled']['of']} "
+            "candidates (whole families)"
+        )
+    return f"the build's {audit['items']} candidates"
+
+
 def audit_lines(audit: dict | None, debias: dict | None) -> list[str]:
     """What the question's surface alone gives away (the build's audit of its candidates)
     and, with ``release.debias``, what the filter kept and the accuracies after it."""
@@ -217,8 +227,8 @@ def audit_lines(audit: dict | None, debias: dict | None) -> list[str]:
         lines.append(f"The shortcut audit was skipped: {audit['skipped']}.")
     else:
         lines += [
-            f"How well the question alone predicts the label, on the build's {audit['items']} "
-            f"candidates ({audit['folds']}-fold, a parent and its children in one fold; "
+            f"How well the question alone predicts the label, on {_audited(audit)} "
+            f"({audit['folds']}-fold, a parent and its children in one fold; "
             "`answerable audit`): majority class "
             f"{fmt(audit['majority']['accuracy'])}, a decision tree on surface features "
             f"{fmt(audit['surface']['accuracy'])}, a bag-of-words model "

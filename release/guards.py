@@ -1,4 +1,5 @@
-"""Guards before a release is cut: no contradictory items, no empty release.
+"""Guards before a release is cut: no contradictory items, no superseded labels, no empty
+release.
 
 Two items that ask the same question (normalized) of the same database, edited the same
 way, but whose gold results differ, cannot both be right: both become rejects, each
@@ -8,9 +9,14 @@ An answerable item whose question was then proved ambiguous on the same, unedite
 database (a value the source itself holds in two columns, issue 12) is superseded: its
 child shows that the question reads two ways with different results, so the parent's
 answerable label is withdrawn and the child is released in its place.
+
+The guards read the items as a stream (a large build's candidates wait on disk): each
+finding keeps a few short fields per item, never the items.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 
 import polars as pl
 
@@ -23,66 +29,80 @@ class EmptyReleaseError(AnswerableError):
     """Nothing would be released."""
 
 
-def drop_contradictions(output: StepOutput) -> StepOutput:
-    """``output`` without its contradictory items, which become rejects."""
-    contradictory = contradictions(output.items)
-    if not contradictory:
+def guard_rejects(read: Callable[[], Iterable[dict]]) -> dict[str, dict]:
+    """The reject of every item no release may carry, by id: contradictory items and
+    superseded parents. ``read()`` gives the items afresh; they are read at most three
+    times (once per finding, once more for the items found)."""
+    contradictory = contradictions(read())
+    superseded = superseding_children(read())
+    if not contradictory and not superseded:
+        return {}
+    found = {}
+    for item in read():
+        if item["id"] in contradictory:
+            found[item["id"]] = contradictory_reject(item, contradictory[item["id"]])
+        elif item["id"] in superseded:
+            found[item["id"]] = superseded_reject(item, superseded[item["id"]])
+    return found
+
+
+def drop_withdrawn(output: StepOutput) -> StepOutput:
+    """``output`` (items in a list) without the items :func:`guard_rejects` withdraws,
+    which become rejects."""
+    withdrawn = guard_rejects(lambda: output.items)
+    if not withdrawn:
         return output
     kept = StepOutput(rejects=list(output.rejects))
     for item in output.items:
-        others = contradictory.get(item["id"])
-        if others is None:
+        if item["id"] in withdrawn:
+            kept.rejects.append(withdrawn[item["id"]])
+        else:
             kept.items.append(item)
-            continue
-        generator = (item.get("provenance") or {}).get("generator", "unknown")
-        detail = (
-            f"same question and database as {', '.join(others)} but a different gold result; "
-            "neither is released"
-        )
-        kept.rejects.append(reject(item["id"], generator, "contradictory", detail))
     return kept
 
 
-def drop_superseded(output: StepOutput) -> StepOutput:
-    """``output`` without the answerable items that a child proved ambiguous on the
-    source itself (``trigger.in_source``); each becomes a ``superseded`` reject naming it."""
-    superseded = superseding_children(output.items)
-    if not superseded:
-        return output
-    kept = StepOutput(rejects=list(output.rejects))
-    for item in output.items:
-        child = superseded.get(item["id"])
-        if child is None:
-            kept.items.append(item)
-            continue
-        generator = (item.get("provenance") or {}).get("generator", "unknown")
-        detail = (
-            f"{child} shows the question reads two ways on this database, with different "
-            "results (the source holds the value in two columns); the answerable label is "
-            "withdrawn and the ambiguous item released instead"
-        )
-        kept.rejects.append(reject(item["id"], generator, "superseded", detail))
-    return kept
+def _generator(item: dict) -> str:
+    return (item.get("provenance") or {}).get("generator", "unknown")
 
 
-def superseding_children(items: list[dict]) -> dict[str, str]:
+def contradictory_reject(item: dict, others: list[str]) -> dict:
+    """The reject of an item that contradicts ``others`` (their ids)."""
+    detail = (
+        f"same question and database as {', '.join(others)} but a different gold result; "
+        "neither is released"
+    )
+    return reject(item["id"], _generator(item), "contradictory", detail)
+
+
+def superseded_reject(item: dict, child: str) -> dict:
+    """The reject of an answerable item that its ``child`` proved ambiguous."""
+    detail = (
+        f"{child} shows the question reads two ways on this database, with different "
+        "results (the source holds the value in two columns); the answerable label is "
+        "withdrawn and the ambiguous item released instead"
+    )
+    return reject(item["id"], _generator(item), "superseded", detail)
+
+
+def superseding_children(items: Iterable[dict]) -> dict[str, str]:
     """For each answerable item on an unedited database that a child item proved
-    ambiguous there, the child's id (the first in id order)."""
-    found: dict[str, str] = {}
+    ambiguous there (``trigger.in_source``), the child's id (the first in id order)."""
+    children: dict[str, str] = {}
+    answerable = set()
     for item in items:
-        trigger = item.get("trigger") or {}
+        if item.get("db_variant"):
+            continue
         parent = (item.get("provenance") or {}).get("parent")
-        if trigger.get("in_source") and parent and not item.get("db_variant"):
-            found[parent] = min(found.get(parent, item["id"]), item["id"])
-    return {
-        item["id"]: found[item["id"]]
-        for item in items
-        if item["id"] in found and item["label"] == "answerable" and not item.get("db_variant")
-    }
+        if parent and (item.get("trigger") or {}).get("in_source"):
+            children[parent] = min(children.get(parent, item["id"]), item["id"])
+        if item["label"] == "answerable":
+            answerable.add(item["id"])
+    return {parent: child for parent, child in children.items() if parent in answerable}
 
 
-def contradictions(items: list[dict]) -> dict[str, list[str]]:
-    """For each contradictory item, the ids of the items it contradicts."""
+def contradictions(items: Iterable[dict]) -> dict[str, list[str]]:
+    """For each contradictory item, the ids of the items it contradicts (``items`` is
+    read once, keeping five short fields of each)."""
     rows = [
         (
             i["id"],

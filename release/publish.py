@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import polars as pl
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import write_json
+from answerable.records import RUN_ROWS, in_chunks, write_json
 from answerable.release.audit import release_schemas
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
@@ -62,14 +63,16 @@ def tally(items: list[dict], field: str) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def count_items(items: list[dict]) -> dict:
-    """The manifest's counts: total and per label, category and database."""
-    return {
-        "total": len(items),
-        "by_label": tally(items, "label"),
-        "by_category": tally(items, "category"),
-        "by_db": tally(items, "db_id"),
-    }
+def count_items(items: Iterable[dict]) -> dict:
+    """The manifest's counts: total and per label, category and database (``items`` is
+    read once: it may be a stream)."""
+    fields = {"by_label": "label", "by_category": "category", "by_db": "db_id"}
+    counts, total = {name: Counter() for name in fields}, 0
+    for item in items:
+        total += 1
+        for name, field in fields.items():
+            counts[name][str(item.get(field) or "none")] += 1
+    return {"total": total} | {name: dict(sorted(counts[name].items())) for name in fields}
 
 
 def frame_counts(frame: pl.DataFrame) -> dict:
@@ -105,6 +108,14 @@ def prepare_release(
     return frame, {**debiased, "sampling": sampling, "splits": splits, "leakage": leakage}
 
 
+def items_frame(items: Iterable[dict]) -> pl.DataFrame:
+    """:func:`to_frame` of ``items`` made :data:`RUN_ROWS` at a time, so only the typed
+    frame is held whole, never every item as a dict (``items`` may be a stream)."""
+    frames = [to_frame(chunk) for chunk in in_chunks(items, RUN_ROWS)] or [to_frame([])]
+    frame = pl.concat(frames).rechunk() if len(frames) > 1 else frames[0]
+    return frame if frame["id"].is_sorted() else frame.sort("id")
+
+
 def cut_release(
     items: list[dict],
     *,
@@ -128,7 +139,8 @@ def cut_release(
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
     schemas = release_schemas(sources) if config.debias else None
-    frame, report = prepare_release(to_frame(items), config, seed, f"{dataset} {version}", schemas)
+    name = f"{dataset} {version}"
+    frame, report = prepare_release(items_frame(items), config, seed, name, schemas)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -55,6 +55,17 @@ def test_the_audit_is_deterministic_and_reports_surface_features():
     }
 
 
+def test_a_large_build_is_audited_on_a_seeded_sample_of_whole_families():
+    items = planted(200)  # 400 items in 200 families of two
+    report = audit(items, limit=150, seed=5)
+    assert report["items"] == 150 and report["families"] == 75  # whole families only
+    assert report["sampled"] == {"of": 400, "seed": 5}
+    assert report["words"]["accuracy"] >= 0.95  # the planted word is still found
+    assert audit(list(reversed(items)), limit=150, seed=5) == report
+    assert audit(items, limit=150, seed=6) != report  # another seed, another sample
+    assert "sampled" not in audit(items, limit=400)
+
+
 def test_features_and_families():
     schema = (frozenset({"patients", "age"}), 12)
     assert surface_features("Patients older than 70 in '2021'?", schema) == [

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
+
+from answerable import records
 from answerable.ids import content_hash, item_id, rng_for, sha256_file
-from answerable.records import complete, read_jsonl, read_parquet, write_jsonl, write_parquet
+from answerable.pipeline import ItemsSoFar
+from answerable.records import (
+    ItemFiles,
+    complete,
+    iter_parquet,
+    read_jsonl,
+    read_parquet,
+    read_rows,
+    write_jsonl,
+    write_parquet,
+)
 
 ITEMS = [
     {
@@ -60,3 +73,45 @@ def test_rng_depends_on_seed_step_and_key():
     assert rng_for(2, "step", "x").random() != draw[0]
     assert rng_for(1, "other", "x").random() != draw[0]
     assert rng_for(1, "step", "y").random() != draw[0]
+
+
+def many(n: int) -> list[dict]:
+    """``n`` items like ITEMS' first, each with its own id and question."""
+    made = []
+    for k in range(n):
+        item = dict(ITEMS[0], question=f"How many patients are older than {k}?")
+        made.append(dict(item, id=content_hash(k)[:16]))
+    return made
+
+
+def test_more_items_than_a_run_are_merged_from_sorted_runs(tmp_path, monkeypatch):
+    items = many(50)
+    whole = read_parquet(write_parquet(items, tmp_path / "whole.parquet"))  # one piece
+    monkeypatch.setattr(records, "RUN_ROWS", 8)  # 7 runs, merged into row groups of 8
+    shuffled = list(items)
+    rng_for(1, "test").shuffle(shuffled)
+    first = write_parquet(iter(items), tmp_path / "one.parquet")
+    second = write_parquet(iter(shuffled), tmp_path / "two.parquet")
+    assert read_parquet(first) == whole == list(iter_parquet(first))
+    assert sha256_file(first) == sha256_file(second)  # still content-only bytes
+    assert pq.ParquetFile(first).num_row_groups == 7
+    assert read_rows(first, 6, 5) == whole[6:11]  # across two row groups
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # runs cleaned up
+
+
+def test_item_files_are_read_each_time_and_count_from_metadata(tmp_path):
+    path = write_parquet(ITEMS, tmp_path / "items.parquet")
+    stored = ItemFiles([path, path])
+    expected = read_parquet(path) * 2
+    assert len(stored) == 4 and list(stored) == expected and list(stored) == expected
+    assert stored.ids() == [i["id"] for i in expected] and stored[3] == expected[3]
+
+
+def test_items_so_far_let_a_later_stage_replace_an_earlier_item():
+    so_far = ItemsSoFar()
+    so_far.add([{"id": "a", "n": 1}, {"id": "b", "n": 1}])
+    so_far.add([{"id": "c", "n": 2}])
+    assert [(i["id"], i["n"]) for i in so_far] == [("a", 1), ("b", 1), ("c", 2)]
+    so_far.add([{"id": "b", "n": 3}])  # b, annotated by a later stage
+    assert [(i["id"], i["n"]) for i in so_far] == [("a", 1), ("c", 2), ("b", 3)]
+    assert len(so_far) == 3

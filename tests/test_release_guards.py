@@ -12,8 +12,7 @@ from answerable.records import read_jsonl, read_parquet
 from answerable.release.guards import (
     EmptyReleaseError,
     contradictions,
-    drop_contradictions,
-    drop_superseded,
+    drop_withdrawn,
     require_items,
 )
 from answerable.release.inspect import load_items
@@ -53,7 +52,7 @@ def test_contradictory_items_are_both_rejected_naming_each_other():
         hex_id("b"): sorted([hex_id("a"), hex_id("d")]),
         hex_id("d"): sorted([hex_id("a"), hex_id("b")]),
     }
-    kept = drop_contradictions(StepOutput(items=items))
+    kept = drop_withdrawn(StepOutput(items=items))
     assert [i["id"] for i in kept.items] == [hex_id("c")]
     assert {r["reason"] for r in kept.rejects} == {"contradictory"}
     assert hex_id("b") in next(r for r in kept.rejects if r["id"] == hex_id("a"))["detail"]
@@ -74,7 +73,7 @@ def test_contradictions_are_per_variant_and_rejects_name_their_generator():
         make_item("d", question="How many?", result_hash="2" * 64),
     ]
     clash[1]["provenance"] = None
-    rejects = drop_contradictions(StepOutput(items=clash)).rejects
+    rejects = drop_withdrawn(StepOutput(items=clash)).rejects
     assert {r["id"]: r["step"] for r in rejects} == {
         hex_id("c"): "template_v1",
         hex_id("d"): "unknown",
@@ -102,7 +101,7 @@ def test_a_parent_proved_ambiguous_on_its_own_database_is_superseded():
         make_item("r", label="unanswerable"),
         _value_reading("e", "r"),
     ]
-    kept = drop_superseded(StepOutput(items=items))
+    kept = drop_withdrawn(StepOutput(items=items))
     assert sorted(i["id"] for i in kept.items) == sorted(
         hex_id(n) for n in ("c1", "c2", "q", "d", "r", "e")
     )
@@ -113,7 +112,7 @@ def test_a_parent_proved_ambiguous_on_its_own_database_is_superseded():
         "template_v1",
     )
     assert withdrawn["detail"].startswith(min(hex_id("c1"), hex_id("c2")))
-    assert drop_superseded(StepOutput(items=items[3:])).rejects == []
+    assert drop_withdrawn(StepOutput(items=items[3:])).rejects == []
 
 
 def test_an_empty_release_says_what_to_do():

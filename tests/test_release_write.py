@@ -188,3 +188,17 @@ def test_the_readme_consumer_runs_a_gold_query_from_the_release_folder_alone(dem
     for item in (answerable[0], edited[0]):
         with open_item_database(release, item) as db:
             assert db.execute(item["sql"]).hash == item["result"]["hash"]
+
+
+def test_the_release_frame_made_a_chunk_at_a_time_is_to_frames(monkeypatch):
+    from answerable import records
+    from answerable.release import publish
+
+    items = _items()
+    monkeypatch.setattr(publish, "RUN_ROWS", 3)  # several chunks, concatenated
+    assert len(items) > 6
+    assert publish.items_frame(iter(reversed(items))).equals(to_frame(items))
+    assert publish.items_frame(iter(items)).equals(to_frame(items))
+    counted = publish.count_items(iter(items))  # one pass over a stream
+    assert counted == publish.count_items(list(items)) and counted["total"] == len(items)
+    assert list(records.in_chunks(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]

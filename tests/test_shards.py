@@ -11,14 +11,17 @@ import signal
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
-from answerable.pipeline import Execution, StepOutput, Workspace
+from answerable import records
+from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
 from answerable.progress import SILENT
+from answerable.records import complete, sort_items
 from answerable.shards import PerProcess, cut, load_shard, run_in_shards, sharded_step, store_shard
 from tests.conftest import DEMO_RECIPE, run_in
 
@@ -44,7 +47,7 @@ def toy_work(calls: Path | None = None):
             (calls / "-".join(map(str, shard))).touch()
         out = StepOutput()
         for n in shard:
-            out.items.append({"id": f"i{n % 7}", "n": n})
+            out.items.append({"id": f"i{n % 7}", "question": str(n)})
             if n % 5 == 0:
                 out.rejects.append({"id": f"r{n}", "reason": "fifth"})
         return out
@@ -56,7 +59,7 @@ def first_of_each(output: StepOutput) -> StepOutput:
     kept, seen = StepOutput(rejects=list(output.rejects)), set()
     for item in output.items:
         if item["id"] in seen:
-            kept.rejects.append({"id": item["id"], "reason": "repeat", "n": item["n"]})
+            kept.rejects.append({"id": item["id"], "reason": "repeat", "n": item["question"]})
         else:
             seen.add(item["id"])
             kept.items.append(item)
@@ -69,9 +72,10 @@ def test_the_merged_output_does_not_depend_on_workers_or_shard_size(tmp_path, wo
     ctx = context(tmp_path, workers, size)
     made, cached = sharded_step(ctx, "toy", "sig", UNITS, toy_work(), str, first_of_each)
     assert not cached
-    assert (made.items, made.rejects) == (whole.items, whole.rejects)
+    stored = sort_items(complete(i) for i in whole.items)  # as the step's file holds them
+    assert (list(made.items), made.rejects) == (stored, whole.rejects)
     again, cached = sharded_step(ctx, "toy", "sig", UNITS, toy_work(), str, first_of_each)
-    assert cached and [i["id"] for i in again.items] == sorted(i["id"] for i in whole.items)
+    assert cached and (list(again.items), again.rejects) == (stored, sort_rejects(whole.rejects))
     assert not (tmp_path / "toy" / "steps" / "toy-sig" / "shards").exists()  # folded in
 
 
@@ -95,7 +99,7 @@ def test_a_run_that_dies_resumes_from_its_finished_shards(tmp_path):
     assert sorted(p.name for p in calls.iterdir()) == ["12-13-14-15", "16-17-18-19", "20-21-22"]
     assert all((folder / "shards" / n).stat().st_mtime_ns == t for n, t in stored.items())
     whole = toy_work()(UNITS)
-    assert (made.items, made.rejects) == (whole.items, whole.rejects)
+    assert (list(made.items), made.rejects) == (whole.items, whole.rejects)
 
 
 def test_forked_workers_run_every_pending_shard_once(tmp_path):
@@ -192,7 +196,9 @@ def test_one_worker_and_small_shards_give_the_default_builds_bytes_and_release(
 
 
 def shard_files(cwd: Path, step: str) -> list[Path]:
-    return sorted((cwd / ".answerable" / "answerable-demo" / "steps").glob(f"{step}-*/shards/*"))
+    """A step's finished shards (not its units file, not a shard being written)."""
+    steps = cwd / ".answerable" / "answerable-demo" / "steps"
+    return sorted(steps.glob(f"{step}-*/shards/*.jsonl"))
 
 
 @pytest.mark.slow
@@ -227,3 +233,39 @@ def test_a_build_killed_mid_stage_resumes_from_its_finished_shards(default_build
     assert re.search(r"^template_v1: \d+ items, \d+ rejects \(cached\)$", again.stderr, re.M)
     mine, default = outputs(run), outputs(cwd)
     assert [name for name in mine if mine[name] != default.get(name)] == []
+
+
+def bulky_work(shard: list[int]) -> StepOutput:
+    """An item of a few kilobytes per unit, like a build's (a result of 40 rows)."""
+
+    def result(n: int) -> dict:
+        return {"rows": [[n, f"patient {n} row {r}", r * 1.5] for r in range(40)]}
+
+    return StepOutput(
+        [{"id": f"{n:08d}", "question": f"Question {n}?", "result": result(n)} for n in shard]
+    )
+
+
+def traced_peak(run) -> int:
+    """The largest Python allocation while ``run()`` runs, above what was held before."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_sharded_step_holds_about_a_shard_not_the_whole_step(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUN_ROWS", 200)  # the writer sorts 200 items at a time
+    ctx = context(tmp_path, 1, 50)
+
+    def step(units: int) -> None:
+        made, _ = sharded_step(ctx, "toy", f"sig{units}", list(range(units)), bulky_work, str)
+        assert sum(1 for _ in made.items) == units  # read back from the step's file
+
+    small, large = traced_peak(lambda: step(500)), traced_peak(lambda: step(5000))
+    held = traced_peak(lambda: bulky_work(list(range(4500))))  # what 4,500 more items take
+    # ten times the items: the peak grows by a small share of what holding them would cost
+    assert large - small < 0.2 * held, (small, large, held)

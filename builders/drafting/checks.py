@@ -26,10 +26,13 @@ children, which are meant to be close to it.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import re
+from array import array
 from collections import Counter
+from collections.abc import Iterable
 from difflib import SequenceMatcher
 
 from answerable.builders.drafting import lexicon, settled
@@ -262,7 +265,12 @@ def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
 
 def ngrams(text: str, n: int = NGRAM) -> frozenset[str]:
     """The character n-grams of ``text``'s normalized form (padded with spaces)."""
-    padded = f" {normalize(text)} "
+    return _grams(normalize(text), n)
+
+
+@functools.lru_cache(maxsize=4096)  # the questions a check compares with recur: ~16 MB
+def _grams(normalized: str, n: int = NGRAM) -> frozenset[str]:
+    padded = f" {normalized} "
     return frozenset(padded[i : i + n] for i in range(max(1, len(padded) - n + 1)))
 
 
@@ -295,25 +303,34 @@ class NearDuplicates:
     ``|A| - ceil(t|A|) + 1`` of them hold a shared one (prefix filtering); the check looks
     up that many of the new question's n-grams, the rarest so far, whose lists are short.
     The exact similarity then decides.
+
+    A remembered question costs well under a kilobyte (a build's worth are held at once):
+    its id, kin and normalized text, the size of its n-gram set (the set itself is made
+    again from the text when the similarity is computed) and its place in the postings,
+    arrays of machine integers.
     """
 
-    def __init__(self, threshold: float, built: list[dict] = ()):
+    def __init__(self, threshold: float, built: Iterable[dict] = ()):
         self.threshold = threshold
-        self._seen: dict[str, list[tuple[str, frozenset, str, frozenset]]] = {}
+        self._seen: dict[str, list[tuple[str, tuple, str, int]]] = {}
         self._first: dict[str, dict[str, int]] = {}  # db -> normalized text -> first index
-        self._postings: dict[str, dict[str, list[int]]] = {}  # db -> n-gram -> indexes
+        self._postings: dict[str, dict[str, array]] = {}  # db -> n-gram -> indexes
         for item in built:
             self.add(item["db_id"], item["id"], item["question"], family(item))
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
         seen = self._seen.setdefault(db_id, [])
-        text, grams = normalize(question), ngrams(question)
+        text = normalize(question)
+        grams = _grams(text)
         self._first.setdefault(db_id, {}).setdefault(text, len(seen))
         postings = self._postings.setdefault(db_id, {})
         for gram in grams:
-            postings.setdefault(gram, []).append(len(seen))
-        seen.append((record_id, kin, text, grams))
+            found = postings.get(gram)
+            if found is None:
+                postings[gram] = found = array("l")
+            found.append(len(seen))
+        seen.append((record_id, tuple(kin), text, len(grams)))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
@@ -332,23 +349,24 @@ class NearDuplicates:
         return None
 
     def _repeats(self, other, text: str, grams: frozenset, kin: frozenset) -> Failure | None:
-        other_id, other_kin, other_text, other_grams = other
+        other_id, other_kin, other_text, other_size = other
         if text == other_text:
             return "duplicate", f"same question as {other_id}"
-        if kin & other_kin or _too_short(grams, other_grams, self.threshold):
+        if not kin.isdisjoint(other_kin) or _too_short(len(grams), other_size, self.threshold):
             return None
-        score = similarity(grams, other_grams)
+        score = similarity(grams, _grams(other_text))
         if score >= self.threshold:
             return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
         return None
 
-    def _may_reach(self, shared: int, a: frozenset, b: frozenset) -> bool:
-        """Whether sets sharing at most ``shared`` members can be ``threshold`` similar.
+    def _may_reach(self, shared: int, a: frozenset, size_b: int) -> bool:
+        """Whether sets sharing at most ``shared`` members can be ``threshold`` similar
+        (``a`` and a set of ``size_b`` members).
 
         Jaccard ``s / (|a| + |b| - s)`` >= t holds exactly when ``s (1 + t)`` >=
         ``t (|a| + |b|)``; the margin keeps float rounding from ruling a match out.
         """
-        return shared * (1 + self.threshold) >= self.threshold * (len(a) + len(b)) - 1e-9
+        return shared * (1 + self.threshold) >= self.threshold * (len(a) + size_b) - 1e-9
 
     def _prefix(self, grams: frozenset[str], postings: dict[str, list[int]]) -> list[str]:
         """The rarest n-grams of a set, as many as a match at the threshold must share one of.
@@ -359,7 +377,7 @@ class NearDuplicates:
         return heapq.nsmallest(keep, grams, key=lambda g: (len(postings.get(g, ())), g))
 
 
-def _too_short(a: frozenset, b: frozenset, threshold: float) -> bool:
+def _too_short(size_a: int, size_b: int, threshold: float) -> bool:
     """Sizes so different that the similarity cannot reach the threshold."""
-    small, large = sorted((len(a), len(b)))
+    small, large = sorted((size_a, size_b))
     return large == 0 or small / large < threshold

@@ -11,6 +11,7 @@ sends only the requests that had not come back.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,7 +24,6 @@ from answerable.builders.drafting.context import DatabaseContext, foreign_column
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
-    Job,
     draft_item,
     job_reject,
     plan_jobs,
@@ -40,7 +40,7 @@ from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
 from answerable.pipeline import BuildContext, StepOutput, reject
-from answerable.shards import run_in_shards
+from answerable.shards import StoredUnits, run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -125,20 +125,29 @@ def cache_file(recipe) -> Path:
     return recipe.workdir / "llm" / "replies.sqlite"
 
 
-def answerable_parents(items: list[dict]) -> list[dict]:
+def answerable_parents(items: Iterable[dict]) -> list[dict]:
     """The items drafts and candidates start from: answerable, with SQL, on a plain database."""
-    return [
-        i for i in items if i["label"] == "answerable" and i.get("sql") and not i.get("db_variant")
-    ]
+    return [i for i in items if is_answerable_parent(i)]
+
+
+def is_answerable_parent(item: dict) -> bool:
+    """Whether drafts and candidates may start from ``item`` (see :func:`answerable_parents`)."""
+    return item["label"] == "answerable" and bool(item.get("sql")) and not item.get("db_variant")
 
 
 def drafted_parents(items: list[dict], rate: float, seed: int) -> list[dict]:
     """The answerable parents drafts are made from: each kept when its seeded draw is
     below ``rate`` (all at 1), so a parent chosen stays chosen as the pool grows."""
-    parents = answerable_parents(items)
-    if rate >= 1:
-        return parents
-    return [p for p in parents if rng_for(seed, "drafting-parent", p["id"]).random() < rate]
+    return list(iter_drafted_parents(items, rate, seed))
+
+
+def iter_drafted_parents(items: Iterable[dict], rate: float, seed: int) -> Iterator[dict]:
+    """:func:`drafted_parents` one at a time, for a stream of items."""
+    for item in items:
+        if not is_answerable_parent(item):
+            continue
+        if rate >= 1 or rng_for(seed, "drafting-parent", item["id"]).random() < rate:
+            yield item
 
 
 def contexts_for(
@@ -191,14 +200,32 @@ def draft_offline_in_shards(
     """:func:`draft_items` with the offline drafter, its jobs in shards (see
     :mod:`answerable.shards`): each shard drafts and checks its jobs, then the merged
     drafts go through the near-duplicate pass in job order."""
-    contexts, jobs = planned_jobs(ctx, config, so_far)
+    seed, categories = ctx.recipe.seed, list(config.categories)
+    # the parents wait on disk; a shard of jobs reads its parents back (see StoredUnits)
+    parents = StoredUnits(
+        iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
+    )
+    contexts = contexts_for(ctx, parents.columns("db_id")["db_id"], config.unrelated_from)
+    jobs = [  # (parent, category, sample): plan_jobs' order
+        (parent, category, sample)
+        for parent in parents.ids
+        for category in categories
+        for sample in range(config.per_item)
+    ]
 
-    def draft(shard: list[Job]) -> StepOutput:
-        drafts, rejects = offline_drafts(ctx, shard, contexts)
-        checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
+    def draft(shard: list[tuple]) -> StepOutput:
+        wanted = {"/".join(map(str, job)) for job in shard}
+        made = plan_jobs(
+            parents.load(list(dict.fromkeys(j[0] for j in shard))),
+            categories,
+            config.per_item,
+            seed,
+        )
+        drafts, rejects = offline_drafts(ctx, [j for j in made if j.key in wanted], contexts)
+        checked = checked_drafts(drafts, contexts, seed)
         return StepOutput(checked.items, rejects + checked.rejects)
 
-    checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: job.key)
+    checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
     kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
     return StepOutput(kept.items, checked.rejects + kept.rejects)
 
@@ -355,19 +382,22 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         return ctx.workspace.cached_step(
             CANDIDATES_STEP,
             signature,
-            lambda: StepOutput(items=with_candidates(ctx, config, so_far)),
+            lambda: StepOutput(items=with_candidates(ctx, config, list(so_far))),
         )
     folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
 
     def compute() -> StepOutput:
-        by_id = {i["id"]: i for i in so_far}
-        contexts = contexts_for(ctx, (i["db_id"] for i in so_far))
+        # every item is a unit: they wait on disk, and each shard reads its own back
+        units = StoredUnits(so_far, folder / "shards" / "units.parquet")
+        known = units.columns("id", "db_id", "sql")
+        contexts = contexts_for(ctx, known["db_id"])
+        by_id = {i: {"sql": sql} for i, sql in zip(known["id"], known["sql"], strict=True) if sql}
 
-        def find(shard: list[dict]) -> StepOutput:
-            return StepOutput(items=with_candidates(ctx, config, shard, contexts, by_id))
+        def find(shard: list[str]) -> StepOutput:
+            items = units.load(shard)
+            return StepOutput(items=with_candidates(ctx, config, items, contexts, by_id))
 
-        units = sorted(so_far, key=lambda i: i["id"])
-        return run_in_shards(ctx, folder, CANDIDATES_STEP, units, find, key=lambda i: i["id"])
+        return run_in_shards(ctx, folder, CANDIDATES_STEP, units.ids, find, key=str)
 
     return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
 

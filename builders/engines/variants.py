@@ -88,14 +88,14 @@ def unedited(ref) -> str | None:
 # ---- the SQLite twin -------------------------------------------------------------------
 
 
-def twin_databases(databases: dict, root: Path, parents: list[dict]) -> dict:
-    """``databases`` with each DuckDB or server database some of ``parents`` use replaced
+def twin_databases(databases: dict, root: Path, used: set[str]) -> dict:
+    """``databases`` with each DuckDB or server database in ``used`` (the parents' db_ids) replaced
     by its SQLite twin (a SQLite DatabaseRef). A DuckDB twin is reused while its sidecar
     records the source's sha256; a server's is exported anew (nothing tells that the
     server's data is as it was). Call it before workers fork: each twin is written once."""
     from answerable.builders.sources.common import DatabaseRef
 
-    twins, used = dict(databases), {p["db_id"] for p in parents}
+    twins = dict(databases)
     for db_id, ref in sorted(databases.items()):
         if db_id not in used or not on_engine(ref):
             continue

@@ -7,9 +7,10 @@ before it becomes a candidate, and every dropped record lands in the rejects rep
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -28,20 +29,25 @@ from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
 from answerable.builders.engines import crosscheck
 from answerable.builders.engines import variants as engine_variants
-from answerable.builders.engines.exports import export_sources, portable_to_sqlite
+from answerable.builders.engines.exports import (
+    export_sources,
+    needs_export,
+    portable_to_sqlite,
+)
 from answerable.builders.engines.pinning import server_inputs
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
-from answerable.builders.tagging import tag_items
+from answerable.builders.tagging import iter_tagged
 from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
 from answerable.builders.templates import check_templates, template_files, template_stage
 from answerable.errors import ConfigError, RecordError
-from answerable.ids import content_hash, sha256_file
+from answerable.ids import canonical_json, content_hash, sha256_file
 from answerable.pipeline import (
     BuildContext,
     Execution,
+    ItemsSoFar,
     StepOutput,
     Workspace,
     reject,
@@ -49,17 +55,17 @@ from answerable.pipeline import (
 )
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
-from answerable.records import read_json, write_json, write_jsonl, write_parquet
+from answerable.records import ItemFiles, read_json, write_json, write_jsonl, write_parquet
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
 from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
-from answerable.release.guards import drop_contradictions, drop_superseded
+from answerable.release.guards import guard_rejects
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
-from answerable.shards import PerProcess, sharded_step
+from answerable.shards import PerProcess, StoredUnits, run_in_shards
 
 Log = Callable[[str], None]
 
@@ -175,16 +181,21 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     """Counterfactual edits of the verified answerable items so far, cached by signature
     and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    parents = sorted((i for i in so_far if counterfactual.is_parent(i)), key=lambda i: i["id"])
+    parents, used = [], set()  # ids, and the databases they are on (one pass: on disk)
+    for item in so_far:
+        if counterfactual.is_parent(item):
+            parents.append(item["id"])
+            used.add(item["db_id"])
+    parents.sort()
     model = proposed.model_settings(ctx.recipe, config)  # issue 12: model candidates
     settings = {"config": config.signature(), "limits": vars(ctx.limits)}
     settings |= {"model": model.identity()} if model else {}
     signature = ctx.signature(
-        counterfactual.STEP, settings, {"parents": [p["id"] for p in parents], "files": ctx.inputs}
+        counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
     # issue 17: DuckDB and server sources are edited on their SQLite twin, proved on the engine
-    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, parents)
+    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, used)
     names = proposed_names(ctx, so_far, config, model, twins) if model else None
 
     def make_env():
@@ -197,18 +208,32 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     store = PerProcess(
         lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
     )
-    try:
-        return sharded_step(
+    folder = ctx.workspace.step_dir(counterfactual.STEP, signature)
+
+    def compute() -> StepOutput:
+        # the parents wait on disk; each shard reads its own back (see StoredUnits)
+        units = StoredUnits(
+            (i for i in so_far if counterfactual.is_parent(i)), folder / "shards" / "units.parquet"
+        )
+
+        def edit(shard: list[str]) -> StepOutput:
+            return engine_variants.counterfactual_on_engines(
+                units.load(shard), env.get(), config, ctx.databases, store.get()
+            )
+
+        made = run_in_shards(
             ctx,
+            folder,
             counterfactual.STEP,
-            signature,
-            parents,
-            lambda shard: engine_variants.counterfactual_on_engines(
-                shard, env.get(), config, ctx.databases, store.get()
-            ),
-            merge=counterfactual.drop_repeated,
+            units.ids,
+            edit,
+            key=str,
             prepare=lexical.preload,  # WordNet and inflect, once, before the workers fork
         )
+        return counterfactual.drop_repeated(made)
+
+    try:
+        return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
     finally:
         env.close()
         store.close()
@@ -248,18 +273,43 @@ def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
 def check_items(output: StepOutput, progress: Progress = SILENT) -> StepOutput:
     """The schema check before items become candidates: invalid ones become rejects."""
     checked = StepOutput(rejects=list(output.rejects))
-    with progress.task("item checks", len(output.items)) as task:
-        for item in output.items:
+    checked.items = list(valid_items(output.items, checked.rejects, progress, len(output.items)))
+    return checked
+
+
+def valid_items(
+    items: Iterable[dict], rejects: list[dict], progress: Progress, total: int
+) -> Iterator[dict]:
+    """The items that pass the schema check, one at a time; a reject added to
+    ``rejects`` for each of the others."""
+    with progress.task("item checks", total) as task:
+        for item in items:
             task.advance()
             try:
                 validate("item", item)
             except RecordError as error:
                 generator = (item.get("provenance") or {}).get("generator", "unknown")
-                problem = reject(item.get("id"), generator, "invalid-item", str(error))
-                checked.rejects.append(problem)
+                rejects.append(reject(item.get("id"), generator, "invalid-item", str(error)))
                 continue
-            checked.items.append(item)
-    return checked
+            yield item
+
+
+def finished_items(
+    output: StepOutput, databases: dict, file: Path, progress: Progress = SILENT
+) -> StepOutput:
+    """The stages' items as the build's candidates: tagged (DTE's spans and responses),
+    schema-checked and without the items the release guards withdraw (contradictory,
+    superseded), written to ``file`` sorted by id and read back from it as they are
+    used; the rejects of those checks added to the output's. The items stream from the
+    stages' files to ``file``: none is held on the way."""
+    rejects = list(output.rejects)
+    tagged = iter_tagged(output.items, databases)
+    write_parquet(valid_items(tagged, rejects, progress, len(output.items)), file)
+    withdrawn = guard_rejects(lambda: ItemFiles([file]))
+    if withdrawn:
+        rejects += [withdrawn[key] for key in sorted(withdrawn)]  # the file's (id) order
+        write_parquet((i for i in ItemFiles([file]) if i["id"] not in withdrawn), file)
+    return StepOutput(ItemFiles([file]), rejects)
 
 
 def build(
@@ -289,14 +339,16 @@ def build(
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
-    output, steps, seconds = StepOutput(rejects=list(loaded.rejects)), {}, {}
+    so_far, steps, seconds = ItemsSoFar(), {}, {}  # the stages' items stay on disk
+    output = StepOutput(so_far, list(loaded.rejects))
     try:
         for name, stage in stages(recipe):
             started = time.perf_counter()
-            made, cached = stage(ctx, list(output.items))
+            made, cached = stage(ctx, so_far)
             seconds[name] = time.perf_counter() - started
             steps[name] = _step_line(made, cached, log, name)
-            output.merge(made)
+            so_far.add(made.items)
+            output.rejects += made.rejects
         if cross[0]:  # issue 17: gold queries run again on other engines
             started = time.perf_counter()
             made, cached = crosscheck.run_stage(ctx, output, *cross)
@@ -306,20 +358,20 @@ def build(
     finally:
         ctx.close()
         engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
-    output.items = tag_items(output.items, ctx.databases)  # DTE: spans and responses
-    output = drop_superseded(drop_contradictions(check_items(output, progress)))
+    output = finished_items(output, ctx.databases, workspace.candidates, progress)
     released, review = output.items, None
     if wants_review(recipe):
-        review = review_candidates(recipe, output.items, ctx.databases, workspace.reports, log)
+        candidates = list(output.items)  # a reviewed build is the size people can review
+        review = review_candidates(recipe, candidates, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
     exported = {}  # issue 17: DuckDB and server databases as the SQLite files a release ships
-    if release:
+    if release and any(map(needs_export, ctx.databases.values())):
         exported = export_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
-        "audit", lambda: audit(output.items, schemas_of(ctx.databases))
+        "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
     report = _write_outputs(workspace, output, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
@@ -345,7 +397,7 @@ def release_of(
     key = content_hash(
         [
             workspace.served,
-            released,
+            items_digest(released),
             ctx.inputs,
             asdict(about),
             __version__,
@@ -370,6 +422,15 @@ def release_of(
     )
     remember_release(workspace, key, made)
     return made
+
+
+def items_digest(items: Iterable[dict]) -> str:
+    """The sha256 of the items' canonical JSON, one after another, hashed as they come
+    (never the whole list in one string)."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(canonical_json(item).encode() + b"\n")
+    return digest.hexdigest()
 
 
 def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release | None:
@@ -424,7 +485,7 @@ def _write_outputs(
 ) -> BuildReport:
     rejects = sort_rejects(output.rejects)
     counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
-    candidates = write_parquet(output.items, workspace.candidates)
+    candidates = workspace.candidates  # written by finished_items
     rejects_file = write_jsonl(rejects, workspace.reports / "rejects.jsonl")
     report_file = write_json(
         {

@@ -12,7 +12,7 @@ import os
 import random
 import shutil
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,9 @@ from answerable.ids import content_hash, rng_for
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import (
+    ItemFiles,
     read_json,
     read_jsonl,
-    read_parquet,
     write_json,
     write_jsonl,
     write_parquet,
@@ -35,9 +35,12 @@ from answerable.records import (
 
 @dataclass
 class StepOutput:
-    """Items a step kept and the rejects it made, each with a reason."""
+    """Items a step kept and the rejects it made, each with a reason.
 
-    items: list[dict] = field(default_factory=list)
+    ``items`` is a list, or (a stored step's output) an :class:`ItemFiles` read from disk
+    each time it is iterated."""
+
+    items: Sequence[dict] = field(default_factory=list)
     rejects: list[dict] = field(default_factory=list)
 
     def extend(self, other: StepOutput) -> None:
@@ -48,6 +51,7 @@ class StepOutput:
     def merge(self, other: StepOutput) -> None:
         """Add another output: its items replace those with the same id (a stage that
         annotates earlier items returns them updated), the rest are appended."""
+        self.items = list(self.items)
         index = {item["id"]: n for n, item in enumerate(self.items)}
         for item in other.items:
             if item["id"] in index:
@@ -59,6 +63,40 @@ class StepOutput:
     def reject_counts(self) -> Counter:
         """How many rejects per reason."""
         return Counter(r["reason"] for r in self.rejects)
+
+
+class ItemsSoFar(Sequence):
+    """The items a build has made so far: each stage's items in stage order, an item of a
+    later stage replacing the earlier one with its id (a stage that annotates items
+    returns them updated). Stored stages stay on disk (:class:`ItemFiles`): iterating
+    reads them again, a batch at a time, so only the ids are held."""
+
+    def __init__(self):
+        self.layers: list[Sequence[dict]] = []
+        self._ids: list[set[str]] = []
+
+    def add(self, items: Sequence[dict]) -> None:
+        """One more stage's items."""
+        self.layers.append(items)
+        self._ids.append(set(items.ids() if isinstance(items, ItemFiles) else _ids(items)))
+
+    def __iter__(self) -> Iterator[dict]:
+        for number, layer in enumerate(self.layers):
+            later = self._later(number)
+            yield from (item for item in layer if item["id"] not in later)
+
+    def __len__(self) -> int:
+        return sum(len(ids - self._later(n)) for n, ids in enumerate(self._ids))
+
+    def __getitem__(self, index):
+        return list(self)[index]
+
+    def _later(self, number: int) -> set[str]:
+        return set().union(*self._ids[number + 1 :])
+
+
+def _ids(items: Iterable[dict]) -> Iterator[str]:
+    return (item["id"] for item in items)
 
 
 def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
@@ -89,7 +127,8 @@ class Workspace:
     ) -> tuple[StepOutput, bool]:
         """The step's stored output, or ``compute()``'s, stored for next time.
 
-        Returns ``(output, was_cached)``. The items file is written last, so a step
+        Returns ``(output, was_cached)``, its items an :class:`ItemFiles` over the step's
+        items file (sorted by id) either way. The items file is written last, so a step
         killed halfway has no items file and is computed again (a sharded step, from
         the shards it finished: see :mod:`answerable.shards`).
         """
@@ -97,12 +136,13 @@ class Workspace:
         self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
         if items_file.is_file() and rejects_file.is_file():
-            return StepOutput(read_parquet(items_file), list(read_jsonl(rejects_file))), True
+            return StepOutput(ItemFiles([items_file]), list(read_jsonl(rejects_file))), True
         output = compute()
         write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
         write_parquet(output.items, items_file)
         shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
-        return output, False
+        # read back from disk when used: the computed items need not stay in memory
+        return StepOutput(ItemFiles([items_file]), output.rejects), False
 
     def cached_report(self, name: str, compute: Callable[[], dict]) -> dict:
         """A report over every step this build used (the audit), stored under

@@ -5,19 +5,27 @@ string columns and its nested fields (spans, result, provenance ...) are JSON te
 every item round-trips exactly whatever its nesting. Writers sort by id and write to a
 temporary file renamed into place, so output bytes depend on content only and a killed
 run never leaves half a file.
+
+Memory stays bounded by :data:`RUN_ROWS`, not by the number of items: a writer sorts at
+most that many items at once (more are sorted in runs on disk, then merged), and
+:func:`iter_parquet` and :class:`ItemFiles` read a file back a batch at a time.
 """
 
 from __future__ import annotations
 
 import errno
+import heapq
+import itertools
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from answerable.errors import ConfigError
 from answerable.ids import canonical_json
@@ -45,6 +53,8 @@ NESTED_FIELDS += ("sql_by_dialect",)  # in a release: gold SQL per dialect (rele
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
+RUN_ROWS = 2048  # items a writer sorts in memory at once (~25 MB); more are merged from runs
+BATCH_ROWS = 256  # items a reader decodes at once
 
 
 def complete(item: dict) -> dict:
@@ -69,12 +79,20 @@ def to_frame(items: Iterable[dict]) -> pl.DataFrame:
 
 def from_frame(frame: pl.DataFrame) -> list[dict]:
     """Items back from a frame made by :func:`to_frame`."""
-    items = []
-    for row in frame.iter_rows(named=True):
-        item = {name: row.get(name) for name in PLAIN_FIELDS}
-        item.update({name: _load(row.get(name)) for name in NESTED_FIELDS})
-        items.append(item)
-    return items
+    return [_item(row) for row in frame.iter_rows(named=True)]
+
+
+def from_arrow(table) -> list[dict]:
+    """Items back from an Arrow table or record batch of a file :func:`write_parquet`
+    wrote. Arrow only, no polars: safe in a forked worker, where polars' thread pool,
+    started by the parent, would hang."""
+    return [_item(row) for row in table.to_pylist()]
+
+
+def _item(row: dict) -> dict:
+    item = {name: row.get(name) for name in PLAIN_FIELDS}
+    item.update({name: _load(row.get(name)) for name in NESTED_FIELDS})
+    return item
 
 
 def _dump(value: Any) -> str | None:
@@ -86,15 +104,68 @@ def _load(text: str | None) -> Any:
 
 
 def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
-    """Write items to a Parquet file atomically; returns the path."""
+    """Write items to a Parquet file atomically, sorted by id; returns the path.
+
+    Up to :data:`RUN_ROWS` items are written in one piece; more are sorted in runs of
+    that many, stored beside the file, and merged into it in row groups of that many, so
+    the items need not all be in memory at once (``items`` may be a stream)."""
     path = Path(path)
-    frame = to_frame(items)
+    chunks = in_chunks(items, RUN_ROWS)
+    first = next(chunks, [])
+    second = next(chunks, None)
+    if second is None:
+        _write_frame(to_frame(first), path)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
+        runs = []
+        for number, chunk in enumerate(itertools.chain([first, second], chunks)):
+            runs.append(_write_frame(to_frame(chunk), Path(folder) / f"{number}.parquet"))
+            first = second = chunk = None  # each run's items go once it is written
+        with _atomic(path) as tmp:
+            _merge_runs(runs, tmp)
+    return path
+
+
+def in_chunks(values: Iterable, size: int) -> Iterator[list]:
+    """``values`` in lists of ``size`` (the last one shorter), taken as they come."""
+    values = iter(values)
+    while chunk := list(itertools.islice(values, size)):
+        yield chunk
+
+
+def _write_frame(frame: pl.DataFrame, path: Path) -> Path:
     with _atomic(path) as tmp:
         try:
             frame.write_parquet(tmp, compression="zstd", statistics=False)
         except pl.exceptions.ComputeError as error:
             raise _write_failed(path, error) from None
     return path
+
+
+def _merge_runs(runs: list[Path], out: Path) -> None:
+    """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`."""
+    batch = max(16, RUN_ROWS // len(runs))  # the runs' read buffers hold about a run in all
+    rows = heapq.merge(*(_frame_rows(run, batch) for run in runs), key=lambda row: row[0])
+    writer = None
+    try:
+        for chunk in in_chunks(rows, RUN_ROWS):
+            frame = pl.DataFrame(chunk, schema=PARQUET_SCHEMA, orient="row")
+            table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+            if writer is None:
+                writer = pq.ParquetWriter(
+                    out, table.schema, compression="zstd", write_statistics=False
+                )
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
+    """A run's rows as tuples, ``id`` first (the order of :data:`FIELDS`)."""
+    for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
+        yield from pl.from_arrow(part).iter_rows()
 
 
 def _write_failed(path: Path, error: Exception) -> OSError:
@@ -108,6 +179,58 @@ def _write_failed(path: Path, error: Exception) -> OSError:
 def read_parquet(path: str | Path) -> list[dict]:
     """Read items from a Parquet file written by :func:`write_parquet`."""
     return from_frame(pl.read_parquet(path))
+
+
+def iter_parquet(path: str | Path) -> Iterator[dict]:
+    """The items of a Parquet file written by :func:`write_parquet`, in its order, read
+    :data:`BATCH_ROWS` at a time."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, use_threads=False):
+        yield from from_arrow(batch)
+
+
+def read_rows(path: str | Path, start: int, count: int) -> list[dict]:
+    """``count`` items of a file :func:`write_parquet` wrote, from row ``start`` on,
+    reading only the row groups that hold them (Arrow only, see :func:`from_arrow`)."""
+    file, items, first = pq.ParquetFile(path), [], 0
+    for group in range(file.num_row_groups):
+        rows = file.metadata.row_group(group).num_rows
+        if first + rows > start and first < start + count:
+            table = file.read_row_group(group, use_threads=False)
+            low = max(start - first, 0)
+            items += from_arrow(table.slice(low, start + count - first - low))
+        first += rows
+    return items
+
+
+class ItemFiles(Sequence):
+    """Items stored in Parquet files, in file order, read from disk each time they are
+    iterated (a batch at a time), so holding them costs no memory. Indexing reads the
+    items into memory once (kept), for callers that want a list."""
+
+    def __init__(self, files: Iterable[str | Path]):
+        self.files = [Path(file) for file in files]
+        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
+        self._held: list[dict] | None = None
+
+    def __iter__(self) -> Iterator[dict]:
+        if self._held is not None:
+            return iter(self._held)
+        return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)
+
+    def __len__(self) -> int:
+        return sum(self._rows)
+
+    def __getitem__(self, index):
+        if self._held is None:
+            self._held = list(self)
+        return self._held[index]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def ids(self) -> list[str]:
+        """The items' ids, in order, reading only that column."""
+        return [i for file in self.files for i in pl.read_parquet(file, columns=["id"])["id"]]
 
 
 def write_jsonl(records: Iterable[dict], path: str | Path) -> Path:

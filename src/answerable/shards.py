@@ -6,7 +6,9 @@ units, in the stage's fixed order, are cut into shards of ``shard_size``; each s
 named by the hash of its units' keys and its output is stored under the step's folder
 (``steps/<step>-<signature>/shards/<name>.jsonl``) as soon as it is done, written to a
 temporary file and renamed, so a killed build leaves only whole shards. The next run
-finds them and treats only the shards still missing.
+finds them and treats only the shards still missing. The merged output's items are
+read back from those files as they are used (:class:`ShardItems`), so a step never
+holds more than a shard's output in memory on their account.
 
 Shards run where ``execution.backend`` says (:mod:`answerable.backends`: ``workers``
 processes forked from the build, by default, or tasks on a Ray cluster) and finish in
@@ -19,15 +21,20 @@ output in order.
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from answerable.backends import backend
 from answerable.ids import content_hash
 from answerable.pipeline import StepOutput
-from answerable.records import read_jsonl, write_jsonl
+from answerable.records import read_rows, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
 
@@ -97,10 +104,7 @@ def run_in_shards(
         for index, output in _outputs(ctx, shards, pending, work, execution.workers):
             store_shard(output, files[index])
             task.advance(len(shards[index]))
-    merged = StepOutput()
-    for file in files:
-        merged.extend(load_shard(file))
-    return merged
+    return StepOutput(ShardItems(files), [r for file in files for r in shard_rejects(file)])
 
 
 def cut(units: list, size: int, weight: Callable[[Any], int]) -> list[list]:
@@ -125,26 +129,71 @@ def cut(units: list, size: int, weight: Callable[[Any], int]) -> list[list]:
 
 def store_shard(output: StepOutput, file: Path) -> Path:
     """One shard's items and rejects, in their order, in one file written atomically."""
-    lines = [{"item": item} for item in output.items]
-    lines += [{"reject": record} for record in output.rejects]
-    return write_jsonl(lines, file)
+    lines = ({"item": item} for item in output.items)
+    rejects = ({"reject": record} for record in output.rejects)
+    return write_jsonl(itertools.chain(lines, rejects), file)
 
 
 def load_shard(file: Path) -> StepOutput:
     """A stored shard's output, as :func:`store_shard` wrote it."""
-    output = StepOutput()
-    for line in read_jsonl(file):
-        if "item" in line:
-            output.items.append(line["item"])
-        else:
-            output.rejects.append(line["reject"])
-    return output
+    return StepOutput(list(shard_items(file)), list(shard_rejects(file)))
+
+
+def shard_items(file: Path) -> Iterator[dict]:
+    """The items of a stored shard, in order, one line at a time."""
+    return _lines(file, _ITEM)
+
+
+def shard_rejects(file: Path) -> Iterator[dict]:
+    """The rejects of a stored shard, in order (their lines are not the items')."""
+    return _lines(file, _REJECT)
+
+
+_ITEM, _REJECT = '{"item":', '{"reject":'  # how store_shard's lines begin (sorted keys)
+
+
+def _lines(file: Path, kind: str) -> Iterator[dict]:
+    with open(file, encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith(kind):
+                yield json.loads(line)[kind[2:-2]]
+
+
+class ShardItems(Iterable):
+    """The items of stored shards, in shard order, read a line at a time whenever they
+    are iterated: a step's merged output without holding it."""
+
+    def __init__(self, files: list[Path]):
+        self.files = files
+
+    def __iter__(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(shard_items(file) for file in self.files)
 
 
 def _outputs(ctx, shards: list[list], pending: list[int], work: Work, workers: int) -> Iterator:
     """``(index, output)`` of each pending shard, in any order, from the recipe's executor
     backend (:mod:`answerable.backends`: forked processes, or a Ray cluster)."""
     return backend(ctx.execution.backend).outputs(ctx, shards, pending, work, workers)
+
+
+class StoredUnits:
+    """Items as a stage's units without holding them: written once, sorted by id, to
+    ``file`` (under the step's ``shards`` folder, so it goes with them); the stage cuts
+    shards of their ids (:attr:`ids`) and a shard reads its own items back
+    (:meth:`load`, with Arrow: polars hangs in a forked worker), in whichever process
+    runs it."""
+
+    def __init__(self, items: Iterable[dict], file: Path):
+        self.file = write_parquet(items, file)
+        self.ids: list[str] = pl.read_parquet(file, columns=["id"])["id"].to_list()
+
+    def load(self, ids: list[str]) -> list[dict]:
+        """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
+        return read_rows(self.file, bisect.bisect_left(self.ids, ids[0]), len(ids))
+
+    def columns(self, *names: str) -> pl.DataFrame:
+        """Some columns of every item, in id order (nested ones as JSON text)."""
+        return pl.read_parquet(self.file, columns=list(names))
 
 
 class PerProcess:
