@@ -161,7 +161,7 @@ def where(shard: list[int]) -> StepOutput:
 def test_ray_runs_every_shard_once_in_its_own_workers(ray_instance, tmp_path):
     made = run_in_shards(context(tmp_path, "ray"), tmp_path / "step", "toy", UNITS, where, str)
     whole = toy_work()(UNITS)
-    assert [{k: i[k] for k in ("id", "n")} for i in made.items] == whole.items
+    assert [{k: i[k] for k in ("id", "question")} for i in made.items] == whole.items
     assert made.rejects == whole.rejects
     assert {item["pid"] for item in made.items} & {os.getpid()} == set()
     assert {item["parent"] for item in made.items} & {os.getpid()} == set()  # not forked
@@ -187,7 +187,7 @@ def test_a_shards_error_on_ray_is_raised_as_itself_and_a_rerun_resumes(ray_insta
     made = run_in_shards(ctx, folder, "toy", UNITS, toy_work(tmp_path / "again"), str)
     assert len(list((tmp_path / "again").iterdir())) == 6 - len(stored)  # only the rest ran
     whole = toy_work()(UNITS)
-    assert (made.items, made.rejects) == (whole.items, whole.rejects)
+    assert (list(made.items), made.rejects) == (whole.items, whole.rejects)
 
 
 def test_ray_runs_a_shard_again_when_its_worker_dies(ray_instance, tmp_path):
@@ -202,7 +202,7 @@ def test_ray_runs_a_shard_again_when_its_worker_dies(ray_instance, tmp_path):
     ctx = context(tmp_path, "ray", size=4)
     made = run_in_shards(ctx, tmp_path / "step", "toy", UNITS, dies_once_at_13, str)
     whole = toy_work()(UNITS)
-    assert died.exists() and (made.items, made.rejects) == (whole.items, whole.rejects)
+    assert died.exists() and (list(made.items), made.rejects) == (whole.items, whole.rejects)
 
 
 @pytest.mark.slow
