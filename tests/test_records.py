@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow.parquet as pq
 
 from answerable import records
@@ -115,3 +117,25 @@ def test_items_so_far_let_a_later_stage_replace_an_earlier_item():
     so_far.add([{"id": "b", "n": 3}])  # b, annotated by a later stage
     assert [(i["id"], i["n"]) for i in so_far] == [("a", 1), ("c", 2), ("b", 3)]
     assert len(so_far) == 3
+
+
+def test_a_write_sweeps_the_temporaries_of_killed_processes(tmp_path):
+    """A SIGKILLed build leaves ``.<name>.<pid>.tmp`` beside what it was writing; the
+    next write into that folder removes those of dead processes and keeps a live one's."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = tmp_path / f".league.sqlite.{int(gone.stdout)}.tmp"
+    live = tmp_path / f".clinic.sqlite.{os.getppid()}.tmp"
+    other = tmp_path / ".demo.k3x9.tmp"  # not ours: no process id in its name
+    for path in (dead, live, other):
+        path.write_text("partial")
+    records.write_json({"a": 1}, tmp_path / "report.json")
+    assert not dead.exists() and live.exists() and other.exists()
+    assert records.read_json(tmp_path / "report.json") == {"a": 1}

@@ -259,6 +259,7 @@ class _atomic:
 
     def __enter__(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale_temporaries(self.path.parent)
         return self.tmp
 
     def __exit__(self, exc_type, exc, _tb) -> None:
@@ -269,6 +270,35 @@ class _atomic:
                 os.replace(self.tmp, self.path)  # fails when the path is a folder, say
         finally:
             self.tmp.unlink(missing_ok=True)
+
+
+_SWEPT: set[tuple[int, Path]] = set()  # (process, folder) pairs already swept
+
+
+def sweep_stale_temporaries(folder: Path) -> None:
+    """Remove the temporaries that killed processes left in ``folder`` (a SIGKILL runs no
+    cleanup, so a killed build leaves ``.<name>.<pid>.tmp`` beside what it was writing):
+    those whose process is gone. Once per folder and process, before its first write."""
+    key = (os.getpid(), folder)
+    if key in _SWEPT:
+        return
+    _SWEPT.add(key)
+    for tmp in folder.glob(".*.tmp"):
+        pid = tmp.name[: -len(".tmp")].rpartition(".")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def guard_replace(path: str | Path, force: bool = False, ours: bytes | None = None) -> None:
