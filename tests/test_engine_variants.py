@@ -215,6 +215,20 @@ def test_a_postgres_variant_holds_what_sqlites_edited_copy_holds(
     assert _scratch_tables(postgres_reader) == []
 
 
+def test_variants_are_dropped_while_a_session_still_reads_them(clinic, postgres_reader, tmp_path):
+    """A forked worker's session (its TEMP views over the variant's tables) may still be
+    open when the build drops its variants: the drop does not wait for it or fail."""
+    ref = _server_ref(postgres_reader)
+    store = EngineVariants(tmp_path / "variants")
+    try:
+        variant = store.database(ref, OPS["values"])
+        assert variant.execute("SELECT count(*) FROM admissions").rows[0][0] > 0
+        assert drop_variants({"clinic": ref})
+        assert _scratch_tables(postgres_reader) == []
+    finally:
+        store.close()
+
+
 def test_postgres_variants_are_kept_with_keep_variants(clinic, postgres_reader, tmp_path):
     kept = _server_ref(postgres_reader, keep=True)
     store = EngineVariants(tmp_path / "variants")

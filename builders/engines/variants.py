@@ -464,9 +464,15 @@ def _drop_marked(con, scratch: str) -> list[str]:
                 (scratch, VARIANT_COMMENT + "%"),
             )
         ]
+        # CASCADE: the TEMP views that read a variant (see EngineVariants) live in the
+        # sessions that opened it, and a forked worker's session may outlive the build's
+        # end for a moment (the pool is terminated; the server notices the closed socket
+        # later); nothing but those views depends on our marked tables.
         for name in names:
             con.execute(
-                sql.SQL("DROP TABLE {}.{}").format(sql.Identifier(scratch), sql.Identifier(name))
+                sql.SQL("DROP TABLE {}.{} CASCADE").format(
+                    sql.Identifier(scratch), sql.Identifier(name)
+                )
             )
     return names
 
