@@ -259,3 +259,13 @@ def test_published_version_is_never_rewritten(tmp_path):
     cheapest = seed("Cheapest?", "SELECT min(price) FROM item")
     (tmp_path / "seeds.jsonl").write_text(json.dumps(cheapest))
     assert_clean_error(run_in(tmp_path, "build", recipe), "already published", "bump")
+
+
+def test_changed_release_settings_are_not_served_from_the_earlier_release(tmp_path):
+    """The same items with other release settings are another release: the build must
+    not hand back the one it cut before (it used to, since the reuse key held only the
+    items); the version is taken, so the build says to bump it."""
+    recipe = tiny_project(tmp_path, [seed("How many items?", "SELECT count(*) FROM item")])
+    assert run_in(tmp_path, "build", recipe).exit_code == 0
+    recipe.write_text(recipe.read_text() + "release:\n  formats: [jsonl]\n")
+    assert_clean_error(run_in(tmp_path, "build", recipe), "already published", "bump")

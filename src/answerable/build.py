@@ -389,7 +389,7 @@ def release_of(
     exported: dict,
 ) -> Release:
     """The release of ``released``: cut now, or the one an earlier build cut from the
-    same items and settings when it is still whole (see :func:`published_before`).
+    same items, inputs and recipe when it is still whole (see :func:`published_before`).
     ``exported``: SQLite files made from server sources, by db_id."""
     workspace = ctx.workspace
     about = release_about(recipe, released, review, ctx.report.get("audit"))
@@ -402,6 +402,7 @@ def release_of(
             asdict(about),
             __version__,
             sorted(map(str, sources.items())),
+            recipe.signature(),  # the release settings, seed, dataset and version
         ]
     )
     earlier = published_before(workspace, key, recipe)
