@@ -126,6 +126,24 @@ def test_a_pickled_context_and_per_process_value_carry_no_connection(tmp_path):
     assert again.get() == ["a", "b", "c"] and again._pid == os.getpid()
 
 
+def test_the_verbose_line_says_where_the_shards_run(monkeypatch):
+    """`-v` announces each step with where its pending shards run: the local backend's
+    process count (never more than the shards to do), Ray's cluster address."""
+    from answerable.backends import local
+    from answerable.backends import ray as on_ray
+
+    def ctx(address=None):
+        return SimpleNamespace(execution=SimpleNamespace(ray_address=address))
+
+    assert local.where(ctx(), 2, [0, 1, 2]) == "2 workers"
+    assert local.where(ctx(), 4, [7]) == "1 worker"
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert on_ray.where(ctx("10.0.0.5:6379"), 2, [0]) == "on the Ray cluster at 10.0.0.5:6379"
+    assert on_ray.where(ctx(), 2, [0]) == "on Ray (this machine)"
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    assert on_ray.where(ctx(), 2, [0]) == "on the Ray cluster at head:6379"
+
+
 # ---- Ray -------------------------------------------------------------------------------
 
 

@@ -95,7 +95,7 @@ def run_in_shards(
     ctx.progress.detail(
         f"{name}: {len(units)} units in {len(shards)} shards of up to {size}, "
         f"{len(shards) - len(pending)} done by an earlier run, "
-        f"{min(execution.workers, max(len(pending), 1))} workers"
+        + backend(execution.backend).where(ctx, execution.workers, pending)
     )
     if pending:
         prepare()

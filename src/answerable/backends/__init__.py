@@ -9,6 +9,8 @@ shard and every backend gives the same bytes. A backend is a module with
   pending shard, in any order (``work`` turns a list of units into a
   :class:`~answerable.pipeline.StepOutput`; ``workers`` is the recipe's count, which a
   cluster backend may leave to the cluster);
+- ``where(ctx, workers, pending)``: where the pending shards will run, for the
+  ``-v`` line that announces a step;
 - ``MISSING``: why it cannot run here (an optional extra not installed), or None;
 - ``FIX``: what to do about it.
 

@@ -14,6 +14,12 @@ MISSING = None  # always available
 FIX = None
 
 
+def where(_ctx, workers: int, pending: list[int]) -> str:
+    """How many processes the pending shards run in."""
+    processes = min(workers, max(len(pending), 1))
+    return f"{processes} worker{'' if processes == 1 else 's'}"
+
+
 def outputs(ctx, shards: list[list], pending: list[int], work, workers: int) -> Iterator:
     """``(index, output)`` of each pending shard, here (one worker, or one shard to do)
     or in ``workers`` forked processes."""

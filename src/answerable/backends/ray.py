@@ -40,6 +40,12 @@ RETRIES = 3  # runs of a task after its worker died, before the build fails
 IN_FLIGHT_PER_CPU = 2  # tasks submitted ahead per cluster CPU: results keep coming back
 
 
+def where(ctx, _workers: int, _pending: list[int]) -> str:
+    """The cluster the pending shards run on (its CPUs decide how many at once)."""
+    address = ctx.execution.ray_address or os.environ.get("RAY_ADDRESS")
+    return f"on the Ray cluster at {address}" if address else "on Ray (this machine)"
+
+
 def outputs(ctx, shards: list[list], pending: list[int], work, _workers: int) -> Iterator:
     """``(index, output)`` of each pending shard, as Ray's tasks finish. The recipe's
     ``workers`` is left to the cluster: every task asks for one CPU, and the cluster's
