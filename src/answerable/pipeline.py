@@ -8,6 +8,8 @@ finished steps instead of repeating them.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import random
 import shutil
@@ -99,6 +101,89 @@ def _ids(items: Iterable[dict]) -> Iterator[str]:
     return (item["id"] for item in items)
 
 
+def first_of_each_id(
+    output: StepOutput,
+    repeated: Callable[[dict, Any], dict],
+    remember: Callable[[dict], Any] = lambda _item: None,
+) -> StepOutput:
+    """``output`` with each id's first item only, as a stream read once (by the step's
+    writer): a later item of an id becomes the reject ``repeated(item, remember(first))``,
+    added to the returned output's rejects when the stream reaches it. Only the ids are
+    held, never the items."""
+    rejects = list(output.rejects)
+
+    def kept() -> Iterator[dict]:
+        first: dict[str, Any] = {}
+        for item in output.items:
+            if item["id"] in first:
+                rejects.append(repeated(item, first[item["id"]]))
+                continue
+            first[item["id"]] = remember(item)
+            yield item
+
+    return StepOutput(kept(), rejects)
+
+
+class RejectFile(Sequence):
+    """A stored step's rejects (JSON Lines sorted by :func:`sort_rejects`' key), read from
+    the file whenever they are iterated, so holding them costs no memory; indexing reads
+    them into memory once (kept), for callers that want a list."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        with open(self.path, "rb") as lines:
+            self._count = sum(1 for line in lines if line.strip())
+        self._held: list[dict] | None = None
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self._held) if self._held is not None else read_jsonl(self.path)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        if self._held is None:
+            self._held = list(self)
+        return self._held[index]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+class Rejects:
+    """A build's rejects so far, in parts in the order they came (stored steps' files,
+    lists), so the stored ones stay on disk; :meth:`in_order` is the report's order, as
+    :func:`sort_rejects` over all of them gives, merged from the sorted parts."""
+
+    def __init__(self, records: Iterable[dict] = ()):
+        self.parts: list = []
+        self.extend(records)
+
+    def extend(self, records: Iterable[dict]) -> None:
+        """More rejects (a :class:`RejectFile` is kept as it is, on disk)."""
+        self.parts.append(records if isinstance(records, RejectFile) else list(records))
+
+    def __iadd__(self, records: Iterable[dict]) -> Rejects:
+        self.extend(records)
+        return self
+
+    def append(self, record: dict) -> None:
+        """One more reject."""
+        self.extend([record])
+
+    def __iter__(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(self.parts)
+
+    def __len__(self) -> int:
+        return sum(map(len, self.parts))
+
+    def in_order(self) -> Iterator[dict]:
+        """Every reject sorted by step, id and reason (ties in the order they came): the
+        stored parts are sorted already, so they are merged as they are read."""
+        parts = (p if isinstance(p, RejectFile) else sort_rejects(p) for p in self.parts)
+        return heapq.merge(*parts, key=_reject_key)
+
+
 def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
     """One line of the rejects report: which record, which step, why."""
     return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
@@ -128,21 +213,24 @@ class Workspace:
         """The step's stored output, or ``compute()``'s, stored for next time.
 
         Returns ``(output, was_cached)``, its items an :class:`ItemFiles` over the step's
-        items file (sorted by id) either way. The items file is written last, so a step
-        killed halfway has no items file and is computed again (a sharded step, from
-        the shards it finished: see :mod:`answerable.shards`).
+        items file (sorted by id) and its rejects a :class:`RejectFile`, either way. The
+        step is stored once both files are there (the rejects are written last), so a
+        step killed halfway is computed again (a sharded step, from the shards it
+        finished: see :mod:`answerable.shards`).
         """
         folder = self.step_dir(name, signature)
         self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
         if items_file.is_file() and rejects_file.is_file():
-            return StepOutput(ItemFiles([items_file]), list(read_jsonl(rejects_file))), True
+            return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), True
         output = compute()
-        write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
+        rejects_file.unlink(missing_ok=True)  # the step is stored once both files are there
         write_parquet(output.items, items_file)
+        # after the items: a stream's rejects (see first_of_each_id) are known once it is read
+        write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
         shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
-        # read back from disk when used: the computed items need not stay in memory
-        return StepOutput(ItemFiles([items_file]), output.rejects), False
+        # read back from disk when used: neither items nor rejects stay in memory
+        return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), False
 
     def cached_report(self, name: str, compute: Callable[[], dict]) -> dict:
         """A report over every step this build used (the audit), stored under

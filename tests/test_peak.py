@@ -1,0 +1,118 @@
+"""Peak memory of a build: merges that stream (only ids held), rejects kept on disk, and
+a cached rerun that reads no item (issue 14, "peak memory and the cached rerun")."""
+
+from __future__ import annotations
+
+import random
+
+from answerable import build as build_module
+from answerable import records
+from answerable.ids import sha256_file
+from answerable.pipeline import (
+    RejectFile,
+    Rejects,
+    StepOutput,
+    Workspace,
+    first_of_each_id,
+    sort_rejects,
+)
+from answerable.records import write_jsonl
+from answerable.shards import sharded_step
+from tests.conftest import DEMO_RECIPE, run_in
+from tests.test_shards import bulky_work, context, traced_peak
+
+
+def repeated(item: dict, first) -> dict:
+    return {"id": item["id"], "step": "toy", "reason": "duplicate", "detail": first}
+
+
+def test_first_of_each_id_keeps_the_first_and_rejects_the_rest_as_it_reads():
+    items = ({"id": f"i{n % 3}", "n": n} for n in range(7))
+    kept = first_of_each_id(
+        StepOutput(items, [{"id": "x", "reason": "earlier"}]), repeated, lambda i: i["n"]
+    )
+    assert kept.rejects == [{"id": "x", "reason": "earlier"}]  # nothing read yet
+    assert [i["n"] for i in kept.items] == [0, 1, 2]
+    assert [(r["id"], r["detail"]) for r in kept.rejects[1:]] == [
+        ("i0", 0),
+        ("i1", 1),
+        ("i2", 2),
+        ("i0", 0),
+    ]
+
+
+def test_rejects_in_order_are_sort_rejects_of_every_part(tmp_path):
+    rng = random.Random(3)
+
+    def some(n: int) -> list[dict]:  # few distinct keys: many ties, kept in arrival order
+        return [
+            {"id": f"r{rng.randrange(4)}", "step": f"s{rng.randrange(3)}", "reason": "x", "n": k}
+            for k in range(n)
+        ]
+
+    first, stored, last = some(30), some(40), some(25)
+    file = write_jsonl(sort_rejects(stored), tmp_path / "rejects.jsonl")
+    rejects = Rejects(first)
+    rejects += RejectFile(file)
+    rejects.append(last[0])
+    rejects += last[1:]
+    everything = first + sort_rejects(stored) + last
+    assert list(rejects.in_order()) == sort_rejects(everything)
+    assert len(rejects) == 95 and list(rejects) == everything
+
+
+def test_a_stored_step_keeps_its_rejects_on_disk(tmp_path):
+    workspace = Workspace(tmp_path, "toy")
+    rejects = [{"id": f"r{n}", "step": "toy", "reason": "x"} for n in (3, 1, 2)]
+    made, cached = workspace.cached_step("toy", "sig", lambda: StepOutput([], rejects))
+    again, cached_again = workspace.cached_step("toy", "sig", lambda: 1 / 0)
+    assert (cached, cached_again) == (False, True)
+    for output in (made, again):
+        assert isinstance(output.rejects, RejectFile)
+        assert [r["id"] for r in output.rejects] == ["r1", "r2", "r3"]
+
+
+def test_a_merge_that_drops_repeats_holds_ids_not_items(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUN_ROWS", 200)  # the writer sorts 200 items at a time
+    ctx = context(tmp_path, 1, 50)
+
+    def twice(shard: list[int]) -> StepOutput:  # every item made twice: one repeat each
+        made = bulky_work(shard)
+        return StepOutput(made.items + bulky_work(shard).items)
+
+    def step(units: int) -> None:
+        made, _ = sharded_step(
+            ctx,
+            "toy",
+            f"sig{units}",
+            list(range(units)),
+            twice,
+            str,
+            merge=lambda output: first_of_each_id(output, repeated),
+        )
+        assert len(made.items) == units and len(made.rejects) == units
+
+    small, large = traced_peak(lambda: step(500)), traced_peak(lambda: step(5000))
+    held = traced_peak(lambda: bulky_work(list(range(4500))))  # what 4,500 more items take
+    # ten times the items: the peak grows by a small share of what holding them would cost
+    assert large - small < 0.2 * held, (small, large, held)
+
+
+def test_a_cached_rerun_reads_no_candidate_again(demo_build, monkeypatch):
+    cwd, _ = demo_build
+    work = cwd / ".answerable" / "answerable-demo"
+    before = {name: sha256_file(work / name) for name in ("candidates.parquet",)}
+    before["rejects"] = sha256_file(work / "reports" / "rejects.jsonl")
+    before["report"] = sha256_file(work / "reports" / "build.json")
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("a cached rerun went over the candidates again")
+
+    for name in ("finished_items", "count_items", "iter_tagged"):
+        monkeypatch.setattr(build_module, name, refused)
+    result = run_in(cwd, "build", DEMO_RECIPE)
+    assert result.exit_code == 0, result.output
+    assert "unchanged, already published" in result.output
+    assert sha256_file(work / "candidates.parquet") == before["candidates.parquet"]
+    assert sha256_file(work / "reports" / "rejects.jsonl") == before["rejects"]
+    assert sha256_file(work / "reports" / "build.json") == before["report"]
