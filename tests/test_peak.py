@@ -9,14 +9,17 @@ from answerable import build as build_module
 from answerable import records
 from answerable.ids import sha256_file
 from answerable.pipeline import (
+    ItemsSoFar,
     RejectFile,
     Rejects,
     StepOutput,
     Workspace,
     first_of_each_id,
     sort_rejects,
+    sorted_ids,
+    with_fields,
 )
-from answerable.records import read_json, write_jsonl
+from answerable.records import ItemFiles, read_json, write_jsonl, write_parquet
 from answerable.shards import sharded_step
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.test_shards import bulky_work, context, traced_peak
@@ -122,3 +125,18 @@ def without_cached(report: dict) -> dict:
     """A build report without what says a step came from the cache."""
     steps = {name: {**line, "cached": None} for name, line in report["steps"].items()}
     return {**report, "steps": steps}
+
+
+def test_items_so_far_give_ids_and_some_fields_without_reading_whole_items(tmp_path):
+    def item(key: str, n: int) -> dict:
+        return {"id": key, "db_id": "clinic", "question": f"q{n}", "result": {"rows": [[n]]}}
+
+    so_far = ItemsSoFar()
+    so_far.add(ItemFiles([write_parquet([item("b", 1), item("a", 1)], tmp_path / "1.parquet")]))
+    so_far.add([item("c", 2)])
+    so_far.add(ItemFiles([write_parquet([item("a", 3)], tmp_path / "3.parquet")]))
+    assert so_far.ids() == sorted_ids(list(so_far)) == ["a", "b", "c"]
+    some = list(with_fields(so_far, "question"))
+    assert [(i["id"], i["question"]) for i in some] == [("b", "q1"), ("c", "q2"), ("a", "q3")]
+    assert [i["result"] for i in some] == [None, {"rows": [[2]]}, None]  # the list: as it is
+    assert [i["id"] for i in so_far] == [i["id"] for i in some]

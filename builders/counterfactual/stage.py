@@ -99,6 +99,9 @@ def edit_env(databases: dict, variants: Path, seed: int, limits: Limits, config:
     )
 
 
+PARENT_FIELDS = ("db_id", "label", "sql", "provenance")  # what is_parent reads, and db_id
+
+
 def is_parent(item: dict) -> bool:
     """An answerable item with gold SQL that this step did not make."""
     generator = (item.get("provenance") or {}).get("generator")

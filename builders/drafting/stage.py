@@ -39,7 +39,7 @@ from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
-from answerable.pipeline import BuildContext, StepOutput, reject
+from answerable.pipeline import BuildContext, StepOutput, reject, sorted_ids
 from answerable.shards import StoredUnits, run_in_shards
 
 STEP = "drafting"
@@ -184,7 +184,7 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
     config = DraftingConfig.from_recipe(ctx.recipe)
     ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
     signature = ctx.signature(
-        STEP, config.identity(), {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+        STEP, config.identity(), {"items": sorted_ids(so_far), "files": ctx.inputs}
     )
     if config.llm is not None:
         return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
@@ -376,7 +376,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         "models": [m.model for m in config.sql_models()],
     }
     signature = ctx.signature(
-        CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+        CANDIDATES_STEP, identity, {"items": sorted_ids(so_far), "files": ctx.inputs}
     )
     if config.llm is not None:
         return ctx.workspace.cached_step(

@@ -52,6 +52,7 @@ from answerable.pipeline import (
     StepOutput,
     Workspace,
     reject,
+    with_fields,
 )
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
@@ -182,7 +183,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
     parents, used = [], set()  # ids, and the databases they are on (one pass: on disk)
-    for item in so_far:
+    for item in with_fields(so_far, *counterfactual.PARENT_FIELDS):
         if counterfactual.is_parent(item):
             parents.append(item["id"])
             used.add(item["db_id"])
@@ -492,10 +493,15 @@ def release_about(
         description=recipe.data.get("description", ""),
         recipe=recipe.file.name,
         license=recipe.section("release").get("license"),
-        source_licenses=source_licenses(sorted({i["db_id"] for i in items})),
+        source_licenses=source_licenses(sorted(set(_db_ids(items)))),
         review=read_json(report) if report is not None and Path(report).is_file() else None,
         audit=audit,
     )
+
+
+def _db_ids(items: Iterable[dict]) -> Iterable[str]:
+    """The items' db_ids (of a candidates file, its one column read)."""
+    return items.column("db_id") if isinstance(items, ItemFiles) else (i["db_id"] for i in items)
 
 
 def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:

@@ -93,12 +93,37 @@ class ItemsSoFar(Sequence):
     def __getitem__(self, index):
         return list(self)[index]
 
+    def ids(self) -> list[str]:
+        """Every item's id, sorted (from the ids held: no item is read)."""
+        return sorted(set().union(*self._ids))
+
+    def fields(self, *names: str) -> Iterator[dict]:
+        """The items as :meth:`__iter__` gives them, with only the fields ``names`` read
+        from the stored stages (the others null): a pass that needs a few short fields
+        does not decode every item whole."""
+        for number, layer in enumerate(self.layers):
+            later = self._later(number)
+            rows = layer.fields("id", *names) if isinstance(layer, ItemFiles) else layer
+            yield from (item for item in rows if item["id"] not in later)
+
     def _later(self, number: int) -> set[str]:
         return set().union(*self._ids[number + 1 :])
 
 
 def _ids(items: Iterable[dict]) -> Iterator[str]:
     return (item["id"] for item in items)
+
+
+def sorted_ids(items: Iterable[dict]) -> list[str]:
+    """The items' ids, sorted (a step's signature names its inputs by them); of the
+    build's :class:`ItemsSoFar`, from the ids it holds, without reading an item."""
+    return items.ids() if isinstance(items, ItemsSoFar) else sorted(_ids(items))
+
+
+def with_fields(items: Iterable[dict], *names: str) -> Iterable[dict]:
+    """The items with at least the fields ``names`` (and id): of the build's
+    :class:`ItemsSoFar`, only those are read from its files."""
+    return items.fields(*names) if isinstance(items, ItemsSoFar) else items
 
 
 def first_of_each_id(

@@ -181,10 +181,11 @@ def read_parquet(path: str | Path) -> list[dict]:
     return from_frame(pl.read_parquet(path))
 
 
-def iter_parquet(path: str | Path) -> Iterator[dict]:
+def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
-    :data:`BATCH_ROWS` at a time."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, use_threads=False):
+    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null)."""
+    file = pq.ParquetFile(path)
+    for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
         yield from from_arrow(batch)
 
 
@@ -230,7 +231,18 @@ class ItemFiles(Sequence):
 
     def ids(self) -> list[str]:
         """The items' ids, in order, reading only that column."""
-        return [i for file in self.files for i in pl.read_parquet(file, columns=["id"])["id"]]
+        return self.column("id")
+
+    def column(self, name: str) -> list:
+        """One field of every item, in order, reading only that column (nested fields as
+        their JSON text)."""
+        return [v for file in self.files for v in pl.read_parquet(file, columns=[name])[name]]
+
+    def fields(self, *names: str) -> Iterator[dict]:
+        """The items with only the fields ``names`` read (the others null), in order."""
+        if self._held is not None:
+            return iter(self._held)
+        return itertools.chain.from_iterable(iter_parquet(f, list(names)) for f in self.files)
 
 
 def write_jsonl(records: Iterable[dict], path: str | Path) -> Path:
