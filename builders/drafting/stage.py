@@ -226,8 +226,11 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
-    return StepOutput(kept.items, checked.rejects + kept.rejects)
+    seen, repeats = NearDuplicates(config.dedup_threshold, so_far), []
+    # a stream read once by the step's writer (the kept drafts are never all held); the
+    # repeats' rejects are known once it is read
+    kept = unrepeated_questions(checked.items, seen, repeats)
+    return StepOutput(kept, checked.rejects + repeats)
 
 
 def planned_jobs(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> tuple:
@@ -276,16 +279,24 @@ def drop_repeated_questions(items: list[dict], seen: NearDuplicates) -> StepOutp
     one of them; a reject for each of the others. A draft is not compared with its own
     parent's family (``kin``)."""
     output = StepOutput()
+    output.items = list(unrepeated_questions(items, seen, output.rejects))
+    return output
+
+
+def unrepeated_questions(
+    items: Iterable[dict], seen: NearDuplicates, rejects: list[dict]
+) -> Iterator[dict]:
+    """:func:`drop_repeated_questions` as a stream: the kept items one at a time, a
+    reject added to ``rejects`` for each of the others as it is reached."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
         failure = seen.check(item["db_id"], item["question"], kin)
         if failure is not None:
-            output.rejects.append(drafted_reject(item, *failure))
+            rejects.append(drafted_reject(item, *failure))
             continue
         seen.add(item["db_id"], item["id"], item["question"], kin)
-        output.items.append(item)
-    return output
+        yield item
 
 
 @contextmanager

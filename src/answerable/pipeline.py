@@ -30,8 +30,8 @@ from answerable.records import (
     read_json,
     read_jsonl,
     write_json,
-    write_jsonl,
     write_parquet,
+    write_sorted_jsonl,
 )
 
 
@@ -135,24 +135,26 @@ def first_of_each_id(
     writer): a later item of an id becomes the reject ``repeated(item, remember(first))``,
     added to the returned output's rejects when the stream reaches it. Only the ids are
     held, never the items."""
-    rejects = list(output.rejects)
+    repeats: list[dict] = []  # filled as the stream is read
 
     def kept() -> Iterator[dict]:
         first: dict[str, Any] = {}
         for item in output.items:
             if item["id"] in first:
-                rejects.append(repeated(item, first[item["id"]]))
+                repeats.append(repeated(item, first[item["id"]]))
                 continue
             first[item["id"]] = remember(item)
             yield item
 
-    return StepOutput(kept(), rejects)
+    return StepOutput(kept(), Rejects(output.rejects) + repeats)
 
 
 class RejectFile(Sequence):
     """A stored step's rejects (JSON Lines sorted by :func:`sort_rejects`' key), read from
     the file whenever they are iterated, so holding them costs no memory; indexing reads
     them into memory once (kept), for callers that want a list."""
+
+    stored = True  # read from disk whenever it is iterated (see Rejects)
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -176,21 +178,36 @@ class RejectFile(Sequence):
 
 
 class Rejects:
-    """A build's rejects so far, in parts in the order they came (stored steps' files,
-    lists), so the stored ones stay on disk; :meth:`in_order` is the report's order, as
-    :func:`sort_rejects` over all of them gives, merged from the sorted parts."""
+    """Rejects in parts, in the order they came, each held as it was given (a stored
+    step's :class:`RejectFile`, the shards' files, a list that may still grow), so those
+    on disk stay there; :meth:`in_order` is the report's order, as :func:`sort_rejects`
+    over all of them gives, the stored parts (sorted already) merged as they are read."""
 
     def __init__(self, records: Iterable[dict] = ()):
         self.parts: list = []
         self.extend(records)
 
     def extend(self, records: Iterable[dict]) -> None:
-        """More rejects (a :class:`RejectFile` is kept as it is, on disk)."""
-        self.parts.append(records if isinstance(records, RejectFile) else list(records))
+        """More rejects: a list, a file or another :class:`Rejects` is kept as it is
+        (read when these are), any other iterable is read into a list now."""
+        if isinstance(records, Rejects):
+            self.parts += records.parts
+        elif isinstance(records, list) or getattr(records, "stored", False):
+            self.parts.append(records)
+        else:
+            self.parts.append(list(records))
 
     def __iadd__(self, records: Iterable[dict]) -> Rejects:
         self.extend(records)
         return self
+
+    def __add__(self, records: Iterable[dict]) -> Rejects:
+        both = Rejects(self)
+        both.extend(records)
+        return both
+
+    def __radd__(self, records: Iterable[dict]) -> Rejects:
+        return Rejects(records) + self
 
     def append(self, record: dict) -> None:
         """One more reject."""
@@ -202,16 +219,13 @@ class Rejects:
     def __len__(self) -> int:
         return sum(map(len, self.parts))
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Iterable) and list(self) == list(other)
+
     def in_order(self) -> Iterator[dict]:
-        """Every reject sorted by step, id and reason (ties in the order they came): the
-        stored parts are sorted already, so they are merged as they are read."""
+        """Every reject sorted by step, id and reason (ties in the order they came)."""
         parts = (p if isinstance(p, RejectFile) else sort_rejects(p) for p in self.parts)
         return heapq.merge(*parts, key=_reject_key)
-
-
-def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
-    """One line of the rejects report: which record, which step, why."""
-    return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
 
 
 class Workspace:
@@ -252,7 +266,7 @@ class Workspace:
         rejects_file.unlink(missing_ok=True)  # the step is stored once both files are there
         write_parquet(output.items, items_file)
         # after the items: a stream's rejects (see first_of_each_id) are known once it is read
-        write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
+        write_sorted_jsonl(output.rejects, rejects_file, _reject_key)
         shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
         # read back from disk when used: neither items nor rejects stay in memory
         return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), False

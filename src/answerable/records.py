@@ -254,6 +254,29 @@ def write_jsonl(records: Iterable[dict], path: str | Path) -> Path:
     return path
 
 
+SORT_RUN = 50_000  # records write_sorted_jsonl sorts in memory at once; more are merged
+
+
+def write_sorted_jsonl(records: Iterable[dict], path: str | Path, key) -> Path:
+    """:func:`write_jsonl` of ``sorted(records, key=key)``, the same bytes, sorting at
+    most :data:`SORT_RUN` records at a time: more are sorted in runs stored beside the
+    file and merged (ties keep their order, as ``sorted`` does)."""
+    path = Path(path)
+    chunks = in_chunks(records, SORT_RUN)
+    first = next(chunks, [])
+    second = next(chunks, None)
+    if second is None:
+        return write_jsonl(sorted(first, key=key), path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
+        runs = []
+        for number, chunk in enumerate(itertools.chain([first, second], chunks)):
+            runs.append(write_jsonl(sorted(chunk, key=key), Path(folder) / f"{number}.jsonl"))
+            first = second = chunk = None  # each run's records go once it is written
+        write_jsonl(heapq.merge(*map(read_jsonl, runs), key=key), path)
+    return path
+
+
 def read_jsonl(path: str | Path) -> Iterator[dict]:
     """Yield the records of a JSON Lines file."""
     with open(path, encoding="utf-8") as fh:
