@@ -140,3 +140,20 @@ def test_items_so_far_give_ids_and_some_fields_without_reading_whole_items(tmp_p
     assert [(i["id"], i["question"]) for i in some] == [("b", "q1"), ("c", "q2"), ("a", "q3")]
     assert [i["result"] for i in some] == [None, {"rows": [[2]]}, None]  # the list: as it is
     assert [i["id"] for i in so_far] == [i["id"] for i in some]
+
+
+def test_rejects_sorted_in_runs_on_disk_are_the_bytes_of_one_sort(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "SORT_RUN", 7)  # many runs, ties across them
+    rng = random.Random(5)
+    rejects = [
+        {"id": f"r{rng.randrange(5)}", "step": "s", "reason": rng.choice("xy"), "n": n}
+        for n in range(60)
+    ]
+    one = write_jsonl(sort_rejects(rejects), tmp_path / "one.jsonl")
+    runs = records.write_sorted_jsonl(iter(rejects), tmp_path / "runs.jsonl", reject_key)
+    assert runs.read_bytes() == one.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.jsonl", "runs.jsonl"]
+
+
+def reject_key(record: dict) -> tuple:
+    return (record["step"], record["id"], record["reason"])

@@ -228,6 +228,11 @@ class Rejects:
         return heapq.merge(*parts, key=_reject_key)
 
 
+def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
+    """One line of the rejects report: which record, which step, why."""
+    return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
+
+
 class Workspace:
     """The build state of one dataset under the work directory.
 
