@@ -19,7 +19,7 @@ from answerable.pipeline import (
     sorted_ids,
     with_fields,
 )
-from answerable.records import ItemFiles, read_json, write_jsonl, write_parquet
+from answerable.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
 from answerable.shards import sharded_step
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.test_shards import bulky_work, context, traced_peak
@@ -157,3 +157,33 @@ def test_rejects_sorted_in_runs_on_disk_are_the_bytes_of_one_sort(tmp_path, monk
 
 def reject_key(record: dict) -> tuple:
     return (record["step"], record["id"], record["reason"])
+
+
+def test_a_steps_rejects_are_sorted_and_reported_without_holding_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "SORT_RUN", 500)
+    workspace = Workspace(tmp_path, "toy")
+
+    def toy_reject(n: int) -> dict:
+        return {
+            "id": f"{(n * 7919) % 100_003:08d}",
+            "step": "toy",
+            "reason": "x",
+            "detail": "d" * 200,
+        }
+
+    def step(count: int) -> None:  # a step's rejects as a stream, then the build's report
+        made, _ = workspace.cached_step(
+            "toy", f"sig{count}", lambda: StepOutput([], map(toy_reject, range(count)))
+        )  # the rejects are a stream: sorted in runs on disk
+        report = Rejects([{"id": "a", "step": "source", "reason": "y"}])
+        report += made.rejects
+        write_jsonl(report.in_order(), tmp_path / f"rejects{count}.jsonl")
+
+    small, large = traced_peak(lambda: step(1_000)), traced_peak(lambda: step(10_000))
+    held = traced_peak(lambda: [toy_reject(n) for n in range(9_000)])  # what 9,000 more take
+    assert large - small < 0.2 * held, (small, large, held)
+    written = list(read_jsonl(tmp_path / "rejects10000.jsonl"))
+    assert [r["id"] for r in written[1:]] == sorted(
+        f"{(n * 7919) % 100_003:08d}" for n in range(10_000)
+    )
+    assert written[0]["step"] == "source" and len(written) == 10_001
