@@ -36,7 +36,7 @@ def test_first_of_each_id_keeps_the_first_and_rejects_the_rest_as_it_reads():
     )
     assert kept.rejects == [{"id": "x", "reason": "earlier"}]  # nothing read yet
     assert [i["n"] for i in kept.items] == [0, 1, 2]
-    assert [(r["id"], r["detail"]) for r in kept.rejects[1:]] == [
+    assert [(r["id"], r["detail"]) for r in list(kept.rejects)[1:]] == [
         ("i0", 0),
         ("i1", 1),
         ("i2", 2),

@@ -430,8 +430,8 @@ def _duplicate(item: dict, first: str) -> dict:
 def drop_repeats(output: StepOutput) -> StepOutput:
     """Keep the first item of each id (templates in id order); later ones become rejects."""
     kept = unique_pairs(output)
-    kept.items = list(kept.items)
-    return kept
+    kept.items = list(kept.items)  # read first: the repeats' rejects come with it
+    return StepOutput(kept.items, list(kept.rejects))
 
 
 def unique_pairs(output: StepOutput) -> StepOutput:

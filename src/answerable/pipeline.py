@@ -27,6 +27,7 @@ from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import (
     ItemFiles,
+    StoredRecords,
     read_json,
     read_jsonl,
     write_json,
@@ -149,10 +150,9 @@ def first_of_each_id(
     return StepOutput(kept(), Rejects(output.rejects) + repeats)
 
 
-class RejectFile(Sequence):
+class RejectFile(StoredRecords):
     """A stored step's rejects (JSON Lines sorted by :func:`sort_rejects`' key), read from
-    the file whenever they are iterated, so holding them costs no memory; indexing reads
-    them into memory once (kept), for callers that want a list."""
+    the file whenever they are iterated (see :class:`StoredRecords`)."""
 
     stored = True  # read from disk whenever it is iterated (see Rejects)
 
@@ -160,21 +160,12 @@ class RejectFile(Sequence):
         self.path = Path(path)
         with open(self.path, "rb") as lines:
             self._count = sum(1 for line in lines if line.strip())
-        self._held: list[dict] | None = None
 
-    def __iter__(self) -> Iterator[dict]:
-        return iter(self._held) if self._held is not None else read_jsonl(self.path)
+    def _read(self) -> Iterator[dict]:
+        return read_jsonl(self.path)
 
     def __len__(self) -> int:
         return self._count
-
-    def __getitem__(self, index):
-        if self._held is None:
-            self._held = list(self)
-        return self._held[index]
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
 
 
 class Rejects:

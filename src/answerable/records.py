@@ -203,23 +203,18 @@ def read_rows(path: str | Path, start: int, count: int) -> list[dict]:
     return items
 
 
-class ItemFiles(Sequence):
-    """Items stored in Parquet files, in file order, read from disk each time they are
-    iterated (a batch at a time), so holding them costs no memory. Indexing reads the
-    items into memory once (kept), for callers that want a list."""
+class StoredRecords(Sequence):
+    """Records on disk, read from there each time they are iterated (:meth:`_read`), so
+    holding them costs no memory. Indexing reads them into memory once (kept), for
+    callers that want a list."""
 
-    def __init__(self, files: Iterable[str | Path]):
-        self.files = [Path(file) for file in files]
-        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
-        self._held: list[dict] | None = None
+    _held: list[dict] | None = None
+
+    def _read(self) -> Iterator[dict]:
+        raise NotImplementedError
 
     def __iter__(self) -> Iterator[dict]:
-        if self._held is not None:
-            return iter(self._held)
-        return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)
-
-    def __len__(self) -> int:
-        return sum(self._rows)
+        return iter(self._held) if self._held is not None else self._read()
 
     def __getitem__(self, index):
         if self._held is None:
@@ -228,6 +223,21 @@ class ItemFiles(Sequence):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
+
+
+class ItemFiles(StoredRecords):
+    """Items stored in Parquet files, in file order, read a batch at a time (see
+    :class:`StoredRecords`)."""
+
+    def __init__(self, files: Iterable[str | Path]):
+        self.files = [Path(file) for file in files]
+        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
+
+    def _read(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)
+
+    def __len__(self) -> int:
+        return sum(self._rows)
 
     def ids(self) -> list[str]:
         """The items' ids, in order, reading only that column."""

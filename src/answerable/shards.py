@@ -104,7 +104,7 @@ def run_in_shards(
         for index, output in _outputs(ctx, shards, pending, work, execution.workers):
             store_shard(output, files[index])
             task.advance(len(shards[index]))
-    return StepOutput(ShardItems(files), Rejects([ShardRejects(files)]))
+    return StepOutput(ShardItems(files), Rejects(ShardRejects(files)))
 
 
 def cut(units: list, size: int, weight: Callable[[Any], int]) -> list[list]:
