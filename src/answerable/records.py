@@ -55,6 +55,9 @@ DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
 RUN_ROWS = 2048  # items a writer sorts in memory at once (~25 MB); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes at once
+# a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
+# merge holds one group per run (big groups would hold every run, the whole file, at once)
+RUN_GROUP_ROWS = 64
 
 
 def complete(item: dict) -> dict:
@@ -120,7 +123,8 @@ def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
         runs = []
         for number, chunk in enumerate(itertools.chain([first, second], chunks)):
-            runs.append(_write_frame(to_frame(chunk), Path(folder) / f"{number}.parquet"))
+            run = Path(folder) / f"{number}.parquet"
+            runs.append(_write_frame(to_frame(chunk), run, row_group_size=RUN_GROUP_ROWS))
             first = second = chunk = None  # each run's items go once it is written
         with _atomic(path) as tmp:
             _merge_runs(runs, tmp)
@@ -134,10 +138,12 @@ def in_chunks(values: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _write_frame(frame: pl.DataFrame, path: Path) -> Path:
+def _write_frame(frame: pl.DataFrame, path: Path, row_group_size: int | None = None) -> Path:
     with _atomic(path) as tmp:
         try:
-            frame.write_parquet(tmp, compression="zstd", statistics=False)
+            frame.write_parquet(
+                tmp, compression="zstd", statistics=False, row_group_size=row_group_size
+            )
         except pl.exceptions.ComputeError as error:
             raise _write_failed(path, error) from None
     return path
