@@ -20,6 +20,7 @@ from answerable.pipeline import (
     with_fields,
 )
 from answerable.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
+from answerable.release.guards import contradictions
 from answerable.shards import sharded_step
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.test_shards import bulky_work, context, traced_peak
@@ -187,3 +188,24 @@ def test_a_steps_rejects_are_sorted_and_reported_without_holding_them(tmp_path, 
         f"{(n * 7919) % 100_003:08d}" for n in range(10_000)
     )
     assert written[0]["step"] == "source" and len(written) == 10_001
+
+
+def test_contradictions_read_from_columns_are_those_read_from_items(tmp_path):
+    def item(key: str, question: str, digest: str | None, variant: str | None = None) -> dict:
+        result = None if digest is None else {"hash": digest, "row_count": 1}
+        fields = {"id": key, "db_id": "clinic", "db_variant": variant, "question": question}
+        return fields | {"result": result, "label": "answerable"}
+
+    items = [
+        item("a1", "How many patients?", "h1"),
+        item("a2", "how many  patients", "h2"),  # the same question, another result
+        item("a3", "How many patients?", "h1", variant="clinic.v1"),  # another database
+        item("a4", "How many visits?", "h3"),
+        item("a5", "How many visits?", None),  # no result: never contradicts
+        item("a6", "How many visits?", "h3"),
+    ]
+    files = ItemFiles([write_parquet(items, tmp_path / "items.parquet")])
+    found = contradictions(files)
+    assert found == contradictions(items) == {"a1": ["a2"], "a2": ["a1"]}
+    empty = ItemFiles([write_parquet([], tmp_path / "none.parquet")])
+    assert contradictions(empty) == contradictions([]) == {}
