@@ -22,6 +22,7 @@ import polars as pl
 
 from answerable.errors import AnswerableError
 from answerable.pipeline import StepOutput, reject
+from answerable.records import ItemFiles
 from answerable.release.keys import normalized_question
 
 
@@ -100,24 +101,43 @@ def superseding_children(items: Iterable[dict]) -> dict[str, str]:
     return {parent: child for parent, child in children.items() if parent in answerable}
 
 
+SHORT_FIELDS = ("id", "db_id", "db_variant", "question", "hash")  # what contradictions reads
+
+
+def _short_fields(items: ItemFiles) -> pl.DataFrame:
+    """:data:`SHORT_FIELDS` of items in Parquet files, read as columns (the result's hash
+    taken from its JSON text): no item is decoded whole, none held as a dict."""
+    columns = ["id", "db_id", "db_variant", "question", "result"]
+    frames = [pl.read_parquet(file, columns=columns) for file in items.files]
+    return pl.concat(frames).select(
+        "id",
+        "db_id",
+        pl.col("db_variant").fill_null(""),
+        "question",
+        hash=pl.col("result").str.json_path_match("$.hash"),
+    )
+
+
 def contradictions(items: Iterable[dict]) -> dict[str, list[str]]:
     """For each contradictory item, the ids of the items it contradicts (``items`` is
     read once, keeping five short fields of each)."""
-    rows = [
-        (
-            i["id"],
-            i["db_id"],
-            i.get("db_variant") or "",
-            i["question"],
-            (i.get("result") or {}).get("hash"),
-        )
-        for i in items
-    ]
-    if not rows:
-        return {}
-    frame = pl.DataFrame(
-        rows, schema=["id", "db_id", "db_variant", "question", "hash"], orient="row"
-    ).filter(pl.col("hash").is_not_null())
+    if isinstance(items, ItemFiles):
+        frame = _short_fields(items)
+    else:
+        rows = [
+            (
+                i["id"],
+                i["db_id"],
+                i.get("db_variant") or "",
+                i["question"],
+                (i.get("result") or {}).get("hash"),
+            )
+            for i in items
+        ]
+        if not rows:
+            return {}
+        frame = pl.DataFrame(rows, schema=list(SHORT_FIELDS), orient="row")
+    frame = frame.filter(pl.col("hash").is_not_null())
     groups = (
         frame.with_columns(key=normalized_question())
         .group_by("db_id", "db_variant", "key")

@@ -29,6 +29,7 @@ from answerable.builders.counterfactual.edits import EditEnv, prepare
 from answerable.builders.counterfactual.materialize import VariantStore, materialize
 from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
 from answerable.builders.counterfactual.stage import (
+    PARENT_FIELDS,
     STEP,
     Config,
     Stats,
@@ -41,6 +42,7 @@ from answerable.builders.counterfactual.stage import (
 __all__ = [
     "CONTROL_EDIT",
     "GENERATORS",
+    "PARENT_FIELDS",
     "PROBLEM_EDITS",
     "STEP",
     "Config",

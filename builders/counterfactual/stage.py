@@ -29,7 +29,7 @@ from answerable.builders.counterfactual.verify import Failure, reading_records
 from answerable.builders.executor import Limits
 from answerable.errors import SQLError
 from answerable.ids import item_id
-from answerable.pipeline import StepOutput, reject
+from answerable.pipeline import StepOutput, first_of_each_id, reject
 
 STEP = "counterfactual"
 OWN_GENERATORS = frozenset(GENERATORS)
@@ -97,6 +97,9 @@ def edit_env(databases: dict, variants: Path, seed: int, limits: Limits, config:
         synonyms=config.synonyms,
         control_max=config.control_max_columns,
     )
+
+
+PARENT_FIELDS = ("db_id", "label", "sql", "provenance")  # what is_parent reads, and db_id
 
 
 def is_parent(item: dict) -> bool:
@@ -217,9 +220,7 @@ def _repeated(item: dict) -> dict:
 def drop_repeated(output: StepOutput) -> StepOutput:
     """The output with each id's first item only (the later ones become rejects), as
     one run over every parent in order gives: shards of parents are merged by it."""
-    kept, seen = StepOutput(rejects=list(output.rejects)), set()
-    _emit(output.items, kept, seen)
-    return kept
+    return first_of_each_id(output, lambda item, _first: _repeated(item))  # a stream
 
 
 def _identity(proposal: Proposal) -> tuple[str | None, str | None, dict]:

@@ -39,7 +39,7 @@ from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
-from answerable.pipeline import BuildContext, StepOutput, reject
+from answerable.pipeline import BuildContext, StepOutput, reject, sorted_ids
 from answerable.shards import StoredUnits, run_in_shards
 
 STEP = "drafting"
@@ -184,7 +184,7 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
     config = DraftingConfig.from_recipe(ctx.recipe)
     ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
     signature = ctx.signature(
-        STEP, config.identity(), {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+        STEP, config.identity(), {"items": sorted_ids(so_far), "files": ctx.inputs}
     )
     if config.llm is not None:
         return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
@@ -226,8 +226,11 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
-    return StepOutput(kept.items, checked.rejects + kept.rejects)
+    seen, repeats = NearDuplicates(config.dedup_threshold, so_far), []
+    # a stream read once by the step's writer (the kept drafts are never all held); the
+    # repeats' rejects are known once it is read
+    kept = unrepeated_questions(checked.items, seen, repeats)
+    return StepOutput(kept, checked.rejects + repeats)
 
 
 def planned_jobs(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> tuple:
@@ -276,16 +279,24 @@ def drop_repeated_questions(items: list[dict], seen: NearDuplicates) -> StepOutp
     one of them; a reject for each of the others. A draft is not compared with its own
     parent's family (``kin``)."""
     output = StepOutput()
+    output.items = list(unrepeated_questions(items, seen, output.rejects))
+    return output
+
+
+def unrepeated_questions(
+    items: Iterable[dict], seen: NearDuplicates, rejects: list[dict]
+) -> Iterator[dict]:
+    """:func:`drop_repeated_questions` as a stream: the kept items one at a time, a
+    reject added to ``rejects`` for each of the others as it is reached."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
         failure = seen.check(item["db_id"], item["question"], kin)
         if failure is not None:
-            output.rejects.append(drafted_reject(item, *failure))
+            rejects.append(drafted_reject(item, *failure))
             continue
         seen.add(item["db_id"], item["id"], item["question"], kin)
-        output.items.append(item)
-    return output
+        yield item
 
 
 @contextmanager
@@ -376,7 +387,7 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         "models": [m.model for m in config.sql_models()],
     }
     signature = ctx.signature(
-        CANDIDATES_STEP, identity, {"items": sorted(i["id"] for i in so_far), "files": ctx.inputs}
+        CANDIDATES_STEP, identity, {"items": sorted_ids(so_far), "files": ctx.inputs}
     )
     if config.llm is not None:
         return ctx.workspace.cached_step(

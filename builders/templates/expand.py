@@ -41,7 +41,7 @@ from answerable.builders.templates.writing import (
 )
 from answerable.errors import SQLError
 from answerable.ids import canonical_json, item_id, rng_for
-from answerable.pipeline import StepOutput, reject
+from answerable.pipeline import StepOutput, first_of_each_id, reject
 
 DEFAULT_ANSWER = "{result}"  # a template without an answer text: its result's first values
 
@@ -429,11 +429,12 @@ def _duplicate(item: dict, first: str) -> dict:
 
 def drop_repeats(output: StepOutput) -> StepOutput:
     """Keep the first item of each id (templates in id order); later ones become rejects."""
-    kept, first = StepOutput(rejects=list(output.rejects)), {}
-    for item in output.items:
-        if item["id"] in first:
-            kept.rejects.append(_duplicate(item, first[item["id"]]))
-            continue
-        first[item["id"]] = item["provenance"]["external_id"]
-        kept.items.append(item)
-    return kept
+    kept = unique_pairs(output)
+    kept.items = list(kept.items)  # read first: the repeats' rejects come with it
+    return StepOutput(kept.items, list(kept.rejects))
+
+
+def unique_pairs(output: StepOutput) -> StepOutput:
+    """:func:`drop_repeats` as a stream read once (the template stage's merge of its
+    shards: only the ids are held)."""
+    return first_of_each_id(output, _duplicate, lambda item: item["provenance"]["external_id"])

@@ -17,12 +17,13 @@ are the template's texts and the answers its ``answer`` text, as offline.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from answerable.builders.drafting.stage import llm_settings, model_cache
 from answerable.builders.drafting.templated import answers, paraphrases
-from answerable.builders.templates.expand import Settings, drop_repeats, expand_templates
+from answerable.builders.templates.expand import Settings, expand_templates, unique_pairs
 from answerable.builders.templates.model import (
     GENERATOR,
     Template,
@@ -132,7 +133,7 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
 
     def merge(made: StepOutput) -> StepOutput:
         rejects = imported_templates(ctx.recipe).rejects + made.rejects
-        kept = drop_repeats(StepOutput(made.items, rejects))
+        kept = unique_pairs(StepOutput(made.items, rejects))  # a stream: never all held
         return StepOutput(model.answered(ctx, kept.items), kept.rejects)
 
     return sharded_step(
@@ -185,11 +186,12 @@ class ModelUse:
             found = paraphrases(firsts, self.paraphrases, self.llm, cache, usage)
         return ListParaphraser(tuple(sorted(found.items())))
 
-    def answered(self, ctx: BuildContext, items: list[dict]) -> list[dict]:
+    def answered(self, ctx: BuildContext, items: Iterable[dict]) -> Iterable[dict]:
         """The items with the model's answer from their results (the template's answer
         text stays where the model gave no usable reply)."""
         if not self.answers:
             return items
+        items = list(items)  # the model's answers are asked for all at once
         with model_cache(ctx) as (cache, usage):
             replies = answers(items, self.llm, cache, usage)
         return [

@@ -48,10 +48,11 @@ from answerable.pipeline import (
     BuildContext,
     Execution,
     ItemsSoFar,
+    Rejects,
     StepOutput,
     Workspace,
     reject,
-    sort_rejects,
+    with_fields,
 )
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
@@ -182,7 +183,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
     config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
     parents, used = [], set()  # ids, and the databases they are on (one pass: on disk)
-    for item in so_far:
+    for item in with_fields(so_far, *counterfactual.PARENT_FIELDS):
         if counterfactual.is_parent(item):
             parents.append(item["id"])
             used.add(item["db_id"])
@@ -302,14 +303,38 @@ def finished_items(
     superseded), written to ``file`` sorted by id and read back from it as they are
     used; the rejects of those checks added to the output's. The items stream from the
     stages' files to ``file``: none is held on the way."""
-    rejects = list(output.rejects)
+    rejects = output.rejects if isinstance(output.rejects, Rejects) else Rejects(output.rejects)
+    invalid: list[dict] = []
     tagged = iter_tagged(output.items, databases)
-    write_parquet(valid_items(tagged, rejects, progress, len(output.items)), file)
+    write_parquet(valid_items(tagged, invalid, progress, len(output.items)), file)
+    rejects += invalid
     withdrawn = guard_rejects(lambda: ItemFiles([file]))
     if withdrawn:
         rejects += [withdrawn[key] for key in sorted(withdrawn)]  # the file's (id) order
         write_parquet((i for i in ItemFiles([file]) if i["id"] not in withdrawn), file)
     return StepOutput(ItemFiles([file]), rejects)
+
+
+def finished_once(
+    workspace: Workspace, output: StepOutput, databases: dict, progress: Progress = SILENT
+) -> tuple[StepOutput, dict]:
+    """:func:`finished_items` and the candidates' counts, or what an earlier build found
+    from the same steps (``steps/candidates-<hash of the steps used>.json``) when the
+    candidates file is still the one it wrote: a cached rerun then reads no item."""
+    marker = workspace.steps / f"candidates-{content_hash(workspace.served)[:16]}.json"
+    file = workspace.candidates
+    rejects = output.rejects if isinstance(output.rejects, Rejects) else Rejects(output.rejects)
+    if marker.is_file() and file.is_file():
+        stored = read_json(marker)
+        if stored["sha256"] == sha256_file(file):
+            rejects += stored["rejects"]
+            return StepOutput(ItemFiles([file]), rejects), stored["counts"]
+    earlier = len(rejects.parts)
+    finished = finished_items(StepOutput(output.items, rejects), databases, file, progress)
+    counts = count_items(finished.items)
+    own = [r for part in rejects.parts[earlier:] for r in part]  # the checks' rejects
+    write_json({"sha256": sha256_file(file), "rejects": own, "counts": counts}, marker)
+    return finished, counts
 
 
 def build(
@@ -340,7 +365,7 @@ def build(
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
     so_far, steps, seconds = ItemsSoFar(), {}, {}  # the stages' items stay on disk
-    output = StepOutput(so_far, list(loaded.rejects))
+    output = StepOutput(so_far, Rejects(loaded.rejects))  # stored steps' stay on disk
     try:
         for name, stage in stages(recipe):
             started = time.perf_counter()
@@ -358,7 +383,7 @@ def build(
     finally:
         ctx.close()
         engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
-    output = finished_items(output, ctx.databases, workspace.candidates, progress)
+    output, counts = finished_once(workspace, output, ctx.databases, progress)
     released, review = output.items, None
     if wants_review(recipe):
         candidates = list(output.items)  # a reviewed build is the size people can review
@@ -373,7 +398,7 @@ def build(
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
         "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
-    report = _write_outputs(workspace, output, steps, recipe, ctx.report)
+    report = _write_outputs(workspace, output, counts, steps, recipe, ctx.report)
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
         report.release = release_of(recipe, ctx, released, review, settings, exported)
@@ -427,7 +452,10 @@ def release_of(
 
 def items_digest(items: Iterable[dict]) -> str:
     """The sha256 of the items' canonical JSON, one after another, hashed as they come
-    (never the whole list in one string)."""
+    (never the whole list in one string); of items in Parquet files, the files' sha256
+    (their bytes depend on the items alone), so a cached rerun decodes no item for it."""
+    if isinstance(items, ItemFiles):
+        return content_hash([sha256_file(file) for file in items.files])
     digest = hashlib.sha256()
     for item in items:
         digest.update(canonical_json(item).encode() + b"\n")
@@ -466,10 +494,15 @@ def release_about(
         description=recipe.data.get("description", ""),
         recipe=recipe.file.name,
         license=recipe.section("release").get("license"),
-        source_licenses=source_licenses(sorted({i["db_id"] for i in items})),
+        source_licenses=source_licenses(sorted(set(_db_ids(items)))),
         review=read_json(report) if report is not None and Path(report).is_file() else None,
         audit=audit,
     )
+
+
+def _db_ids(items: Iterable[dict]) -> Iterable[str]:
+    """The items' db_ids (of a candidates file, its one column read)."""
+    return items.column("db_id") if isinstance(items, ItemFiles) else (i["db_id"] for i in items)
 
 
 def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
@@ -482,12 +515,11 @@ def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
 
 
 def _write_outputs(
-    workspace: Workspace, output: StepOutput, steps: dict, recipe: Recipe, extra: dict
+    workspace: Workspace, output: StepOutput, counts: dict, steps: dict, recipe: Recipe, extra: dict
 ) -> BuildReport:
-    rejects = sort_rejects(output.rejects)
-    counts, reject_counts = count_items(output.items), dict(sorted(output.reject_counts().items()))
+    reject_counts = dict(sorted(output.reject_counts().items()))
     candidates = workspace.candidates  # written by finished_items
-    rejects_file = write_jsonl(rejects, workspace.reports / "rejects.jsonl")
+    rejects_file = write_jsonl(output.rejects.in_order(), workspace.reports / "rejects.jsonl")
     report_file = write_json(
         {
             "dataset": recipe.dataset,

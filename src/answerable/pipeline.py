@@ -8,6 +8,8 @@ finished steps instead of repeating them.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import random
 import shutil
@@ -25,11 +27,12 @@ from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import (
     ItemFiles,
+    StoredRecords,
     read_json,
     read_jsonl,
     write_json,
-    write_jsonl,
     write_parquet,
+    write_sorted_jsonl,
 )
 
 
@@ -91,12 +94,129 @@ class ItemsSoFar(Sequence):
     def __getitem__(self, index):
         return list(self)[index]
 
+    def ids(self) -> list[str]:
+        """Every item's id, sorted (from the ids held: no item is read)."""
+        return sorted(set().union(*self._ids))
+
+    def fields(self, *names: str) -> Iterator[dict]:
+        """The items as :meth:`__iter__` gives them, with only the fields ``names`` read
+        from the stored stages (the others null): a pass that needs a few short fields
+        does not decode every item whole."""
+        for number, layer in enumerate(self.layers):
+            later = self._later(number)
+            rows = layer.fields("id", *names) if isinstance(layer, ItemFiles) else layer
+            yield from (item for item in rows if item["id"] not in later)
+
     def _later(self, number: int) -> set[str]:
         return set().union(*self._ids[number + 1 :])
 
 
 def _ids(items: Iterable[dict]) -> Iterator[str]:
     return (item["id"] for item in items)
+
+
+def sorted_ids(items: Iterable[dict]) -> list[str]:
+    """The items' ids, sorted (a step's signature names its inputs by them); of the
+    build's :class:`ItemsSoFar`, from the ids it holds, without reading an item."""
+    return items.ids() if isinstance(items, ItemsSoFar) else sorted(_ids(items))
+
+
+def with_fields(items: Iterable[dict], *names: str) -> Iterable[dict]:
+    """The items with at least the fields ``names`` (and id): of the build's
+    :class:`ItemsSoFar`, only those are read from its files."""
+    return items.fields(*names) if isinstance(items, ItemsSoFar) else items
+
+
+def first_of_each_id(
+    output: StepOutput,
+    repeated: Callable[[dict, Any], dict],
+    remember: Callable[[dict], Any] = lambda _item: None,
+) -> StepOutput:
+    """``output`` with each id's first item only, as a stream read once (by the step's
+    writer): a later item of an id becomes the reject ``repeated(item, remember(first))``,
+    added to the returned output's rejects when the stream reaches it. Only the ids are
+    held, never the items."""
+    repeats: list[dict] = []  # filled as the stream is read
+
+    def kept() -> Iterator[dict]:
+        first: dict[str, Any] = {}
+        for item in output.items:
+            if item["id"] in first:
+                repeats.append(repeated(item, first[item["id"]]))
+                continue
+            first[item["id"]] = remember(item)
+            yield item
+
+    return StepOutput(kept(), Rejects(output.rejects) + repeats)
+
+
+class RejectFile(StoredRecords):
+    """A stored step's rejects (JSON Lines sorted by :func:`sort_rejects`' key), read from
+    the file whenever they are iterated (see :class:`StoredRecords`)."""
+
+    stored = True  # read from disk whenever it is iterated (see Rejects)
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        with open(self.path, "rb") as lines:
+            self._count = sum(1 for line in lines if line.strip())
+
+    def _read(self) -> Iterator[dict]:
+        return read_jsonl(self.path)
+
+    def __len__(self) -> int:
+        return self._count
+
+
+class Rejects:
+    """Rejects in parts, in the order they came, each held as it was given (a stored
+    step's :class:`RejectFile`, the shards' files, a list that may still grow), so those
+    on disk stay there; :meth:`in_order` is the report's order, as :func:`sort_rejects`
+    over all of them gives, the stored parts (sorted already) merged as they are read."""
+
+    def __init__(self, records: Iterable[dict] = ()):
+        self.parts: list = []
+        self.extend(records)
+
+    def extend(self, records: Iterable[dict]) -> None:
+        """More rejects: a list, a file or another :class:`Rejects` is kept as it is
+        (read when these are), any other iterable is read into a list now."""
+        if isinstance(records, Rejects):
+            self.parts += records.parts
+        elif isinstance(records, list) or getattr(records, "stored", False):
+            self.parts.append(records)
+        else:
+            self.parts.append(list(records))
+
+    def __iadd__(self, records: Iterable[dict]) -> Rejects:
+        self.extend(records)
+        return self
+
+    def __add__(self, records: Iterable[dict]) -> Rejects:
+        both = Rejects(self)
+        both.extend(records)
+        return both
+
+    def __radd__(self, records: Iterable[dict]) -> Rejects:
+        return Rejects(records) + self
+
+    def append(self, record: dict) -> None:
+        """One more reject."""
+        self.extend([record])
+
+    def __iter__(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(self.parts)
+
+    def __len__(self) -> int:
+        return sum(map(len, self.parts))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Iterable) and list(self) == list(other)
+
+    def in_order(self) -> Iterator[dict]:
+        """Every reject sorted by step, id and reason (ties in the order they came)."""
+        parts = (p if isinstance(p, RejectFile) else sort_rejects(p) for p in self.parts)
+        return heapq.merge(*parts, key=_reject_key)
 
 
 def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
@@ -128,21 +248,24 @@ class Workspace:
         """The step's stored output, or ``compute()``'s, stored for next time.
 
         Returns ``(output, was_cached)``, its items an :class:`ItemFiles` over the step's
-        items file (sorted by id) either way. The items file is written last, so a step
-        killed halfway has no items file and is computed again (a sharded step, from
-        the shards it finished: see :mod:`answerable.shards`).
+        items file (sorted by id) and its rejects a :class:`RejectFile`, either way. The
+        step is stored once both files are there (the rejects are written last), so a
+        step killed halfway is computed again (a sharded step, from the shards it
+        finished: see :mod:`answerable.shards`).
         """
         folder = self.step_dir(name, signature)
         self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
         if items_file.is_file() and rejects_file.is_file():
-            return StepOutput(ItemFiles([items_file]), list(read_jsonl(rejects_file))), True
+            return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), True
         output = compute()
-        write_jsonl(sorted(output.rejects, key=_reject_key), rejects_file)
+        rejects_file.unlink(missing_ok=True)  # the step is stored once both files are there
         write_parquet(output.items, items_file)
+        # after the items: a stream's rejects (see first_of_each_id) are known once it is read
+        write_sorted_jsonl(output.rejects, rejects_file, _reject_key)
         shutil.rmtree(folder / "shards", ignore_errors=True)  # the step's files hold them now
-        # read back from disk when used: the computed items need not stay in memory
-        return StepOutput(ItemFiles([items_file]), output.rejects), False
+        # read back from disk when used: neither items nor rejects stay in memory
+        return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), False
 
     def cached_report(self, name: str, compute: Callable[[], dict]) -> dict:
         """A report over every step this build used (the audit), stored under

@@ -55,6 +55,9 @@ DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
 RUN_ROWS = 2048  # items a writer sorts in memory at once (~25 MB); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes at once
+# a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
+# merge holds one group per run (big groups would hold every run, the whole file, at once)
+RUN_GROUP_ROWS = 64
 
 
 def complete(item: dict) -> dict:
@@ -120,7 +123,8 @@ def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
         runs = []
         for number, chunk in enumerate(itertools.chain([first, second], chunks)):
-            runs.append(_write_frame(to_frame(chunk), Path(folder) / f"{number}.parquet"))
+            run = Path(folder) / f"{number}.parquet"
+            runs.append(_write_frame(to_frame(chunk), run, row_group_size=RUN_GROUP_ROWS))
             first = second = chunk = None  # each run's items go once it is written
         with _atomic(path) as tmp:
             _merge_runs(runs, tmp)
@@ -134,10 +138,12 @@ def in_chunks(values: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _write_frame(frame: pl.DataFrame, path: Path) -> Path:
+def _write_frame(frame: pl.DataFrame, path: Path, row_group_size: int | None = None) -> Path:
     with _atomic(path) as tmp:
         try:
-            frame.write_parquet(tmp, compression="zstd", statistics=False)
+            frame.write_parquet(
+                tmp, compression="zstd", statistics=False, row_group_size=row_group_size
+            )
         except pl.exceptions.ComputeError as error:
             raise _write_failed(path, error) from None
     return path
@@ -181,10 +187,11 @@ def read_parquet(path: str | Path) -> list[dict]:
     return from_frame(pl.read_parquet(path))
 
 
-def iter_parquet(path: str | Path) -> Iterator[dict]:
+def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
-    :data:`BATCH_ROWS` at a time."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, use_threads=False):
+    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null)."""
+    file = pq.ParquetFile(path)
+    for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
         yield from from_arrow(batch)
 
 
@@ -202,23 +209,18 @@ def read_rows(path: str | Path, start: int, count: int) -> list[dict]:
     return items
 
 
-class ItemFiles(Sequence):
-    """Items stored in Parquet files, in file order, read from disk each time they are
-    iterated (a batch at a time), so holding them costs no memory. Indexing reads the
-    items into memory once (kept), for callers that want a list."""
+class StoredRecords(Sequence):
+    """Records on disk, read from there each time they are iterated (:meth:`_read`), so
+    holding them costs no memory. Indexing reads them into memory once (kept), for
+    callers that want a list."""
 
-    def __init__(self, files: Iterable[str | Path]):
-        self.files = [Path(file) for file in files]
-        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
-        self._held: list[dict] | None = None
+    _held: list[dict] | None = None
+
+    def _read(self) -> Iterator[dict]:
+        raise NotImplementedError
 
     def __iter__(self) -> Iterator[dict]:
-        if self._held is not None:
-            return iter(self._held)
-        return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)
-
-    def __len__(self) -> int:
-        return sum(self._rows)
+        return iter(self._held) if self._held is not None else self._read()
 
     def __getitem__(self, index):
         if self._held is None:
@@ -228,9 +230,35 @@ class ItemFiles(Sequence):
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
 
+
+class ItemFiles(StoredRecords):
+    """Items stored in Parquet files, in file order, read a batch at a time (see
+    :class:`StoredRecords`)."""
+
+    def __init__(self, files: Iterable[str | Path]):
+        self.files = [Path(file) for file in files]
+        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
+
+    def _read(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)
+
+    def __len__(self) -> int:
+        return sum(self._rows)
+
     def ids(self) -> list[str]:
         """The items' ids, in order, reading only that column."""
-        return [i for file in self.files for i in pl.read_parquet(file, columns=["id"])["id"]]
+        return self.column("id")
+
+    def column(self, name: str) -> list:
+        """One field of every item, in order, reading only that column (nested fields as
+        their JSON text)."""
+        return [v for file in self.files for v in pl.read_parquet(file, columns=[name])[name]]
+
+    def fields(self, *names: str) -> Iterator[dict]:
+        """The items with only the fields ``names`` read (the others null), in order."""
+        if self._held is not None:
+            return iter(self._held)
+        return itertools.chain.from_iterable(iter_parquet(f, list(names)) for f in self.files)
 
 
 def write_jsonl(records: Iterable[dict], path: str | Path) -> Path:
@@ -239,6 +267,29 @@ def write_jsonl(records: Iterable[dict], path: str | Path) -> Path:
     with _atomic(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for record in records:
             fh.write(canonical_json(record) + "\n")
+    return path
+
+
+SORT_RUN = 50_000  # records write_sorted_jsonl sorts in memory at once; more are merged
+
+
+def write_sorted_jsonl(records: Iterable[dict], path: str | Path, key) -> Path:
+    """:func:`write_jsonl` of ``sorted(records, key=key)``, the same bytes, sorting at
+    most :data:`SORT_RUN` records at a time: more are sorted in runs stored beside the
+    file and merged (ties keep their order, as ``sorted`` does)."""
+    path = Path(path)
+    chunks = in_chunks(records, SORT_RUN)
+    first = next(chunks, [])
+    second = next(chunks, None)
+    if second is None:
+        return write_jsonl(sorted(first, key=key), path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
+        runs = []
+        for number, chunk in enumerate(itertools.chain([first, second], chunks)):
+            runs.append(write_jsonl(sorted(chunk, key=key), Path(folder) / f"{number}.jsonl"))
+            first = second = chunk = None  # each run's records go once it is written
+        write_jsonl(heapq.merge(*map(read_jsonl, runs), key=key), path)
     return path
 
 

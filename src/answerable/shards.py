@@ -33,7 +33,7 @@ import polars as pl
 
 from answerable.backends import backend
 from answerable.ids import content_hash
-from answerable.pipeline import StepOutput
+from answerable.pipeline import Rejects, StepOutput
 from answerable.records import read_rows, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
@@ -104,7 +104,7 @@ def run_in_shards(
         for index, output in _outputs(ctx, shards, pending, work, execution.workers):
             store_shard(output, files[index])
             task.advance(len(shards[index]))
-    return StepOutput(ShardItems(files), [r for file in files for r in shard_rejects(file)])
+    return StepOutput(ShardItems(files), Rejects(ShardRejects(files)))
 
 
 def cut(units: list, size: int, weight: Callable[[Any], int]) -> list[list]:
@@ -157,6 +157,22 @@ def _lines(file: Path, kind: str) -> Iterator[dict]:
         for line in lines:
             if line.startswith(kind):
                 yield json.loads(line)[kind[2:-2]]
+
+
+class ShardRejects(Iterable):
+    """The rejects of stored shards, in shard order, read a line at a time whenever they
+    are iterated (a stage with many rejects, drafting's, need not hold them)."""
+
+    stored = True  # see answerable.pipeline.Rejects
+
+    def __init__(self, files: list[Path]):
+        self.files = files
+
+    def __iter__(self) -> Iterator[dict]:
+        return itertools.chain.from_iterable(shard_rejects(file) for file in self.files)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 class ShardItems(Iterable):
