@@ -211,7 +211,7 @@ class PostgresDatabase(Connected):
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
         settings = (
             f"-c statement_timeout={timeout_ms} -c default_transaction_read_only=on "
-            f"-c idle_in_transaction_session_timeout=0 {PINNED}"
+            f"-c idle_in_transaction_session_timeout=0 {PINNED} -c {_CUSTOM_PLANS}"
         )
         self._con = _connect(dsn, autocommit=True, options=settings)
         self._pending_rollback = False
@@ -340,6 +340,12 @@ class PostgresDatabase(Connected):
 
 
 _MAX_PREPARED = 256  # named statements per session; texts past it run unprepared
+# A prepared statement is planned for its values on every run, as an unprepared one is:
+# a generic plan, which the server picks after five runs, may return an unordered
+# result's rows in another order, and which session ran a text five times depends on
+# how the build's work was shared among processes (the kept rows would not be
+# reproducible). Preparing still saves the parsing and the round trip of the text.
+_CUSTOM_PLANS = "plan_cache_mode=force_custom_plan"
 _ROLLBACK = b"ROLLBACK AND CHAIN"
 
 

@@ -175,7 +175,29 @@ def _allowed(value: Any, spec: dict) -> bool:
 
 
 def _rows_domain(names: tuple[str, ...], rows: list[tuple]) -> Domain:
-    return Domain(names, rows=tuple(sorted(set(rows), key=_row_key)))
+    unique = set(rows)
+    key = None if _sorts_as_is(unique) else _row_key
+    return Domain(names, rows=tuple(sorted(unique, key=key)))
+
+
+_NUMBERS = frozenset((int, float, bool))
+_TEXT = frozenset((str,))
+
+
+def _sorts_as_is(rows: set[tuple]) -> bool:
+    """Whether ``rows`` sort by their own values exactly as by :func:`_row_key`: every
+    column all numbers or all text (then each key only wraps the value in a constant
+    class, which changes no comparison), so the sort needs no key per row (a key per
+    row was most of the time a large domain took to read).
+
+    >>> _sorts_as_is({(1, "a"), (2.5, "b")}), _sorts_as_is({(1,), ("a",)})
+    (True, False)
+    """
+    for column in zip(*rows, strict=True):
+        kinds = set(map(type, column))
+        if not (kinds <= _NUMBERS or kinds <= _TEXT):
+            return False
+    return True
 
 
 def _row_key(row: tuple) -> tuple:
