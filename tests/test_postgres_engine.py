@@ -290,9 +290,10 @@ def test_a_text_run_again_is_prepared_and_gives_what_it_gave_unprepared(clinic):
     """A text's second run prepares it (one per text and parameter types); its results
     are those of the same SQL with the values written in."""
     sql = "SELECT count(*), min(subject_id) FROM patients WHERE gender = %s AND subject_id > %s"
-    found = [clinic.execute(sql, (gender, low)) for gender in "FM" for low in (100, 10200)]
+    values = [(gender, low) for gender in "FM" for low in (100, 10200)]
+    found = [clinic.execute(sql, pair) for pair in values]
     assert len(clinic._prepared.names) == 1
-    for (gender, low), result in zip([(g, x) for g in "FM" for x in (100, 10200)], found):
+    for (gender, low), result in zip(values, found, strict=True):
         literal = clinic.execute(
             f"SELECT count(*), min(subject_id) FROM patients WHERE gender = '{gender}' "
             f"AND subject_id > {low}"
