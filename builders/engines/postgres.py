@@ -340,6 +340,7 @@ class PostgresDatabase(Connected):
 
 
 _MAX_PREPARED = 256  # named statements per session; texts past it run unprepared
+_MAX_SEEN = 100_000  # texts remembered as run once (forgotten all at once past it)
 # A prepared statement is planned for its values on every run, as an unprepared one is:
 # a generic plan, which the server picks after five runs, may return an unordered
 # result's rows in another order, and which session ran a text five times depends on
@@ -366,6 +367,8 @@ class _Prepared:
         if key in self.names:
             return self.names[key]
         if key not in self.seen or len(self.names) >= _MAX_PREPARED:
+            if len(self.seen) >= _MAX_SEEN:  # texts that ran once: bounded memory
+                self.seen.clear()
             self.seen.add(key)
             return None
         name = f"answerable_{len(self.names)}".encode()
