@@ -92,7 +92,7 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
         for like in list(tree.find_all(exp.Like)):
             like.replace(exp.ILike(**like.args))
     if write == "postgres":  # PostgreSQL rounds to decimals only a numeric, not a double
-        for rounded in tree.find_all(exp.Round):
+        for rounded in list(tree.find_all(exp.Round)):
             if rounded.args.get("decimals") is not None:
                 rounded.set("this", exp.cast(rounded.this, "numeric"))
     return tree
