@@ -76,8 +76,9 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
     "SELECT STRFTIME(CAST(d AS DATE) + INTERVAL 30 DAY, '%Y-%m-%d') FROM t"
     >>> portable(parse("SELECT a FROM t WHERE b NOT LIKE 'x%'"), "sqlite", "duckdb").sql("duckdb")
     "SELECT a FROM t WHERE b NOT ILIKE 'x%'"
-    >>> portable(parse("SELECT round(a * 0.9, 2) FROM t"), "sqlite", "postgres").sql("postgres")
-    'SELECT ROUND(CAST(a * 0.9 AS DECIMAL), 2) FROM t'
+    >>> portable(parse("SELECT round(round(a, 1) * 3, 2) FROM t"), "sqlite", "postgres").sql(
+    ...     "postgres")
+    'SELECT ROUND(CAST(ROUND(CAST(a AS DECIMAL), 1) * 3 AS DECIMAL), 2) FROM t'
     """
     if read != "sqlite":
         return tree
@@ -92,7 +93,7 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
         for like in list(tree.find_all(exp.Like)):
             like.replace(exp.ILike(**like.args))
     if write == "postgres":  # PostgreSQL rounds to decimals only a numeric, not a double
-        for rounded in list(tree.find_all(exp.Round)):
+        for rounded in reversed(list(tree.find_all(exp.Round))):  # inner ones first
             if rounded.args.get("decimals") is not None:
                 rounded.set("this", exp.cast(rounded.this, "numeric"))
     return tree
