@@ -472,8 +472,9 @@ class _Statement:
     def _leave(self) -> None:
         """Read every answer up to the sync, then leave pipeline mode. When the statement
         failed, the server skipped the rollback sent with it (a pipeline skips what
-        follows an error up to its sync): it is sent again, alone. Raises when the
-        rollback failed (the connection is then unusable, as psycopg says)."""
+        follows an error up to its sync), and a cancel may reach the rollback itself:
+        then it is sent again, alone. Raises when that fails too (the connection is
+        then unusable, as psycopg says)."""
         ExecStatus = _pq().ExecStatus
         pg, answers = self._pg, []
         try:
@@ -485,7 +486,9 @@ class _Statement:
         finally:
             pg.exit_pipeline_mode()
         rollback = [r for r in answers if r is not None][-1:]
-        if rollback and rollback[0].status == ExecStatus.PIPELINE_ABORTED:
+        if not rollback or rollback[0].status != ExecStatus.COMMAND_OK:
+            # skipped after a failed statement, or hit by the cancel of a half-read result
+            # that reached the server once the statement had ended: sent again alone
             rollback = [pg.exec_(_ROLLBACK)]
         if not rollback or rollback[0].status != ExecStatus.COMMAND_OK:
             message = rollback[0].error_message if rollback else b"no answer"
