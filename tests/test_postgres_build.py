@@ -74,33 +74,27 @@ def pg_build(postgres_reader, tmp_path_factory):
 
 def test_the_demo_builds_on_postgres_with_the_items_of_sqlite(pg_build, demo_build):
     """Every seed and template item of the SQLite build is built on PostgreSQL with the
-    same question and the same result hash, except those whose SQL uses a SQLite function
-    sqlglot does not write for PostgreSQL (julianday, date with a modifier, round of a
-    double): those are rejects naming the function."""
+    same question and the same result hash, but the one seed whose SQL calls julianday,
+    a SQLite function sqlglot writes no PostgreSQL counterpart for: a reject naming it
+    (template values queries run in PostgreSQL's dialect, so every template's values
+    are SQLite's)."""
     cwd, _ = pg_build
     on_server = _verified(cwd / ".answerable" / "pg-demo" / "candidates.parquet")
     on_file = _verified(demo_build[0] / ".answerable" / "answerable-demo" / "candidates.parquet")
-    assert set(on_server) <= set(on_file)
+    assert set(on_server) <= set(on_file) and len(on_server) >= 150
     for key, item in on_server.items():
         assert _field(item, "result")["hash"] == _field(on_file[key], "result")["hash"], key
         assert _field(item, "result")["dialect"] == "postgres"
-    missing = set(on_file) - set(on_server)
-    assert len(on_server) >= 150 and len(missing) <= 12
+    missing = [on_file[key] for key in set(on_file) - set(on_server)]
+    assert [_field(i, "provenance")["external_id"] for i in missing] == ["17"]
+    assert "julianday(" in missing[0]["sql"]
     rejects = [
         json.loads(line)
         for line in (cwd / ".answerable" / "pg-demo" / "reports" / "rejects.jsonl").open()
     ]
     unknown = [r for r in rejects if "does not exist" in r["detail"]]
-    assert unknown and all(
-        any(f"function {name}(" in r["detail"] for name in ("julianday", "date", "round"))
-        for r in unknown
-    )
-    # each SQLite item missing here: its own SQL, or its template's values query, failed
-    failed = {r["question"] for r in unknown if "question" in r}
-    failed_templates = {r["template"] for r in unknown if r["reason"] == "binding-failed"}
-    for key in missing:
-        template = _field(on_file[key], "provenance")["params"].get("template")
-        assert key[1] in failed or template in failed_templates, key
+    assert [(r["step"], r.get("external_id")) for r in unknown] == [("seed_v1", "17")]
+    assert "function julianday(" in unknown[0]["detail"]
 
 
 def _edited(candidates) -> dict:
@@ -118,25 +112,16 @@ def _edited(candidates) -> dict:
 def test_counterfactual_items_on_the_server_are_the_sqlite_builds(
     pg_build, demo_build, postgres_reader
 ):
-    """The same edits, labels, results and readings as the SQLite build, proved on the
-    server's own variants (items in PostgreSQL's dialect); a SQLite item missing here is
-    one whose parent is missing (its SQL does not run on PostgreSQL); the variants'
-    tables are gone from the scratch schema when the build ends."""
+    """Exactly the SQLite build's counterfactual items (same edits, labels, results and
+    readings), proved on the server's own variants (items in PostgreSQL's dialect; no
+    parent is the julianday seed); the variants' tables are gone from the scratch schema
+    when the build ends."""
     cwd, _ = pg_build
     on_server = _edited(cwd / ".answerable" / "pg-demo" / "candidates.parquet")
     on_file = _edited(demo_build[0] / ".answerable" / "answerable-demo" / "candidates.parquet")
-    assert len(on_server) > 40 and set(on_server) <= set(on_file)
+    assert len(on_server) > 40 and set(on_server) == set(on_file)
     assert {i["dialect"] for i in on_server.values()} == {"postgres"}
     assert any(i["db_variant"] for i in on_server.values())
-    parents = _verified(cwd / ".answerable" / "pg-demo" / "candidates.parquet")
-    by_id = {
-        i["id"]: (i["db_id"], i["question"])
-        for i in pl.read_parquet(
-            demo_build[0] / ".answerable" / "answerable-demo" / "candidates.parquet"
-        ).iter_rows(named=True)
-    }
-    for key in set(on_file) - set(on_server):
-        assert by_id[_field(on_file[key], "provenance")["parent"]] not in parents, key
     with psycopg.connect(postgres_reader.dsn()) as con:
         left = con.execute(
             "SELECT count(*) FROM pg_tables WHERE schemaname = %s", (server.SCRATCH,)

@@ -286,6 +286,39 @@ def test_a_result_refused_half_read_leaves_the_connection_usable(clinic):
     assert clinic.execute("SELECT count(*) FROM patients").rows == [[750]]
 
 
+def test_a_text_run_again_is_prepared_and_gives_what_it_gave_unprepared(clinic):
+    """A text's second run prepares it (one per text and parameter types); its results
+    are those of the same SQL with the values written in."""
+    sql = "SELECT count(*), min(subject_id) FROM patients WHERE gender = %s AND subject_id > %s"
+    values = [(gender, low) for gender in "FM" for low in (100, 10200)]
+    found = [clinic.execute(sql, pair) for pair in values]
+    assert len(clinic._prepared.names) == 1
+    for (gender, low), result in zip(values, found, strict=True):
+        literal = clinic.execute(
+            f"SELECT count(*), min(subject_id) FROM patients WHERE gender = '{gender}' "
+            f"AND subject_id > {low}"
+        )
+        assert result.rows == literal.rows and result.hash == literal.hash
+    clinic.execute(sql, ("F", "10200"))  # other parameter types: another statement
+    assert len(clinic._prepared.names) == 1  # (prepared on its own second run)
+
+
+def test_a_prepared_text_that_fails_leaves_the_transaction_rolled_back(clinic, monkeypatch):
+    """An error in a statement makes the server skip the rollback sent with it in the
+    pipeline; it is sent again alone: the next statement is in a fresh READ ONLY
+    transaction, with what the failed one's transaction did undone."""
+    monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
+    sql = "SELECT set_config('statement_timeout', '0', false), 10 / %s"
+    assert clinic.execute(sql, (5,)).rows == [["0", 2]]
+    assert clinic.execute(sql, (2,)).rows == [["0", 5]]  # now prepared
+    with pytest.raises(SQLError) as caught:
+        clinic.execute(sql, (0,))
+    assert "division by zero" in str(caught.value)
+    assert clinic.execute("SELECT current_setting('statement_timeout')").rows == [["2s"]]
+    assert clinic.execute("SELECT current_setting('transaction_read_only')").rows == [["on"]]
+    assert clinic.execute(sql, (1,)).rows == [["0", 10]]
+
+
 def test_a_cross_check_copy_never_replaces_a_source_schema(postgres_demo, demo_dir, monkeypatch):
     """copy_from_sqlite loads into answerable_copy_<name>, never into the schema the
     source lives in, even under a role allowed to replace it."""

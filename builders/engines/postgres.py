@@ -27,12 +27,15 @@ Untrusted SQL can change nothing, by four locks, each enough for the common case
    write, and whatever a statement did to the session (a setting, a large object) is
    undone when it ends. The transaction is begun when the connection opens and after
    each statement by ``ROLLBACK AND CHAIN``, which rolls back and begins the next one
-   READ ONLY again in one command (a BEGIN and a ROLLBACK per statement were a third
-   of the engine's time), sent without waiting (see ``_rolled_back``); the session is
-   exempt from
-   ``idle_in_transaction_session_timeout`` so a build busy elsewhere keeps it.
+   READ ONLY again in one command, sent with the statement in one round trip (libpq's
+   pipeline mode, see :class:`_Statement`: a BEGIN and a ROLLBACK per statement, or a
+   rollback of its own, were a third to half of the engine's time); the session is
+   exempt from ``idle_in_transaction_session_timeout`` so a build busy elsewhere keeps
+   it.
 
-Rows stream from the server (psycopg's ``stream``), so a result of any size is hashed
+A text that runs a second time (a template's SQL with other values) is prepared, so the
+server parses and plans it once (:class:`_Prepared`), as psycopg's own ``execute`` does.
+Rows stream from the server in chunks, so a result of any size is hashed
 in bounded memory; cells are turned into SQLite's kinds (:func:`.base.sqlite_cell`), so
 the hash equals SQLite's for equal rows. One step comes first: a *computed* numeric
 (``avg`` or ``sum`` of integers, which PostgreSQL keeps exact where SQLite and DuckDB
@@ -45,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import re
 import time
@@ -209,10 +211,11 @@ class PostgresDatabase(Connected):
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
         settings = (
             f"-c statement_timeout={timeout_ms} -c default_transaction_read_only=on "
-            f"-c idle_in_transaction_session_timeout=0 {PINNED}"
+            f"-c idle_in_transaction_session_timeout=0 {PINNED} -c {_CUSTOM_PLANS}"
         )
         self._con = _connect(dsn, autocommit=True, options=settings)
         self._pending_rollback = False
+        self._prepared = _Prepared()
         try:
             self._check_role()
             self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
@@ -263,26 +266,19 @@ class PostgresDatabase(Connected):
         query, values = _bind(sql, params)
         psycopg = _psycopg()
         try:
-            with self._rolled_back():
-                cursor = psycopg.RawCursor(self._con) if values else self._con.cursor()
-                stream = cursor.stream(query, values, size=_STREAM_ROWS)
-                try:
-                    first = next(stream, None)  # the columns are known once rows arrive
-                    columns = [d.name for d in cursor.description or ()]
-                    rows = [] if first is None else itertools.chain([first], stream)
-                    rows = _computed_numerics_as_floats(rows, cursor.description or ())
-                    return collect(
-                        sqlite_rows([rows], columns),
-                        columns,
-                        ordered,
-                        cap,
-                        self.limits,
-                        self.limits.result_bytes if byte_cap is None else byte_cap,
-                        started,
-                        self.dialect,
-                    )
-                finally:
-                    stream.close()  # a result left half-read is cancelled and drained
+            self._settle()  # a rollback :meth:`schema` left in flight
+            with _Statement(self._con, query, values, self._prepared) as (description, rows):
+                columns = [name for name, _type, _scale in description]
+                return collect(
+                    sqlite_rows([_computed_numerics_as_floats(rows, description)], columns),
+                    columns,
+                    ordered,
+                    cap,
+                    self.limits,
+                    self.limits.result_bytes if byte_cap is None else byte_cap,
+                    started,
+                    self.dialect,
+                )
         except psycopg.Error as error:
             raise classify(error, self._dsn) from None
 
@@ -341,6 +337,164 @@ class PostgresDatabase(Connected):
             pass  # closing anyway: the server rolls back what a closed session left
         finally:
             self._con.close()
+
+
+_MAX_PREPARED = 256  # named statements per session; texts past it run unprepared
+_MAX_SEEN = 100_000  # texts remembered as run once (forgotten all at once past it)
+# A prepared statement is planned for its values on every run, as an unprepared one is:
+# a generic plan, which the server picks after five runs, may return an unordered
+# result's rows in another order, and which session ran a text five times depends on
+# how the build's work was shared among processes (the kept rows would not be
+# reproducible). Preparing still saves the parsing and the round trip of the text.
+_CUSTOM_PLANS = "plan_cache_mode=force_custom_plan"
+_ROLLBACK = b"ROLLBACK AND CHAIN"
+
+
+class _Prepared:
+    """The session's named statements: a text (with its parameters' types) that runs a
+    second time is prepared, so the server parses and plans it once, as psycopg's own
+    ``execute`` does after a few runs; at most :data:`_MAX_PREPARED` per session."""
+
+    def __init__(self):
+        self.names: dict[tuple, bytes] = {}
+        self.seen: set[tuple] = set()
+
+    def name(self, con, query: bytes, types: tuple) -> bytes | None:
+        """The statement's name, prepared now when this is its second run; None to run
+        it unprepared. Preparing is a round trip of its own (once per text), inside the
+        open READ ONLY transaction, which a failure rolls back and begins again."""
+        key = (query, types)
+        if key in self.names:
+            return self.names[key]
+        if key not in self.seen or len(self.names) >= _MAX_PREPARED:
+            if len(self.seen) >= _MAX_SEEN:  # texts that ran once: bounded memory
+                self.seen.clear()
+            self.seen.add(key)
+            return None
+        name = f"answerable_{len(self.names)}".encode()
+        failed = con.pgconn.prepare(name, query, param_types=types or None)
+        if failed.status != _pq().ExecStatus.COMMAND_OK:
+            con.pgconn.exec_(_ROLLBACK)
+            raise _psycopg().errors.error_from_result(failed, encoding=con.info.encoding)
+        self.names[key] = name
+        return name
+
+
+def _pq():
+    from psycopg import pq
+
+    return pq
+
+
+class _Statement:
+    """One statement and the rollback after it, sent in one round trip (libpq's pipeline
+    mode): the statement, ``ROLLBACK AND CHAIN``, a sync. The server runs them in order,
+    so the statement has its READ ONLY transaction to itself and whatever it did is
+    rolled back before anything else runs (lock 4 of the module docstring); when the
+    statement fails, the server skips the rollback, which is then sent alone.
+
+    Used as a context manager, it gives ``(description, rows)``: ``(name, type oid,
+    type modifier)`` per column, and the rows streamed in chunks (libpq's chunked mode:
+    bounded memory for any result). Leaving the block cancels a result not read to its
+    end, then reads every answer still due, the rollback's last.
+    """
+
+    def __init__(self, con, query: str, values: tuple | None, prepared: _Prepared):
+        from psycopg import generators
+        from psycopg.adapt import PyFormat, Transformer
+
+        self._con, self._pg, self._fetch = con, con.pgconn, generators.fetch
+        self._tx = Transformer(con)
+        text = query.encode(con.info.encoding)
+        params = None
+        if values:
+            params = self._tx.dump_sequence(values, [PyFormat.AUTO] * len(values))
+        types = tuple(self._tx.types) if values else ()
+        name = prepared.name(con, text, types)
+        pg = self._pg
+        pg.enter_pipeline_mode()
+        try:
+            formats = self._tx.formats if values else None
+            if name is None:
+                pg.send_query_params(text, params, param_types=types or None, param_formats=formats)
+            else:
+                pg.send_query_prepared(name, params, param_formats=formats)
+            if _pq().version() >= 170000:
+                pg.set_chunked_rows_mode(_STREAM_ROWS)
+            else:  # pragma: no cover - psycopg[binary] bundles a libpq 17 or later
+                pg.set_single_row_mode()
+            pg.send_query_params(_ROLLBACK, None)
+            pg.pipeline_sync()  # sends the three at once
+            con.wait(generators.send(pg))
+        except BaseException:
+            self._leave()
+            raise
+        self._done = False
+
+    def _next(self):
+        return self._con.wait(self._fetch(self._pg))
+
+    def __enter__(self) -> tuple[list[tuple], object]:
+        first = self._next()
+        if first.status == _pq().ExecStatus.FATAL_ERROR:
+            self._done = True
+            self._leave()  # __exit__ does not run when __enter__ raises
+            raise self._error(first)
+        description = [
+            (first.fname(i).decode(self._con.info.encoding), first.ftype(i), first.fmod(i))
+            for i in range(first.nfields)
+        ]
+        return description, self._rows(first)
+
+    def _rows(self, result):
+        ExecStatus = _pq().ExecStatus
+        self._tx.set_pgresult(result)
+        while True:
+            if result.status == ExecStatus.FATAL_ERROR:
+                self._done = True
+                raise self._error(result)
+            if result.ntuples:
+                self._tx.set_pgresult(result, set_loaders=False)
+                yield from self._tx.load_rows(0, result.ntuples, tuple)
+            if result.status != ExecStatus.TUPLES_CHUNK:
+                break
+            result = self._next()
+        self._done = True
+
+    def _error(self, result):
+        return _psycopg().errors.error_from_result(result, encoding=self._con.info.encoding)
+
+    def __exit__(self, *exc) -> None:
+        if not self._done:  # a result left half-read: cancelled, its rows drained
+            getattr(self._con, "cancel_safe", self._con.cancel)()
+        self._leave()
+
+    def _leave(self) -> None:
+        """Read every answer up to the sync, then leave pipeline mode. When the statement
+        failed, the server skipped the rollback sent with it (a pipeline skips what
+        follows an error up to its sync), and a cancel may reach the rollback itself:
+        then it is sent again, alone. Raises when that fails too (the connection is
+        then unusable, as psycopg says)."""
+        ExecStatus = _pq().ExecStatus
+        pg, answers = self._pg, []
+        try:
+            while pg.pipeline_status:
+                result = self._next()
+                if result is not None and result.status == ExecStatus.PIPELINE_SYNC:
+                    break
+                answers.append(result)
+        finally:
+            pg.exit_pipeline_mode()
+        rollback = [r for r in answers if r is not None][-1:]
+        if not rollback or rollback[0].status != ExecStatus.COMMAND_OK:
+            # skipped after a failed statement, or hit by the cancel of a half-read result
+            # that reached the server once the statement had ended: sent again alone
+            rollback = [pg.exec_(_ROLLBACK)]
+        if not rollback or rollback[0].status != ExecStatus.COMMAND_OK:
+            message = rollback[0].error_message if rollback else b"no answer"
+            raise _psycopg().OperationalError(
+                f"the rollback after a statement failed: {message.decode('utf-8', 'replace')}"
+            )
 
 
 def refuse_unsafe(sql: str) -> None:
@@ -405,7 +559,8 @@ _NUMERIC = 1700  # the type oid of numeric
 
 def _computed_numerics_as_floats(rows, description):
     """Rows with the cells of computed numerics (``numeric`` with no declared precision:
-    ``avg`` and ``sum`` of integers, arithmetic on them) as floats.
+    ``avg`` and ``sum`` of integers, arithmetic on them) as floats; ``description`` is
+    ``(name, type oid, type modifier)`` per column.
 
     PostgreSQL computes ``avg(bigint)`` exactly, to 16 decimals or more, where SQLite
     and DuckDB compute a double: the float is the value the other engines give, and the
@@ -413,7 +568,7 @@ def _computed_numerics_as_floats(rows, description):
     exact value and meets the base's rule (refused when a float cannot hold it).
     """
     computed = [
-        i for i, d in enumerate(description) if d.type_code == _NUMERIC and d.precision is None
+        i for i, (_, oid, modifier) in enumerate(description) if oid == _NUMERIC and modifier < 0
     ]
     if not computed:
         return rows

@@ -68,12 +68,17 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
     becomes the date text of ``CAST(x AS DATE) + N days``, as SQLite returns it; and
     ``LIKE``, which ignores the case of ASCII letters on SQLite and on no other engine,
     becomes ``ILIKE`` (which ignores case on PostgreSQL and DuckDB; beyond ASCII it
-    ignores more than SQLite does, a difference the README names).
+    ignores more than SQLite does, a difference the README names); and for PostgreSQL,
+    ``round(x, n)`` rounds ``CAST(x AS NUMERIC)`` (PostgreSQL has no ``round`` of a double
+    to ``n`` decimals; the result, a computed numeric, is hashed as a float).
 
     >>> portable(parse("SELECT date(d, '+30 days') FROM t"), "sqlite", "duckdb").sql("duckdb")
     "SELECT STRFTIME(CAST(d AS DATE) + INTERVAL 30 DAY, '%Y-%m-%d') FROM t"
     >>> portable(parse("SELECT a FROM t WHERE b NOT LIKE 'x%'"), "sqlite", "duckdb").sql("duckdb")
     "SELECT a FROM t WHERE b NOT ILIKE 'x%'"
+    >>> portable(parse("SELECT round(round(a, 1) * 3, 2) FROM t"), "sqlite", "postgres").sql(
+    ...     "postgres")
+    'SELECT ROUND(CAST(ROUND(CAST(a AS DECIMAL), 1) * 3 AS DECIMAL), 2) FROM t'
     """
     if read != "sqlite":
         return tree
@@ -87,6 +92,10 @@ def portable(tree: exp.Expr, read: str, write: str) -> exp.Expr:
     if write in CASE_SENSITIVE_LIKE:
         for like in list(tree.find_all(exp.Like)):
             like.replace(exp.ILike(**like.args))
+    if write == "postgres":  # PostgreSQL rounds to decimals only a numeric, not a double
+        for rounded in reversed(list(tree.find_all(exp.Round))):  # inner ones first
+            if rounded.args.get("decimals") is not None:
+                rounded.set("this", exp.cast(rounded.this, "numeric"))
     return tree
 
 

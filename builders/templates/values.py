@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from answerable.builders import sqlkit
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.templates.model import RANGE_TYPES, Template, binding_columns
@@ -150,11 +151,34 @@ def column_query(column: str, schema: DatabaseSchema) -> str:
 
 
 def _query_rows(db: ReadOnlyDatabase, query: str) -> list[tuple]:
+    """Every row of a value query (written for SQLite, as templates are), run on ``db``
+    in its engine's dialect (:func:`in_dialect`)."""
     try:
-        result = db.execute(query, ordered=False, row_cap=ALL_ROWS, byte_cap=ALL_ROWS_BYTES)
+        result = db.execute(
+            in_dialect(query, getattr(db, "dialect", "sqlite")),
+            ordered=False,
+            row_cap=ALL_ROWS,
+            byte_cap=ALL_ROWS_BYTES,
+        )
     except SQLError as error:
         raise TemplateError("binding-failed", f"{error} in {query!r}") from None
     return [tuple(row) for row in result.rows]
+
+
+def in_dialect(query: str, dialect: str) -> str:
+    """A value query written for SQLite, as the engine of ``dialect`` must read it: as it
+    is on SQLite, else rewritten where sqlglot alone would change its meaning
+    (:func:`sqlkit.portable`: day shifts, LIKE's case) and written by sqlglot, as a
+    template's own SQL is (a value query run as written read SQLite's functions and
+    LIKE on another engine: an error, or other values than SQLite draws).
+
+    >>> in_dialect("SELECT DISTINCT date(t, '-1 days') FROM a", "duckdb")
+    "SELECT DISTINCT STRFTIME(CAST(t AS DATE) + INTERVAL (-1) DAY, '%Y-%m-%d') FROM a"
+    """
+    if dialect == "sqlite":
+        return query
+    tree = sqlkit.portable(sqlkit.parse(query, "sqlite"), "sqlite", dialect)
+    return tree.sql(dialect=dialect)
 
 
 def _filtered(rows: list[tuple], names: list[str], specs: dict[str, dict]) -> list[tuple]:
@@ -175,7 +199,29 @@ def _allowed(value: Any, spec: dict) -> bool:
 
 
 def _rows_domain(names: tuple[str, ...], rows: list[tuple]) -> Domain:
-    return Domain(names, rows=tuple(sorted(set(rows), key=_row_key)))
+    unique = set(rows)
+    key = None if _sorts_as_is(unique) else _row_key
+    return Domain(names, rows=tuple(sorted(unique, key=key)))
+
+
+_NUMBERS = frozenset((int, float, bool))
+_TEXT = frozenset((str,))
+
+
+def _sorts_as_is(rows: set[tuple]) -> bool:
+    """Whether ``rows`` sort by their own values exactly as by :func:`_row_key`: every
+    column all numbers or all text (then each key only wraps the value in a constant
+    class, which changes no comparison), so the sort needs no key per row (a key per
+    row was most of the time a large domain took to read).
+
+    >>> _sorts_as_is({(1, "a"), (2.5, "b")}), _sorts_as_is({(1,), ("a",)})
+    (True, False)
+    """
+    for column in zip(*rows, strict=True):
+        kinds = set(map(type, column))
+        if not (kinds <= _NUMBERS or kinds <= _TEXT):
+            return False
+    return True
 
 
 def _row_key(row: tuple) -> tuple:

@@ -26,8 +26,9 @@ The last line is exactly
 
 (one line), ``n`` the pairs made on SQLite, each ratio the engine's expansion time over
 its floor (``n/a`` for an engine that could not run here, with the reason printed
-above), ``agree``/``disagree`` over every (gold query, other engine) pair. Run with
-``python tests/benchmarks/bench_engines.py``.
+above, or that was not asked for), ``agree``/``disagree`` over every (gold query, other
+engine) pair. Run with ``python tests/benchmarks/bench_engines.py [engine ...]`` (all
+engines by default; SQLite always runs).
 """
 
 from __future__ import annotations
@@ -228,7 +229,10 @@ def disagreement_kind(found: dict) -> str:
     return message.split(":", 1)[0]
 
 
-def main() -> None:
+def main(wanted: tuple[str, ...] = ENGINE_ORDER) -> None:
+    """Run the benchmark on the engines ``wanted`` (sqlite always: the others are
+    compared with it); the others' ratios print as ``n/a``."""
+    wanted = ("sqlite", *wanted)
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         paths = generate_demo(folder, 7)
@@ -240,7 +244,9 @@ def main() -> None:
         for db, ref in duck.items():
             with ref.open(None) as database:
                 ref.schema = database.schema(db)
-        pg_refs, pg_floor, why_not = postgres_refs(paths)
+        pg_refs, pg_floor, why_not = {}, None, "not asked for"
+        if "postgres" in wanted:
+            pg_refs, pg_floor, why_not = postgres_refs(paths)
         runs = {
             "sqlite": (lite, client_floor(sqlite_connect, paths)),
             "duckdb": (duck, client_floor(duckdb_connect, copies)),
@@ -249,6 +255,7 @@ def main() -> None:
             runs["postgres"] = (pg_refs, pg_floor)
         else:
             print(f"postgres: not run ({why_not})")
+        runs = {name: run for name, run in runs.items() if name in wanted}
         loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
         quotas = quotas_for([t.id for t in loaded.templates], TARGET)
         ratios, made = {}, {}
@@ -305,4 +312,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(sys.argv[1:]) or ENGINE_ORDER)  # e.g. "postgres": sqlite and postgres only
