@@ -226,8 +226,7 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    kept = drop_repeated_questions(checked.items, NearDuplicates(config.dedup_threshold, so_far))
-    return StepOutput(kept.items, checked.rejects + kept.rejects)
+    return without_repeats(checked, config.dedup_threshold, so_far)
 
 
 def planned_jobs(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> tuple:
@@ -245,16 +244,20 @@ def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -
         drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     else:
         drafts, rejects = offline_drafts(ctx, jobs, contexts)
-    seen = NearDuplicates(config.dedup_threshold, so_far)
-    output = keep_checked(drafts, contexts, seen, ctx.recipe.seed)
+    output = without_repeats(
+        checked_drafts(drafts, contexts, ctx.recipe.seed), config.dedup_threshold, so_far
+    )
     output.rejects[:0] = rejects
     return output
 
 
-def keep_checked(drafts, contexts, seen: NearDuplicates, seed: int) -> StepOutput:
-    """Items for the drafts that pass their check and repeat no earlier question."""
-    checked = checked_drafts(drafts, contexts, seed)
-    kept = drop_repeated_questions(checked.items, seen)
+def without_repeats(checked: StepOutput, threshold: float, built: Iterable[dict]) -> StepOutput:
+    """The checked drafts that repeat no question built so far nor an earlier draft
+    (:func:`drop_repeated_questions`), after the checks' rejects. The index is told the
+    drafts' questions first, to order its n-grams by how common they are (a second pass
+    over ``checked.items``, which may be read from disk)."""
+    coming = (item["question"] for item in checked.items)
+    kept = drop_repeated_questions(checked.items, NearDuplicates(threshold, built, coming))
     return StepOutput(kept.items, checked.rejects + kept.rejects)
 
 
