@@ -411,14 +411,14 @@ class _Remembered:
         self.signatures.frombytes(_signature(grams))
 
     def proposed(self, prefix: list[str], grams: frozenset, before: int, t: float) -> list[int]:
-        """The indexes below ``before``, ascending, that share a prefix n-gram with
+        """The distinct indexes below ``before``, ascending, that share a prefix n-gram with
         ``grams`` and that the sizes and signatures do not rule out at threshold ``t``."""
         lists = []
         for gram in prefix:
             found = self.postings.get(gram)
             if found is not None:
                 lists.append(np.frombuffer(found, dtype=np.int64, count=bisect_left(found, before)))
-        indexes = np.unique(np.concatenate(lists)) if lists else np.empty(0, dtype=np.int64)
+        indexes = np.concatenate(lists) if lists else np.empty(0, dtype=np.int64)
         if not len(indexes):
             return []
         mine = np.frombuffer(_signature(grams), dtype=np.uint64)
@@ -429,7 +429,7 @@ class _Remembered:
         shared = np.minimum(len(grams) - only_mine, sizes - only_theirs)
         # Jaccard s / (|a| + |b| - s) >= t exactly when s (1 + t) >= t (|a| + |b|)
         reach = shared * (1 + t) >= t * (len(grams) + sizes) - 1e-9
-        return indexes[reach].tolist()
+        return np.unique(indexes[reach]).tolist()  # an index in several lists: once
 
 
 def _signature(grams: frozenset[str]) -> bytes:
@@ -445,6 +445,8 @@ def _bit(gram: str) -> int:
 
 def _popcount(words: np.ndarray) -> np.ndarray:
     """The set bits of each row of 64-bit words."""
+    if hasattr(np, "bitwise_count"):  # NumPy 2
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
     return _POPCOUNT[words.view(np.uint8)].reshape(len(words), -1).sum(axis=1)
 
 
