@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answerable.builders.drafting.checks import NearDuplicates, family, ngrams, similarity
+from answerable.builders.drafting.checks import (
+    NearDuplicates,
+    _popcount,
+    family,
+    ngrams,
+    similarity,
+)
 from answerable.builders.drafting.text import normalize
 from tests.test_drafting_offline import demo, draft_all  # noqa: F401 (demo is a fixture)
 
@@ -59,6 +66,9 @@ def test_same_decisions_as_the_scan_on_the_demo_drafts(demo, threshold):  # noqa
     stream += [(p["db_id"], f"again-{p['id']}", p["question"], frozenset()) for p in parents]
     expected = decisions(Scan(threshold, parents), stream)
     assert decisions(NearDuplicates(threshold, parents), stream) == expected
+    # told the drafts first (n-grams ordered by frequency, as the drafting stage does)
+    coming = [question for _db, _id, question, _kin in stream]
+    assert decisions(NearDuplicates(threshold, parents, coming), stream) == expected
     reasons = {answer[0] for answer in expected if answer}
     assert reasons == {"duplicate", "near-duplicate"}, "the drafts should exercise both"
 
@@ -86,3 +96,29 @@ def test_same_decisions_as_the_scan_on_random_questions(threshold, built, drafts
     ]
     expected = decisions(Scan(threshold, items), stream)
     assert decisions(NearDuplicates(threshold, items), stream) == expected
+    told = [question for _db, _id, question, _kin in stream[::2]]  # of some drafts only
+    assert decisions(NearDuplicates(threshold, items, told), stream) == expected
+
+
+def test_the_popcount_without_numpy_2_counts_as_with_it(monkeypatch):
+    words = np.array([[0, 1, 2**63, 2**64 - 1], [5, 0, 0, 3]], dtype=np.uint64)
+    assert _popcount(words).tolist() == [1 + 1 + 64, 2 + 2]
+    monkeypatch.delattr(np, "bitwise_count", raising=False)  # NumPy 1: a table lookup
+    assert _popcount(words).tolist() == [1 + 1 + 64, 2 + 2]
+
+
+def test_a_signature_rules_out_only_what_cannot_reach_the_threshold():
+    """The bound the index applies before the exact similarity: a pair at or above the
+    threshold is always proposed, and most pairs far below it are not."""
+    seen = NearDuplicates(0.8)
+    seen.add("x", "a", "How many patients were admitted in 2019?", frozenset())
+    seen.add("x", "b", "List the drugs prescribed to patient 2019.", frozenset())
+    remembered = seen._seen["x"]
+    close = ngrams("How many patients were admitted in 2018?")
+    assert similarity(close, ngrams("How many patients were admitted in 2019?")) >= 0.8
+    assert remembered.proposed(seen._prefix(close), close, 2, 0.8) == [0]
+    other = ngrams("List the drugs prescribed to patient 2018.")
+    assert remembered.proposed(seen._prefix(other), other, 2, 0.8) == [1]
+    assert remembered.proposed(seen._prefix(other), other, 1, 0.8) == []  # only before 1
+    unlike = ngrams("Which doctor saw patient 2019 in March?")
+    assert remembered.proposed(seen._prefix(unlike), unlike, 2, 0.8) == []

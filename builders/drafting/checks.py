@@ -27,13 +27,18 @@ children, which are meant to be close to it.
 from __future__ import annotations
 
 import functools
-import heapq
+import itertools
 import math
+import operator
 import re
+import zlib
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+
+import numpy as np
 
 from answerable.builders.drafting import lexicon, settled
 from answerable.builders.drafting.context import DatabaseContext
@@ -297,56 +302,64 @@ class NearDuplicates:
 
     The answer is the earliest remembered question that repeats the new one, as a scan
     of all of them in order would find, but without the scan: a dict finds the same
-    normalized text, and an inverted index from each n-gram to the questions holding it
-    proposes the only questions that can reach the threshold. When two n-gram sets have
-    Jaccard similarity >= t they share at least ``ceil(t|A|)`` of ``A``'s n-grams, so any
-    ``|A| - ceil(t|A|) + 1`` of them hold a shared one (prefix filtering); the check looks
-    up that many of the new question's n-grams, the rarest so far, whose lists are short.
-    The exact similarity then decides.
+    normalized text, an index proposes the only questions that can reach the threshold,
+    a bound rules most proposals out, and the exact similarity decides the rest, tried
+    in the order they were remembered (the first repeat is the answer).
 
-    A remembered question costs well under a kilobyte (a build's worth are held at once):
+    The index is prefix filtering (AllPairs, Bayardo et al. 2007): put every n-gram in
+    one fixed order, rarest first. When two n-gram sets have Jaccard similarity >= t,
+    they share at least ``ceil(t|A|)`` of ``A``'s n-grams and ``ceil(t|B|)`` of ``B``'s,
+    so the first ``|A| - ceil(t|A|) + 1`` of ``A`` (its prefix) and the prefix of ``B``
+    share one. So only a remembered question's prefix is indexed, and a new question
+    looks up only its own: the rare n-grams (a value, a name), not the ones a template
+    repeats in every question it makes. The order is the n-grams' frequency among the
+    questions the index starts with (``built``, and the ``coming`` ones it is told of),
+    fixed before the first is remembered; an n-gram it has not counted is the rarest.
+    Any fixed order gives the same answers; this one keeps the lists short.
+
+    Templated questions still share rare n-grams (a team's name, a year), so the lists
+    grow with the build; they are read as NumPy views, and a proposal is ruled out
+    without its n-grams when the bound says it cannot reach the threshold: each question
+    keeps a 256-bit signature (one bit per n-gram, by a hash), and a bit of ``A``'s that
+    is not in ``B``'s stands for an n-gram of ``A`` not in ``B`` (distinct bits, distinct
+    n-grams), so ``|A & B| <= |A| - popcount(sig(A) & ~sig(B))``.
+
+    A remembered question costs a few hundred bytes (a build's worth are held at once):
     its id, kin and normalized text, the size of its n-gram set (the set itself is made
-    again from the text when the similarity is computed) and its place in the postings,
-    arrays of machine integers.
+    again from the text when the similarity is computed), its signature and its place
+    in the postings of its prefix, arrays of machine integers.
     """
 
-    def __init__(self, threshold: float, built: Iterable[dict] = ()):
+    def __init__(self, threshold: float, built: Iterable[dict] = (), coming: Iterable[str] = ()):
         self.threshold = threshold
-        self._seen: dict[str, list[tuple[str, tuple, str, int]]] = {}
-        self._first: dict[str, dict[str, int]] = {}  # db -> normalized text -> first index
-        self._postings: dict[str, dict[str, array]] = {}  # db -> n-gram -> indexes
-        for item in built:
-            self.add(item["db_id"], item["id"], item["question"], family(item))
+        self._seen: dict[str, _Remembered] = {}
+        held = [(item["db_id"], item["id"], item["question"], family(item)) for item in built]
+        self._frequency: Counter[str] = Counter()
+        for question in itertools.chain((question for _, _, question, _ in held), coming):
+            self._frequency.update(ngrams(question))
+        for db_id, record_id, question, kin in held:
+            self.add(db_id, record_id, question, kin)
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
-        seen = self._seen.setdefault(db_id, [])
         text = normalize(question)
         grams = _grams(text)
-        self._first.setdefault(db_id, {}).setdefault(text, len(seen))
-        postings = self._postings.setdefault(db_id, {})
-        for gram in grams:
-            found = postings.get(gram)
-            if found is None:
-                postings[gram] = found = array("l")
-            found.append(len(seen))
-        seen.append((record_id, tuple(kin), text, len(grams)))
+        remembered = self._seen.get(db_id) or self._seen.setdefault(db_id, _Remembered())
+        remembered.add((record_id, tuple(kin), text, len(grams)), grams, self._prefix(grams))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
+        remembered = self._seen.get(db_id)
+        if remembered is None:
+            return None
         text, grams = normalize(question), ngrams(question)
-        seen, postings = self._seen.get(db_id, []), self._postings.get(db_id, {})
-        same = self._first.get(db_id, {}).get(text)
-        rarest = self._prefix(grams, postings)
-        hits = Counter(i for gram in rarest for i in postings.get(gram, ()))
-        # at most every n-gram not looked up is shared too: a question below that is out
-        unseen = len(grams) - len(rarest)
-        proposed = {i for i, n in hits.items() if self._may_reach(n + unseen, grams, seen[i][3])}
-        for index in sorted(proposed | ({same} if same is not None else set())):
-            failure = self._repeats(seen[index], text, grams, kin)
+        same = remembered.first.get(text)
+        before = len(remembered.records) if same is None else same  # later ones cannot win
+        for index in remembered.proposed(self._prefix(grams), grams, before, self.threshold):
+            failure = self._repeats(remembered.records[index], text, grams, kin)
             if failure is not None:
                 return failure
-        return None
+        return None if same is None else self._repeats(remembered.records[same], text, grams, kin)
 
     def _repeats(self, other, text: str, grams: frozenset, kin: frozenset) -> Failure | None:
         other_id, other_kin, other_text, other_size = other
@@ -359,22 +372,82 @@ class NearDuplicates:
             return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
         return None
 
-    def _may_reach(self, shared: int, a: frozenset, size_b: int) -> bool:
-        """Whether sets sharing at most ``shared`` members can be ``threshold`` similar
-        (``a`` and a set of ``size_b`` members).
-
-        Jaccard ``s / (|a| + |b| - s)`` >= t holds exactly when ``s (1 + t)`` >=
-        ``t (|a| + |b|)``; the margin keeps float rounding from ruling a match out.
-        """
-        return shared * (1 + self.threshold) >= self.threshold * (len(a) + size_b) - 1e-9
-
-    def _prefix(self, grams: frozenset[str], postings: dict[str, list[int]]) -> list[str]:
-        """The rarest n-grams of a set, as many as a match at the threshold must share one of.
+    def _prefix(self, grams: frozenset[str]) -> list[str]:
+        """The first n-grams of a set in the index's order, as many as a match at the
+        threshold must share one of.
 
         The margin keeps float rounding from shortening the prefix (longer is always safe).
         """
         keep = len(grams) - math.ceil(self.threshold * len(grams) - 1e-9) + 1
-        return heapq.nsmallest(keep, grams, key=lambda g: (len(postings.get(g, ())), g))
+        # by frequency, then by text (a stable sort of the sorted n-grams): one total order
+        return sorted(sorted(grams), key=self._frequency.__getitem__)[:keep]
+
+
+SIGNATURE_BYTES = 32  # a question's n-gram signature: 256 bits
+_POPCOUNT = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int64)
+
+
+class _Remembered:
+    """The questions of one database: records in the order remembered, the first index
+    of each normalized text, the sizes and signatures, and the postings of the prefixes."""
+
+    def __init__(self):
+        self.records: list[tuple[str, tuple, str, int]] = []
+        self.first: dict[str, int] = {}
+        self.sizes = array("q")
+        self.signatures = array("B")  # SIGNATURE_BYTES per question
+        self.postings: dict[str, array] = {}
+
+    def add(self, record: tuple, grams: frozenset[str], prefix: list[str]) -> None:
+        index = len(self.records)
+        self.first.setdefault(record[2], index)
+        for gram in prefix:
+            found = self.postings.get(gram)
+            if found is None:
+                self.postings[gram] = found = array("q")
+            found.append(index)
+        self.records.append(record)
+        self.sizes.append(len(grams))
+        self.signatures.frombytes(_signature(grams))
+
+    def proposed(self, prefix: list[str], grams: frozenset, before: int, t: float) -> list[int]:
+        """The distinct indexes below ``before``, ascending, that share a prefix n-gram with
+        ``grams`` and that the sizes and signatures do not rule out at threshold ``t``."""
+        lists = []
+        for gram in prefix:
+            found = self.postings.get(gram)
+            if found is not None:
+                lists.append(np.frombuffer(found, dtype=np.int64, count=bisect_left(found, before)))
+        indexes = np.concatenate(lists) if lists else np.empty(0, dtype=np.int64)
+        if not len(indexes):
+            return []
+        mine = np.frombuffer(_signature(grams), dtype=np.uint64)
+        theirs = np.frombuffer(self.signatures, dtype=np.uint64).reshape(-1, len(mine))[indexes]
+        sizes = np.frombuffer(self.sizes, dtype=np.int64)[indexes]
+        only_mine = _popcount(mine & ~theirs)
+        only_theirs = _popcount(theirs & ~mine)
+        shared = np.minimum(len(grams) - only_mine, sizes - only_theirs)
+        # Jaccard s / (|a| + |b| - s) >= t exactly when s (1 + t) >= t (|a| + |b|)
+        reach = shared * (1 + t) >= t * (len(grams) + sizes) - 1e-9
+        return np.unique(indexes[reach]).tolist()  # an index in several lists: once
+
+
+def _signature(grams: frozenset[str]) -> bytes:
+    """One bit per n-gram (by a hash that is the same in every process)."""
+    bits = functools.reduce(operator.or_, map(_bit, grams), 0)
+    return bits.to_bytes(SIGNATURE_BYTES, "little")
+
+
+@functools.lru_cache(maxsize=65536)
+def _bit(gram: str) -> int:
+    return 1 << (zlib.crc32(gram.encode()) % (8 * SIGNATURE_BYTES))
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """The set bits of each row of 64-bit words."""
+    if hasattr(np, "bitwise_count"):  # NumPy 2
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return _POPCOUNT[words.view(np.uint8)].reshape(len(words), -1).sum(axis=1)
 
 
 def _too_short(size_a: int, size_b: int, threshold: float) -> bool:

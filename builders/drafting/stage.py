@@ -226,7 +226,7 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    seen, repeats = NearDuplicates(config.dedup_threshold, so_far), []
+    seen, repeats = NearDuplicates(config.dedup_threshold, so_far, questions(checked.items)), []
     # a stream read once by the step's writer (the kept drafts are never all held); the
     # repeats' rejects are known once it is read
     kept = unrepeated_questions(checked.items, seen, repeats)
@@ -248,17 +248,27 @@ def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -
         drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     else:
         drafts, rejects = offline_drafts(ctx, jobs, contexts)
-    seen = NearDuplicates(config.dedup_threshold, so_far)
-    output = keep_checked(drafts, contexts, seen, ctx.recipe.seed)
+    output = without_repeats(
+        checked_drafts(drafts, contexts, ctx.recipe.seed), config.dedup_threshold, so_far
+    )
     output.rejects[:0] = rejects
     return output
 
 
-def keep_checked(drafts, contexts, seen: NearDuplicates, seed: int) -> StepOutput:
-    """Items for the drafts that pass their check and repeat no earlier question."""
-    checked = checked_drafts(drafts, contexts, seed)
+def without_repeats(checked: StepOutput, threshold: float, built: Iterable[dict]) -> StepOutput:
+    """The checked drafts that repeat no question built so far nor an earlier draft
+    (:func:`drop_repeated_questions`), after the checks' rejects: all in lists, for the
+    model's path (the offline path in shards streams them)."""
+    seen = NearDuplicates(threshold, built, questions(checked.items))
     kept = drop_repeated_questions(checked.items, seen)
     return StepOutput(kept.items, checked.rejects + kept.rejects)
+
+
+def questions(items: Iterable[dict]) -> Iterator[str]:
+    """The items' questions, which the near-duplicate index is told before the first
+    check, to order its n-grams by how common they are (a second pass over ``items``,
+    which may be read from disk)."""
+    return (item["question"] for item in items)
 
 
 def checked_drafts(drafts, contexts, seed: int) -> StepOutput:
