@@ -132,10 +132,13 @@ def test_a_write_sweeps_the_temporaries_of_killed_processes(tmp_path):
         check=True,
     )
     dead = tmp_path / f".league.sqlite.{int(gone.stdout)}.tmp"
+    journal = dead.with_name(dead.name + "-journal")  # SQLite's, when killed mid-transaction
     live = tmp_path / f".clinic.sqlite.{os.getppid()}.tmp"
     other = tmp_path / ".demo.k3x9.tmp"  # not ours: no process id in its name
-    for path in (dead, live, other):
+    unknown = tmp_path / f".league.sqlite.{int(gone.stdout)}.tmp-other"  # not a side file
+    for path in (dead, journal, live, other, unknown):
         path.write_text("partial")
     records.write_json({"a": 1}, tmp_path / "report.json")
-    assert not dead.exists() and live.exists() and other.exists()
+    assert not dead.exists() and not journal.exists()
+    assert live.exists() and other.exists() and unknown.exists()
     assert records.read_json(tmp_path / "report.json") == {"a": 1}

@@ -328,16 +328,21 @@ _SWEPT: set[tuple[int, Path]] = set()  # (process, folder) pairs already swept
 
 def sweep_stale_temporaries(folder: Path) -> None:
     """Remove the temporaries that killed processes left in ``folder`` (a SIGKILL runs no
-    cleanup, so a killed build leaves ``.<name>.<pid>.tmp`` beside what it was writing):
+    cleanup, so a killed build leaves ``.<name>.<pid>.tmp`` beside what it was writing,
+    and SQLite its ``-journal``, ``-wal`` or ``-shm`` when the temporary is a database):
     those whose process is gone. Once per folder and process, before its first write."""
     key = (os.getpid(), folder)
     if key in _SWEPT:
         return
     _SWEPT.add(key)
-    for tmp in folder.glob(".*.tmp"):
-        pid = tmp.name[: -len(".tmp")].rpartition(".")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+    for tmp in folder.glob(".*.tmp*"):
+        stem, _, suffix = tmp.name.rpartition(".tmp")
+        pid = stem.rpartition(".")[2]
+        if suffix in SQLITE_SIDE_FILES and pid.isdigit() and not _alive(int(pid)):
             tmp.unlink(missing_ok=True)
+
+
+SQLITE_SIDE_FILES = ("", "-journal", "-wal", "-shm")  # a temporary and SQLite's files beside it
 
 
 def _alive(pid: int) -> bool:
