@@ -81,7 +81,7 @@ class BuildReport:
     counts: dict
     reject_counts: dict
     steps: dict = field(default_factory=dict)
-    seconds: dict = field(default_factory=dict)  # per step; shown, never written (varies)
+    seconds: dict = field(default_factory=dict)  # per step and after; shown, never written
     release: Release | None = None
     review: ReviewResult | None = None
 
@@ -383,7 +383,9 @@ def build(
     finally:
         ctx.close()
         engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
+    started = time.perf_counter()
     output, counts = finished_once(workspace, output, ctx.databases, progress)
+    seconds["checks"] = time.perf_counter() - started  # validation, guard, candidates file
     released, review = output.items, None
     if wants_review(recipe):
         candidates = list(output.items)  # a reviewed build is the size people can review
@@ -395,13 +397,17 @@ def build(
         exported = export_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
+    started = time.perf_counter()
     ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
         "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
     report = _write_outputs(workspace, output, counts, steps, recipe, ctx.report)
+    seconds["audit"] = time.perf_counter() - started
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):
+        started = time.perf_counter()
         report.release = release_of(recipe, ctx, released, review, settings, exported)
+        seconds["release"] = time.perf_counter() - started
     return report
 
 

@@ -105,6 +105,15 @@ def validate(recipe: Path) -> None:
     click.echo(f"{recipe}: ok: {read} of {total} sources read, {examples} examples{later}")
 
 
+def _step_times(report) -> str:
+    """Each step's seconds, cached ones marked, then the checks, audit and release after."""
+    cached = {name: line["cached"] for name, line in report.steps.items()}
+    return ", ".join(
+        f"{name} {spent:.1f} s" + (" (cached)" if cached.get(name) else "")
+        for name, spent in report.seconds.items()
+    )
+
+
 @main.command()
 @click.argument("recipe", type=click.Path(path_type=Path))
 @click.option("--no-release", is_flag=True, help="Stop after the candidates.")
@@ -119,13 +128,7 @@ def build(recipe: Path, no_release: bool) -> None:
     rejected = sum(report.reject_counts.values())
     reasons = ", ".join(f"{k} {v}" for k, v in report.reject_counts.items()) or "none"
     click.echo(f"rejects: {rejected} ({reasons}) listed in {report.rejects}")
-    _say(
-        "steps: "
-        + ", ".join(
-            f"{name} {report.seconds[name]:.1f} s" + (" (cached)" if line["cached"] else "")
-            for name, line in report.steps.items()
-        )
-    )
+    _say(f"steps: {_step_times(report)}")
     if report.review is not None and report.review.awaiting:
         from answerable.annotation.review import where_to_review
 

@@ -7,9 +7,10 @@ every template's quota set to QUOTA_SMALL, then QUOTA_LARGE (defaults 200 and 30
 20,000 and 200,000 candidates; measured: quota 10, 50, 160, 200 gave 2,064, 6,591, 16,159,
 19,279. Most drafts of templated parents repeat an earlier question and are dropped, so
 the drafts grow slower than the quota; the templates, 45 x quota, and their edits make the
-rest). Each build runs in a fresh folder as its own process (``answerable -q build``) on
+rest). Each build runs in a fresh folder as its own process (``answerable build``) on
 the machine's cores; the large one then runs again in its folder, where every step is
-cached.
+cached. Each build's progress log is kept in its folder while it runs, and its line of
+step times is printed after its figures.
 
 The last line is exactly
 ``items_small=<n1> seconds_small=<s1> items_large=<n2> seconds_large=<s2> growth=<g>
@@ -48,18 +49,28 @@ def recipe_in(folder: Path, quota: int) -> Path:
 
 
 def timed_build(recipe: Path, cwd: Path) -> tuple[int, float, float]:
-    """``(candidates, wall seconds, peak RSS in MB of the build's process tree)``."""
+    """``(candidates, wall seconds, peak RSS in MB of the build's process tree)``; prints
+    the build's line of step times."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    log = cwd / "build.log"
     started = time.perf_counter()
-    build = subprocess.Popen(
-        [*COMMAND, "-q", "build", str(recipe)], cwd=cwd, env=env, stdout=subprocess.PIPE, text=True
-    )
-    out = build.stdout.read()
-    _pid, status, usage = os.wait4(build.pid, 0)
+    with log.open("a", encoding="utf-8") as err:
+        build = subprocess.Popen(
+            [*COMMAND, "build", str(recipe)],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+        out = build.stdout.read()
+        _pid, status, usage = os.wait4(build.pid, 0)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"build failed ({status}):\n{out}")
+        sys.exit(f"build failed ({status}):\n{out}\n{log.read_text(encoding='utf-8')[-4000:]}")
     candidates = int(re.search(r"^candidates: (\d+) items", out, re.MULTILINE).group(1))
+    steps = re.findall(r"^steps: .*$", log.read_text(encoding="utf-8"), re.MULTILINE)
+    print(f"  {steps[-1]}" if steps else "  (no step times in the log)")
     return candidates, seconds, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
