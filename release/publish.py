@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +26,7 @@ import polars as pl
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import RUN_ROWS, in_chunks, write_json
+from answerable.records import RUN_ROWS, ItemFiles, in_chunks, write_json
 from answerable.release.audit import release_schemas
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
@@ -36,11 +36,12 @@ from answerable.release.debias import aflite
 from answerable.release.dialects import gold_in_dialects
 from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
+from answerable.release.keys import FIELD_ALIASES
 from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import to_frame, to_items, write_data
+from answerable.release.write import polars_schema, to_frame, to_items, write_data
 from answerable.schemas import validate
 
 
@@ -116,6 +117,66 @@ def items_frame(items: Iterable[dict]) -> pl.DataFrame:
     return frame if frame["id"].is_sorted() else frame.sort("id")
 
 
+# The item fields that sampling, splitting and the leakage check never read (unless a
+# stratum names one): the bulk of an item (result rows, readings, edit scripts ...). The
+# choice is made on a frame without them, and they join only the released items.
+UNREAD_BY_CHOICE = (
+    "spans",
+    "trigger",
+    "explanation",
+    "edit",
+    "result",
+    "review",
+    "readings",
+    "answer",
+    "tags",
+    "database",
+    "sql_by_dialect",
+)
+
+
+def left_out_of_choice(config: ReleaseConfig) -> list[str]:
+    """The fields :func:`choose` leaves out: :data:`UNREAD_BY_CHOICE` but those a
+    stratum names; none when debiasing, which reads whole items."""
+    if config.debias:
+        return []
+    strata = config.sample.strata if config.sample else []
+    named = {FIELD_ALIASES.get(name, name).split(".")[0] for name in strata}
+    return [name for name in UNREAD_BY_CHOICE if name not in named]
+
+
+def choose(
+    items: Sequence[dict], config: ReleaseConfig, seed: int, name: str, schemas: dict | None
+) -> tuple[pl.DataFrame, dict]:
+    """:func:`prepare_release` on the items without the fields it never reads, then those
+    fields added to the released items (read again from ``items``, a chunk at a time), so
+    the whole frame of every item is never held. ``items`` is read twice."""
+    left_out = left_out_of_choice(config)
+    read = [field for field in polars_schema() if field not in left_out]
+    frame, report = prepare_release(
+        items_frame(fields_of(items, read)), config, seed, name, schemas
+    )
+    if not left_out:
+        return frame, report
+    released, kept = set(frame["id"]), ["id", *left_out]
+    chunks = (
+        to_frame([i for i in chunk if i["id"] in released]).select(kept)
+        for chunk in in_chunks(fields_of(items, kept), RUN_ROWS)
+    )
+    rest = pl.concat([to_frame([]).select(kept), *chunks]).sort("id")
+    if not rest["id"].equals(frame["id"]):  # the same items, both sorted by id
+        raise ValueError("the released items changed while the release was cut")
+    return frame.with_columns(rest.select(left_out).get_columns()), report
+
+
+def fields_of(items: Iterable[dict], names: list[str]) -> Iterable[dict]:
+    """The items with only the fields ``names``: of items in Parquet files, only those
+    columns are read."""
+    if isinstance(items, ItemFiles):
+        return items.fields(*names)
+    return ({k: v for k, v in item.items() if k in names} for item in items)
+
+
 def cut_release(
     items: list[dict],
     *,
@@ -140,7 +201,7 @@ def cut_release(
     target = Path(out) / dataset / version
     schemas = release_schemas(sources) if config.debias else None
     name = f"{dataset} {version}"
-    frame, report = prepare_release(items_frame(items), config, seed, name, schemas)
+    frame, report = choose(items, config, seed, name, schemas)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -7,6 +7,7 @@ import random
 
 from answerable import build as build_module
 from answerable import records
+from answerable.builders.drafting.stage import without_repeats
 from answerable.ids import sha256_file
 from answerable.pipeline import (
     ItemsSoFar,
@@ -209,3 +210,49 @@ def test_contradictions_read_from_columns_are_those_read_from_items(tmp_path):
     assert found == contradictions(items) == {"a1": ["a2"], "a2": ["a1"]}
     empty = ItemFiles([write_parquet([], tmp_path / "none.parquet")])
     assert contradictions(empty) == contradictions([]) == {}
+
+
+class Drafts:
+    """``count`` drafted items asking one question, each of its own parent: all but the
+    first repeat it. Made again on each pass (the near-duplicate pass reads them twice)."""
+
+    def __init__(self, count: int):
+        self.count = count
+
+    def __iter__(self):
+        for n in range(self.count):
+            yield {
+                "id": f"d{n:06d}",
+                "db_id": "clinic",
+                "question": "How many patients were admitted in 2020?",
+                "category": "out-of-scope",
+                "trigger": {"text": "admitted " * 20},  # a bulky reject
+                "provenance": {
+                    "generator": "offline",
+                    "parent": f"p{n}",
+                    "params": {"anchor": f"p{n}"},
+                },
+            }
+
+
+def test_the_near_duplicate_pass_writes_its_rejects_as_it_reads(tmp_path):
+    built = [{"id": "seed", "db_id": "clinic", "question": "Which doctor is on call?"}]
+    earlier = [{"id": "x", "step": "offline", "reason": "earlier"}]
+
+    def dedup(count: int, hold: bool = False) -> list:
+        output = without_repeats(StepOutput(Drafts(count), earlier), 0.8, built, tmp_path / "f")
+        kept = list(output.items)
+        return [kept, list(output.rejects) if hold else len(output.rejects)]
+
+    kept, rejects = dedup(3, hold=True)
+    assert [i["id"] for i in kept] == ["d000000"]
+    assert [(r["id"], r["reason"], r.get("parent")) for r in rejects] == [
+        ("x", "earlier", None),
+        ("d000001", "duplicate", "p1"),
+        ("d000002", "duplicate", "p2"),
+    ]
+    assert dedup(10_000)[1] == 10_000
+    small, large = traced_peak(lambda: dedup(1_000)), traced_peak(lambda: dedup(10_000))
+    held = traced_peak(lambda: dedup(9_000, hold=True)) - small  # 9,000 rejects in a list
+    # ten times the repeats: the peak grows by a small share of what holding them costs
+    assert large - small < 0.1 * held, (small, large, held)

@@ -39,7 +39,14 @@ from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
 from answerable.ids import rng_for, sha256_file
 from answerable.inert import redact_url
-from answerable.pipeline import BuildContext, StepOutput, reject, sorted_ids
+from answerable.pipeline import (
+    BuildContext,
+    Rejects,
+    RejectSpool,
+    StepOutput,
+    reject,
+    sorted_ids,
+)
 from answerable.shards import StoredUnits, run_in_shards
 
 STEP = "drafting"
@@ -186,12 +193,9 @@ def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, b
     signature = ctx.signature(
         STEP, config.identity(), {"items": sorted_ids(so_far), "files": ctx.inputs}
     )
-    if config.llm is not None:
-        return ctx.workspace.cached_step(STEP, signature, lambda: draft_items(ctx, config, so_far))
     folder = ctx.workspace.step_dir(STEP, signature)
-    return ctx.workspace.cached_step(
-        STEP, signature, lambda: draft_offline_in_shards(ctx, config, so_far, folder)
-    )
+    draft = draft_with_model if config.llm is not None else draft_offline_in_shards
+    return ctx.workspace.cached_step(STEP, signature, lambda: draft(ctx, config, so_far, folder))
 
 
 def draft_offline_in_shards(
@@ -226,42 +230,36 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    seen, repeats = NearDuplicates(config.dedup_threshold, so_far, questions(checked.items)), []
-    # a stream read once by the step's writer (the kept drafts are never all held); the
-    # repeats' rejects are known once it is read
-    kept = unrepeated_questions(checked.items, seen, repeats)
-    return StepOutput(kept, checked.rejects + repeats)
+    return without_repeats(checked, config.dedup_threshold, so_far, folder)
 
 
-def planned_jobs(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> tuple:
-    """The drafting contexts by db_id and the jobs: ``per_item`` drafts per category for
-    each parent that ``drafting.rate`` chooses."""
+def draft_with_model(
+    ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
+) -> StepOutput:
+    """The model's drafts as items, after the same checks and near-duplicate pass as the
+    offline drafts; a reject for every job without a usable reply and every draft that
+    failed."""
     parents = drafted_parents(so_far, config.rate, ctx.recipe.seed)
     contexts = contexts_for(ctx, (p["db_id"] for p in parents), config.unrelated_from)
-    return contexts, plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+    jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
+    drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
+    checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
+    checked = StepOutput(checked.items, rejects + checked.rejects)
+    return without_repeats(checked, config.dedup_threshold, so_far, folder)
 
 
-def draft_items(ctx: BuildContext, config: DraftingConfig, so_far: list[dict]) -> StepOutput:
-    """The kept drafts as items, and a reject for every draft that failed."""
-    contexts, jobs = planned_jobs(ctx, config, so_far)
-    if config.llm is not None:
-        drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
-    else:
-        drafts, rejects = offline_drafts(ctx, jobs, contexts)
-    output = without_repeats(
-        checked_drafts(drafts, contexts, ctx.recipe.seed), config.dedup_threshold, so_far
-    )
-    output.rejects[:0] = rejects
-    return output
-
-
-def without_repeats(checked: StepOutput, threshold: float, built: Iterable[dict]) -> StepOutput:
+def without_repeats(
+    checked: StepOutput, threshold: float, built: Iterable[dict], folder: Path
+) -> StepOutput:
     """The checked drafts that repeat no question built so far nor an earlier draft
-    (:func:`drop_repeated_questions`), after the checks' rejects: all in lists, for the
-    model's path (the offline path in shards streams them)."""
+    (:func:`unrepeated_questions`), after the checks' rejects. The kept drafts are a
+    stream read once by the step's writer, and the repeats' rejects go to a file in the
+    step's ``folder`` as the stream reaches them (removed with the shards once the step
+    is stored): neither is held."""
     seen = NearDuplicates(threshold, built, questions(checked.items))
-    kept = drop_repeated_questions(checked.items, seen)
-    return StepOutput(kept.items, checked.rejects + kept.rejects)
+    repeats = RejectSpool(folder / "shards" / "repeats.jsonl")
+    kept = unrepeated_questions(checked.items, seen, repeats)
+    return StepOutput(kept, Rejects(checked.rejects) + repeats)
 
 
 def questions(items: Iterable[dict]) -> Iterator[str]:
@@ -284,20 +282,13 @@ def checked_drafts(drafts, contexts, seed: int) -> StepOutput:
     return output
 
 
-def drop_repeated_questions(items: list[dict], seen: NearDuplicates) -> StepOutput:
-    """The drafted items, in order, that repeat no question ``seen`` holds or an earlier
-    one of them; a reject for each of the others. A draft is not compared with its own
-    parent's family (``kin``)."""
-    output = StepOutput()
-    output.items = list(unrepeated_questions(items, seen, output.rejects))
-    return output
-
-
 def unrepeated_questions(
-    items: Iterable[dict], seen: NearDuplicates, rejects: list[dict]
+    items: Iterable[dict], seen: NearDuplicates, rejects: RejectSpool
 ) -> Iterator[dict]:
-    """:func:`drop_repeated_questions` as a stream: the kept items one at a time, a
-    reject added to ``rejects`` for each of the others as it is reached."""
+    """The drafted items, in order, that repeat no question ``seen`` holds or an earlier
+    one of them, one at a time; a reject added to ``rejects`` for each of the others as
+    it is reached (``rejects`` is closed at the end). A draft is not compared with its
+    own parent's family (``kin``)."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
@@ -307,6 +298,7 @@ def unrepeated_questions(
             continue
         seen.add(item["db_id"], item["id"], item["question"], kin)
         yield item
+    rejects.close()
 
 
 @contextmanager

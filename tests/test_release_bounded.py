@@ -1,0 +1,112 @@
+"""The release chooses its items (sample, split, leakage) on a frame without the fields
+those steps never read, and adds them to the released items only (issue 14, "bounded
+memory")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from answerable import records
+from answerable.records import ItemFiles, write_parquet
+from answerable.release.publish import choose, items_frame, left_out_of_choice, prepare_release
+from tests.release_helpers import config, make_item
+
+REPO = Path(__file__).resolve().parents[1]
+BULK = "x" * 16_000  # a result cell: the bulk of an item that the choice never reads
+
+
+def items(count: int, bulk: str = "x"):
+    """``count`` items in families of four, each with a result of one ``bulk`` cell and
+    tags (a field a stratum may name)."""
+    for n in range(count):
+        item = make_item(f"i{n}", parent=f"p{n // 4}", sql=f"SELECT {n}", db_id=f"db{n % 3}")
+        item["result"]["rows"] = [[bulk]]
+        item["tags"] = [f"t{n % 2}"]
+        yield item
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"sample": {"share": 0.3}, "split": {"kind": "question"}},
+        {"sample": {"count": 20, "strata": ["tags", "db_id"]}, "split": {"kind": "database"}},
+        {},
+    ],
+)
+def test_the_choice_without_unread_fields_is_the_choice_on_whole_items(tmp_path, section):
+    stored = ItemFiles([write_parquet(items(400), tmp_path / "items.parquet")])
+    settings = config(**section)
+    whole = prepare_release(items_frame(stored), settings, 7, "toy", None)
+    chosen = choose(stored, settings, 7, "toy", None)
+    assert chosen[1] == whole[1]
+    assert chosen[0].equals(whole[0])
+    assert 0 < chosen[0].height < 400 or not section
+    # from a list of items too (a review's accepted items)
+    listed = choose(list(stored), settings, 7, "toy", None)
+    assert listed[0].equals(whole[0]) and listed[1] == whole[1]
+
+
+def test_a_stratum_keeps_the_field_it_names_in_the_choice():
+    assert "tags" in left_out_of_choice(config(sample={"share": 0.5}))
+    assert "tags" not in left_out_of_choice(config(sample={"share": 0.5, "strata": ["tags"]}))
+    assert left_out_of_choice(config(debias="aflite")) == []
+
+
+def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeypatch):
+    """Peak resident memory of choosing 5 % of 500 and of 4,000 items with 16 KB results, in a fresh
+    process per run: the growth is well under that of choosing on whole items (which
+    holds every result, and copies them)."""
+
+    monkeypatch.setattr(records, "RUN_ROWS", 64)  # row groups as full at both sizes
+
+    def peak(count: int, how: str) -> float:
+        file = tmp_path / f"{count}.parquet"
+        if not file.exists():
+            write_parquet(items(count, BULK), file)
+        script = textwrap.dedent(f"""
+            from answerable import records
+            from answerable.records import ItemFiles
+            from answerable.release import publish
+            from tests.release_helpers import config
+            records.BATCH_ROWS = publish.RUN_ROWS = 64  # chunks as full at both sizes
+            stored, settings = ItemFiles([{str(file)!r}]), config(sample={{"share": 0.05}})
+            if {how!r} == "whole":
+                whole = publish.items_frame(stored)
+                frame, _ = publish.prepare_release(whole, settings, 7, "toy", None)
+            else:
+                frame, _ = publish.choose(stored, settings, 7, "toy", None)
+            # this process's own peak (ru_maxrss would start at the forking parent's)
+            status = open("/proc/self/status").read()
+            print(frame.height, status.split("VmHWM:")[1].split()[0])
+        """)
+        out = subprocess.run(
+            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        height, rss_kb = map(int, out.stdout.split())
+        assert 0 < height < count * 0.1
+        return rss_kb / 1024
+
+    whole = peak(4_000, "whole") - peak(500, "whole")
+    chosen = peak(4_000, "choose") - peak(500, "choose")
+    assert chosen < 0.5 * whole, (chosen, whole)
+
+
+def test_choose_reads_only_some_columns_for_the_choice(tmp_path, monkeypatch):
+    stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
+    asked = []
+    real = ItemFiles.fields
+
+    def fields(self, *names):
+        asked.append(names)
+        return real(self, *names)
+
+    monkeypatch.setattr(ItemFiles, "fields", fields)
+    choose(stored, config(sample={"share": 0.5}), 7, "toy", None)
+    assert "result" not in asked[0] and "id" in asked[0]
+    assert set(asked[1]) == {"id", *left_out_of_choice(config(sample={"share": 0.5}))}
