@@ -122,3 +122,79 @@ def test_a_signature_rules_out_only_what_cannot_reach_the_threshold():
     assert remembered.proposed(seen._prefix(other), other, 1, 0.8) == []  # only before 1
     unlike = ngrams("Which doctor saw patient 2019 in March?")
     assert remembered.proposed(seen._prefix(unlike), unlike, 2, 0.8) == []
+
+
+TEMPLATES = [
+    "How many players of the {team} were born in {year}?",
+    "Which {team} players born after {year} are taller than their team's average height?",
+    "List the {team} games played in {year} with their home score.",
+    "What was the average attendance of {team} home games in {year}?",
+    "Name the coach of the {team} in {year}.",
+    "Which stadium did the {team} use in {year}?",
+]
+TEAMS = ["West Ritaberg Rangers", "North Anna Falcons", "Lake Oscar United", "Port Lee Comets"]
+TEAMS += ["Glen Ivy Owls", "Mount Kai Bears", "Bay Rosa Sharks", "Fort Wu Kings"]
+
+
+def templated_stream(seed: int, built: int, drafts: int) -> tuple[list[dict], list[tuple]]:
+    """Built questions and drafts from a few templates and values, as a large templated
+    build makes them: exact repeats, near-duplicates (another year or team) and drafts
+    whose parent is one of the built questions (kin)."""
+    import random
+
+    rng = random.Random(seed)
+
+    def question() -> str:
+        text = rng.choice(TEMPLATES).format(team=rng.choice(TEAMS), year=rng.randint(1900, 2020))
+        return text if rng.random() < 0.8 else text.replace("?", ", please?")
+
+    items = [
+        {"id": f"b{i}", "db_id": "league", "question": question(), "provenance": {}}
+        for i in range(built)
+    ]
+    stream = []
+    for i in range(drafts):
+        parent = rng.choice(items)
+        kin = frozenset({parent["id"]}) if rng.random() < 0.5 else frozenset()
+        chance = rng.random()
+        text = parent["question"] if chance < 0.1 else question()
+        if chance > 0.6 and stream:  # an earlier draft's text, with another parent
+            text = rng.choice(stream)[2]
+        stream.append((rng.choice(["league", "league", "clinic"]), f"d{i}", text, kin))
+    return items, stream
+
+
+@pytest.mark.parametrize("threshold", [0.8, 0.9])
+def test_same_decisions_as_the_scan_on_templated_questions_that_repeat(threshold):
+    """Most drafts of a templated build repeat an earlier text, with another parent; the
+    index keeps each text's close questions and looks again only at those remembered
+    since. Its decisions are still the scan's."""
+    built, stream = templated_stream(7, 60, 700)
+    expected = decisions(Scan(threshold, built), stream)
+    coming = [question for _db, _id, question, _kin in stream]
+    assert decisions(NearDuplicates(threshold, built, coming), stream) == expected
+    reasons = [answer[0] for answer in expected if answer]
+    assert reasons.count("duplicate") > 50 and reasons.count("near-duplicate") > 100
+    assert expected.count(None) > 50, "some drafts should be kept (and remembered)"
+    texts = [normalize(question) for _db, _id, question, _kin in stream]
+    assert len(set(texts)) < 0.6 * len(texts), "the drafts should repeat texts"
+
+
+def test_a_repeated_text_is_compared_with_the_questions_remembered_since():
+    """A text's close questions are kept from its first check; the same text checked
+    again later (here by a draft of another family) must also meet the question
+    remembered in between, which is close to it but not to the built one."""
+    question = "How many players of the Bay Rosa Sharks were born in Lisbon?"
+    parent = {"id": "p", "db_id": "x", "question": question, "provenance": {}}
+    between = "How many players of the Bay Rosa Sharks were born in Lisbon in 1921?"
+    later = "How many players of the Bay Rosa Sharks were born in Lisbon in 1921 or later?"
+    stream = [
+        ("x", "d1", between, frozenset()),  # close to the parent: dropped
+        ("x", "d2", later, frozenset({"q"})),  # close to d1's text, not to the parent: kept
+        ("x", "d3", between, frozenset({"p"})),  # the parent is kin; d2 is not
+    ]
+    expected = decisions(Scan(0.85, [parent]), stream)
+    reasons = [answer and answer[0] for answer in expected]
+    assert reasons == ["near-duplicate", None, "near-duplicate"]
+    assert "similar to d2" in expected[2][1]
+    assert decisions(NearDuplicates(0.85, [parent]), stream) == expected

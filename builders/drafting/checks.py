@@ -324,15 +324,22 @@ class NearDuplicates:
     is not in ``B``'s stands for an n-gram of ``A`` not in ``B`` (distinct bits, distinct
     n-grams), so ``|A & B| <= |A| - popcount(sig(A) & ~sig(B))``.
 
+    Most drafts of a templated build repeat the text of an earlier one (71% at quota
+    200), so each checked text keeps its close questions (whatever their kin) and how
+    many questions they cover: the same text checked again reads only the postings'
+    tails, the questions remembered since (:meth:`_close`).
+
     A remembered question costs a few hundred bytes (a build's worth are held at once):
     its id, kin and normalized text, the size of its n-gram set (the set itself is made
     again from the text when the similarity is computed), its signature and its place
-    in the postings of its prefix, arrays of machine integers.
+    in the postings of its prefix, arrays of 32-bit integers; a checked text, its entry
+    in the cache of close questions.
     """
 
     def __init__(self, threshold: float, built: Iterable[dict] = (), coming: Iterable[str] = ()):
         self.threshold = threshold
         self._seen: dict[str, _Remembered] = {}
+        self._checked = ""  # the last text checked
         held = [(item["db_id"], item["id"], item["question"], family(item)) for item in built]
         self._frequency: Counter[str] = Counter()
         for question in itertools.chain((question for _, _, question, _ in held), coming):
@@ -343,9 +350,10 @@ class NearDuplicates:
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
         text = normalize(question)
+        text = self._checked if text == self._checked else text
         grams = _grams(text)
         remembered = self._seen.get(db_id) or self._seen.setdefault(db_id, _Remembered())
-        remembered.add((record_id, tuple(kin), text, len(grams)), grams, self._prefix(grams))
+        remembered.add((record_id, tuple(kin), text), grams, self._prefix(grams))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
@@ -355,22 +363,38 @@ class NearDuplicates:
         text, grams = normalize(question), ngrams(question)
         same = remembered.first.get(text)
         before = len(remembered.records) if same is None else same  # later ones cannot win
-        for index in remembered.proposed(self._prefix(grams), grams, before, self.threshold):
-            failure = self._repeats(remembered.records[index], text, grams, kin)
-            if failure is not None:
-                return failure
-        return None if same is None else self._repeats(remembered.records[same], text, grams, kin)
-
-    def _repeats(self, other, text: str, grams: frozenset, kin: frozenset) -> Failure | None:
-        other_id, other_kin, other_text, other_size = other
-        if text == other_text:
-            return "duplicate", f"same question as {other_id}"
-        if not kin.isdisjoint(other_kin) or _too_short(len(grams), other_size, self.threshold):
+        for index in self._close(remembered, text, grams, before):
+            other_id, other_kin, other_text = remembered.records[index]
+            if kin.isdisjoint(other_kin):
+                score = similarity(grams, _grams(other_text))
+                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        if same is None:
             return None
-        score = similarity(grams, _grams(other_text))
-        if score >= self.threshold:
-            return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
-        return None
+        return "duplicate", f"same question as {remembered.records[same][0]}"
+
+    def _close(self, remembered: _Remembered, text: str, grams: frozenset, before: int) -> list:
+        """The indexes below ``before``, ascending, of the remembered questions whose
+        similarity to ``text`` reaches the threshold, whatever their kin.
+
+        Templated drafts repeat: most drafts of a large build have the text of an
+        earlier one. A text's answer is kept (``remembered.close``) with the number of
+        questions it covers, and a check of the same text later looks only at the
+        questions remembered since, in the postings' tails: the cost of a repeated text
+        does not grow with the build."""
+        covered, *found = remembered.close.get(text, (0,))
+        if covered < before:
+            prefix = self._prefix(grams)
+            proposed = remembered.proposed(prefix, grams, before, self.threshold, covered)
+            found += [index for index in proposed if self._reaches(grams, remembered, index)]
+            remembered.close[text] = (before, *found)  # one tuple: the cache is per text
+        self._checked = text  # remembered next if kept: one string for both
+        return [index for index in found if index < before]
+
+    def _reaches(self, grams: frozenset, remembered: _Remembered, index: int) -> bool:
+        """Whether the similarity of ``grams`` to a remembered question reaches the threshold."""
+        if _too_short(len(grams), remembered.sizes[index], self.threshold):
+            return False
+        return similarity(grams, _grams(remembered.records[index][2])) >= self.threshold
 
     def _prefix(self, grams: frozenset[str]) -> list[str]:
         """The first n-grams of a set in the index's order, as many as a match at the
@@ -392,11 +416,13 @@ class _Remembered:
     of each normalized text, the sizes and signatures, and the postings of the prefixes."""
 
     def __init__(self):
-        self.records: list[tuple[str, tuple, str, int]] = []
+        self.records: list[tuple[str, tuple, str]] = []  # id, kin, normalized text
         self.first: dict[str, int] = {}
-        self.sizes = array("q")
+        self.sizes = array("i")
         self.signatures = array("B")  # SIGNATURE_BYTES per question
         self.postings: dict[str, array] = {}
+        # a checked text -> (how many questions its answer covers, *the close ones' indexes)
+        self.close: dict[str, tuple[int, ...]] = {}
 
     def add(self, record: tuple, grams: frozenset[str], prefix: list[str]) -> None:
         index = len(self.records)
@@ -404,32 +430,47 @@ class _Remembered:
         for gram in prefix:
             found = self.postings.get(gram)
             if found is None:
-                self.postings[gram] = found = array("q")
+                self.postings[gram] = found = array("i")
             found.append(index)
         self.records.append(record)
         self.sizes.append(len(grams))
         self.signatures.frombytes(_signature(grams))
 
-    def proposed(self, prefix: list[str], grams: frozenset, before: int, t: float) -> list[int]:
-        """The distinct indexes below ``before``, ascending, that share a prefix n-gram with
-        ``grams`` and that the sizes and signatures do not rule out at threshold ``t``."""
+    def proposed(
+        self, prefix: list[str], grams: frozenset, before: int, t: float, start: int = 0
+    ) -> list[int]:
+        """The distinct indexes from ``start`` to below ``before``, ascending, that share a
+        prefix n-gram with ``grams`` and that the sizes and signatures do not rule out at
+        threshold ``t``."""
         lists = []
         for gram in prefix:
             found = self.postings.get(gram)
             if found is not None:
-                lists.append(np.frombuffer(found, dtype=np.int64, count=bisect_left(found, before)))
-        indexes = np.concatenate(lists) if lists else np.empty(0, dtype=np.int64)
-        if not len(indexes):
+                first = bisect_left(found, start) if start else 0
+                end = bisect_left(found, before)
+                if first < end:
+                    lists.append(np.frombuffer(found, np.int32, end - first, 4 * first))
+        if not lists:
             return []
+        indexes = np.concatenate(lists)
+        # the sizes first (4 bytes an entry): shared <= the smaller size
+        sizes = np.frombuffer(self.sizes, dtype=np.int32)[indexes]
+        size = len(grams)
+        fit = _reach(np.minimum(sizes, size), size, sizes, t)
+        indexes, sizes = indexes[fit], sizes[fit]
         mine = np.frombuffer(_signature(grams), dtype=np.uint64)
         theirs = np.frombuffer(self.signatures, dtype=np.uint64).reshape(-1, len(mine))[indexes]
-        sizes = np.frombuffer(self.sizes, dtype=np.int64)[indexes]
         only_mine = _popcount(mine & ~theirs)
         only_theirs = _popcount(theirs & ~mine)
-        shared = np.minimum(len(grams) - only_mine, sizes - only_theirs)
-        # Jaccard s / (|a| + |b| - s) >= t exactly when s (1 + t) >= t (|a| + |b|)
-        reach = shared * (1 + t) >= t * (len(grams) + sizes) - 1e-9
+        shared = np.minimum(size - only_mine, sizes - only_theirs)
+        reach = _reach(shared, size, sizes, t)
         return np.unique(indexes[reach]).tolist()  # an index in several lists: once
+
+
+def _reach(shared, size_a: int, sizes_b: np.ndarray, t: float) -> np.ndarray:
+    """Whether an overlap of ``shared`` n-grams between sets of these sizes reaches
+    Jaccard ``t``: s / (|a| + |b| - s) >= t exactly when s (1 + t) >= t (|a| + |b|)."""
+    return shared * (1 + t) >= t * (size_a + sizes_b) - 1e-9
 
 
 def _signature(grams: frozenset[str]) -> bytes:
