@@ -204,16 +204,7 @@ class DuckDBDatabase(Connected):
 
     def _unstable(self) -> frozenset[str]:
         if self._unstable_names is None:
-            # A name is refused when none of its overloads is CONSISTENT: DuckDB 2.0.1
-            # marks a few overloads of + and - (time-zone-aware timestamps) as consistent
-            # within a query only, and refusing the operators for them would refuse
-            # arithmetic itself.
-            rows = self._con.execute(
-                "SELECT lower(function_name) FROM duckdb_functions() "
-                "GROUP BY lower(function_name) "
-                "HAVING bool_and(stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY'))"
-            ).fetchall()
-            self._unstable_names = frozenset(name for (name,) in rows)
+            self._unstable_names = _unstable_functions(self._con, self.path)
         return self._unstable_names
 
     def _catalog(self, sql: str, params: tuple) -> list[tuple]:
@@ -222,6 +213,32 @@ class DuckDBDatabase(Connected):
     def schema(self, db_id: str | None = None) -> DatabaseSchema:
         """The schema of the file's ``main`` schema, from ``information_schema``."""
         return schema_from_information_schema(self._catalog, db_id or self.path.stem, "main")
+
+
+_UNSTABLE: dict[tuple, frozenset[str]] = {}  # (file, its identity) -> unstable names
+
+
+def _unstable_functions(con, path: Path) -> frozenset[str]:
+    """The names of the functions the file's catalog marks not ``CONSISTENT``, read once
+    per process for each state of the file (its own macros are part of the catalog; the
+    read took longer than most statements, and a build opens a file once per template).
+
+    A name is refused when none of its overloads is CONSISTENT: DuckDB 2.0.1 marks a few
+    overloads of + and - (time-zone-aware timestamps) as consistent within a query only,
+    and refusing the operators for them would refuse arithmetic itself.
+    """
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in _UNSTABLE:
+        rows = con.execute(
+            "SELECT lower(function_name) FROM duckdb_functions() "
+            "GROUP BY lower(function_name) "
+            "HAVING bool_and(stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY'))"
+        ).fetchall()
+        if len(_UNSTABLE) >= 64:  # files met by one process: bounded
+            _UNSTABLE.clear()
+        _UNSTABLE[key] = frozenset(name for (name,) in rows)
+    return _UNSTABLE[key]
 
 
 class Watchdog:
