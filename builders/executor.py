@@ -72,7 +72,8 @@ class Limits:
 
     On SQLite ``timeout_s`` is CPU time of the executing thread (wall time at most
     ``WALL_FACTOR`` times it), so whether a query times out does not depend on what else
-    the machine is doing; server and DuckDB engines measure wall time.
+    the machine is doing; DuckDB counts the CPU time of the process (its threads run the
+    query) under the same wall bound; a server engine measures wall time.
     """
 
     timeout_s: float = DEFAULT_TIMEOUT_S

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import threading
+import time
 import uuid
 from decimal import Decimal
 
@@ -12,8 +14,12 @@ import pytest
 
 from answerable.builders.engines import ENGINES, SourceSpec, engine, open_source
 from answerable.builders.engines.base import Database, sqlite_cell
-from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
-from answerable.builders.executor import Limits, ReadOnlyDatabase, result_hash
+from answerable.builders.engines.duckdb import (
+    DuckDBDatabase,
+    Watchdog,
+    copy_sqlite_to_duckdb,
+)
+from answerable.builders.executor import WALL_FACTOR, Limits, ReadOnlyDatabase, result_hash
 from answerable.errors import SQLError
 from answerable.ids import sha256_file
 
@@ -282,6 +288,24 @@ def test_duckdb_time_limit_interrupts_a_runaway_query(small_pair):
             duck.execute(runaway)
         assert caught.value.reason == "timeout"
         assert duck.execute("SELECT count(*) FROM t").row_count == 1
+
+
+def test_duckdb_time_limit_counts_cpu_time_not_the_machines_load():
+    """Past its limit on the wall clock, a statement that has not used its limit of CPU
+    time (the machine was busy elsewhere) is left to run; it is interrupted once it has,
+    or once the wall clock passes WALL_FACTOR times the limit."""
+    cpu, fired, at = [0.0], threading.Event(), []
+    dog = Watchdog(lambda: (at.append(time.monotonic()), fired.set()), cpu_clock=lambda: cpu[0])
+    dog.arm(time.monotonic(), 0.1)
+    assert not fired.wait(0.5)  # five times the limit on the wall clock, no CPU used
+    cpu[0] = 0.1  # the statement has now used its limit
+    assert fired.wait(10)
+    dog.disarm()
+    fired.clear()
+    started = time.monotonic()
+    dog.arm(started, 0.05)  # a statement that never uses CPU: the wall clock stops it
+    assert fired.wait(20) and at[-1] - started >= WALL_FACTOR * 0.05
+    dog.close()
 
 
 def test_duckdb_row_cap_keeps_the_first_rows_and_hashes_all(small_pair):

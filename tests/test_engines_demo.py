@@ -104,7 +104,8 @@ def test_demo_on_duckdb_gives_the_sqlite_items_in_duckdb_dialect(on_both):
     # and every SQLite item is built on DuckDB but the julianday seed, a reject saying so
     built = {i["question"] for i in duck}
     missing = [i for i in lite if i["question"] not in built]
-    assert [(_generator(i), _provenance(i)["external_id"]) for i in missing] == [JULIANDAY_SEED]
+    found = [(_generator(i), _provenance(i)["external_id"]) for i in missing]
+    assert found == [JULIANDAY_SEED], _why_missing(missing, rejects)
     assert [
         (r["step"], r.get("external_id"))
         for r in rejects
@@ -130,6 +131,34 @@ def test_demo_cross_check_on_duckdb_flags_each_disagreement(on_both):
     assert any("julianday" in f.get("error", "").lower() for f in differ.values())
 
 
+def _why_missing(missing: list[dict], rejects: list[dict]) -> str:
+    """Each SQLite item the DuckDB build lacks, with that build's rejects of its seed or
+    template (the reason a pair or the whole template was dropped)."""
+    lines = []
+    for item in missing:
+        origin = _provenance(item)["external_id"]
+        lines.append(f"missing on duckdb: {_generator(item)} {origin}: {item['question']!r}")
+        for found in rejects:
+            same_origin = origin in (found.get("external_id"), found.get("template"))
+            same_db = found.get("db_id") in (None, item["db_id"])
+            if (same_origin and same_db) or found.get("question") == item["question"]:
+                lines.append(f"    duckdb reject {found['reason']}: {found['detail'][:300]}")
+    return "\n".join(lines)
+
+
+def _differences(on_duck: dict, on_file: dict, rejects: list[dict]) -> str:
+    """The counterfactual items one build has and the other lacks, and the DuckDB
+    build's rejects of the counterfactual step."""
+    lines = [f"only on duckdb: {key}" for key in sorted(set(on_duck) - set(on_file), key=str)]
+    lines += [f"only on sqlite: {key}" for key in sorted(set(on_file) - set(on_duck), key=str)]
+    lines += [
+        f"duckdb reject {r['step']} {r['reason']}: {r['detail'][:300]}"
+        for r in rejects
+        if r["step"] in EDITS or r["reason"] == "timeout"
+    ]
+    return "\n".join(lines)
+
+
 def _edited(items) -> dict:
     """Counterfactual items by what they say: question, label, result and readings."""
     found = {}
@@ -153,7 +182,8 @@ def test_demo_counterfactual_on_duckdb_gives_the_sqlite_builds_items(on_both, de
     on_duck = _edited(duck)
     lite = read_parquet(demo_build[0] / ".answerable" / "answerable-demo" / "candidates.parquet")
     on_file = _edited(lite)
-    assert len(on_duck) > 40 and set(on_duck) == set(on_file)
+    assert len(on_duck) > 40
+    assert set(on_duck) == set(on_file), _differences(on_duck, on_file, rejects)
     assert {i["dialect"] for i in on_duck.values()} == {"duckdb"}
     for key, item in on_duck.items():  # the id hashes the SQL: equal where the text is
         same_text = item["sql"] == on_file[key]["sql"]

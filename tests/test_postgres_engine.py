@@ -303,6 +303,21 @@ def test_a_text_run_again_is_prepared_and_gives_what_it_gave_unprepared(clinic):
     assert len(clinic._prepared.names) == 1  # (prepared on its own second run)
 
 
+def test_every_run_of_a_text_with_values_takes_its_generic_plan(clinic):
+    """Prepared or not, first run or tenth, a text with values runs on its generic plan,
+    so the plan (and an unordered result's row order) never depends on how many times a
+    session ran it; a prepared text is planned once."""
+    sql = "SELECT subject_id FROM admissions WHERE subject_id > %s"
+    found = [clinic.execute(sql, (10100,)) for _ in range(8)]
+    assert all(result.rows == found[0].rows for result in found)
+    clinic._settle()  # our own catalog read, outside the gate
+    plans = clinic._con.execute(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+    ).fetchall()
+    clinic._send_rollback()
+    assert plans == [(7, 0)]  # runs 2 to 8 prepared, none of them planned for its values
+
+
 def test_a_prepared_text_that_fails_leaves_the_transaction_rolled_back(clinic, monkeypatch):
     """An error in a statement makes the server skip the rollback sent with it in the
     pipeline; it is sent again alone: the next statement is in a fresh READ ONLY

@@ -20,9 +20,9 @@ The locks, each of which alone stops a kind of write:
   (``json_serialize_sql``), as the SQLite gate refuses them: a gold result must be the
   same on every run.
 
-The time limit is one watchdog thread per connection that interrupts it when a statement
-runs past its deadline (:class:`Watchdog`; a thread started per statement cost more
-than many statements themselves on a busy machine); the row cap and the
+The time limit counts CPU time, as SQLite's does: one watchdog thread per connection
+interrupts a statement once it has used its limit (:class:`Watchdog`; a thread started
+per statement cost more than many statements themselves on a busy machine); the row cap and the
 hash are the executor's (:func:`~answerable.builders.executor.collect`) over cells
 turned into SQLite's kinds (:func:`~answerable.builders.engines.base.sqlite_cell`).
 """
@@ -44,6 +44,7 @@ from answerable.builders.engines.base import (
 from answerable.builders.engines.types import TEXT, engine_type, value_kind
 from answerable.builders.executor import (
     READ_KEYWORDS,
+    WALL_FACTOR,
     Connected,
     Limits,
     Result,
@@ -144,11 +145,11 @@ class DuckDBDatabase(Connected):
         cap = self.limits.row_cap if row_cap is None else row_cap
         cap_bytes = self.limits.result_bytes if byte_cap is None else byte_cap
         started = time.monotonic()
-        self._watchdog.arm(started + self.limits.timeout_s)
+        self._watchdog.arm(started, self.limits.timeout_s)
         try:
             cursor = self._con.execute(sql, params or None)
             columns = [d[0] for d in cursor.description or ()]
-            rows = sqlite_rows(iter(lambda: cursor.fetchmany(_BATCH), []), columns)
+            rows = sqlite_rows(_batches(cursor), columns)
             return collect(
                 rows, columns, ordered, cap, self.limits, cap_bytes, started, self.dialect
             )
@@ -204,16 +205,7 @@ class DuckDBDatabase(Connected):
 
     def _unstable(self) -> frozenset[str]:
         if self._unstable_names is None:
-            # A name is refused when none of its overloads is CONSISTENT: DuckDB 2.0.1
-            # marks a few overloads of + and - (time-zone-aware timestamps) as consistent
-            # within a query only, and refusing the operators for them would refuse
-            # arithmetic itself.
-            rows = self._con.execute(
-                "SELECT lower(function_name) FROM duckdb_functions() "
-                "GROUP BY lower(function_name) "
-                "HAVING bool_and(stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY'))"
-            ).fetchall()
-            self._unstable_names = frozenset(name for (name,) in rows)
+            self._unstable_names = _unstable_functions(self._con, self.path)
         return self._unstable_names
 
     def _catalog(self, sql: str, params: tuple) -> list[tuple]:
@@ -224,9 +216,44 @@ class DuckDBDatabase(Connected):
         return schema_from_information_schema(self._catalog, db_id or self.path.stem, "main")
 
 
+_UNSTABLE: dict[tuple, frozenset[str]] = {}  # (file, its identity) -> unstable names
+
+
+def _unstable_functions(con, path: Path) -> frozenset[str]:
+    """The names of the functions the file's catalog marks not ``CONSISTENT``, read once
+    per process for each state of the file (its own macros are part of the catalog; the
+    read took longer than most statements, and a build opens a file once per template).
+
+    A name is refused when none of its overloads is CONSISTENT: DuckDB 2.0.1 marks a few
+    overloads of + and - (time-zone-aware timestamps) as consistent within a query only,
+    and refusing the operators for them would refuse arithmetic itself.
+    """
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in _UNSTABLE:
+        rows = con.execute(
+            "SELECT lower(function_name) FROM duckdb_functions() "
+            "GROUP BY lower(function_name) "
+            "HAVING bool_and(stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY'))"
+        ).fetchall()
+        if len(_UNSTABLE) >= 64:  # files met by one process: bounded
+            _UNSTABLE.clear()
+        _UNSTABLE[key] = frozenset(name for (name,) in rows)
+    return _UNSTABLE[key]
+
+
 class Watchdog:
-    """Calls ``interrupt`` when a statement runs past the deadline :meth:`arm` set, from
-    one thread kept for the connection's life (started on first use).
+    """Calls ``interrupt`` when a statement has used its time limit, from one thread kept
+    for the connection's life (started on first use).
+
+    The limit counts CPU time, as SQLite's does (``executor.Limits``): the process's,
+    since DuckDB runs a statement on its own threads. So a loaded machine, which stretches
+    a statement's wall time, does not turn it into a timeout, and whether a pair is kept
+    does not depend on what else the machine runs (a demo build beside a benchmark lost a
+    template's pairs to this). The wall clock still bounds it at ``WALL_FACTOR`` times
+    the limit, and is what the thread sleeps on: CPU time grows no faster than the wall
+    clock on each thread, so the CPU clock is read only once the limit has passed on the
+    wall clock, then again after the wall time the CPU could at least still need.
 
     Between statements the thread sleeps until the last deadline it knows, finds it
     disarmed or moved on, and sleeps again; it is woken only when it sleeps without a
@@ -235,19 +262,22 @@ class Watchdog:
     when the next statement starts.
     """
 
-    def __init__(self, interrupt):
-        self._interrupt = interrupt
+    def __init__(self, interrupt, cpu_clock=time.process_time):
+        self._interrupt, self._cpu_clock = interrupt, cpu_clock
         self._cond = threading.Condition()
-        self._deadline: float | None = None
+        self._statement: tuple[float, float, float] | None = None  # (wall, cpu, limit)
+        self._check_at: float | None = None  # wall time of the next look at the clocks
         self._idle = True  # sleeping without a deadline: arm must wake it
         self._closed = False
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
 
-    def arm(self, deadline: float) -> None:
-        """Interrupt at ``deadline`` (``time.monotonic()`` time) unless disarmed first."""
+    def arm(self, started: float, limit_s: float) -> None:
+        """Interrupt the statement begun at ``started`` (``time.monotonic()`` time) once
+        it has used ``limit_s`` seconds of CPU time, unless disarmed first."""
         with self._cond:
-            self._deadline = deadline
+            self._statement = (started, self._cpu_clock(), limit_s)
+            self._check_at = started + limit_s
             if self._thread is None or self._pid != os.getpid():  # none yet, or forked
                 self._thread, self._pid = (
                     threading.Thread(target=self._watch, daemon=True),
@@ -260,7 +290,7 @@ class Watchdog:
     def disarm(self) -> None:
         """The statement ended: no interrupt for it."""
         with self._cond:
-            self._deadline = None
+            self._statement = self._check_at = None
 
     def close(self) -> None:
         """Stop the thread."""
@@ -273,16 +303,40 @@ class Watchdog:
     def _watch(self) -> None:
         with self._cond:
             while not self._closed:
-                self._idle = self._deadline is None
+                self._idle = self._check_at is None
                 if self._idle:
                     self._cond.wait()
                     continue
-                left = self._deadline - time.monotonic()
+                left = self._check_at - time.monotonic()
                 if left > 0:
                     self._cond.wait(left)
                     continue
-                self._deadline = None
+                left = self._cpu_left()
+                if left > 0:
+                    self._check_at = time.monotonic() + left
+                    continue
+                self._statement = self._check_at = None
                 self._interrupt()
+
+    def _cpu_left(self) -> float:
+        """How much of the limit the statement has not used yet (0 once used up, or once
+        the wall clock passed ``WALL_FACTOR`` times the limit)."""
+        started, cpu_started, limit_s = self._statement
+        if time.monotonic() - started >= WALL_FACTOR * limit_s:
+            return 0.0
+        return max(0.0, limit_s - (self._cpu_clock() - cpu_started))
+
+
+def _batches(cursor):
+    """The rows of ``cursor`` in batches of :data:`_BATCH`, in bounded memory; a batch
+    short of it is the last (most results fit one batch: asking again for the empty one
+    cost as much as the first)."""
+    while True:
+        batch = cursor.fetchmany(_BATCH)
+        if batch:
+            yield batch
+        if len(batch) < _BATCH:
+            return
 
 
 def _called_functions(tree) -> set[str]:

@@ -34,7 +34,8 @@ Untrusted SQL can change nothing, by four locks, each enough for the common case
    it.
 
 A text that runs a second time (a template's SQL with other values) is prepared, so the
-server parses and plans it once (:class:`_Prepared`), as psycopg's own ``execute`` does.
+server parses and plans it once (:class:`_Prepared`), as psycopg's own ``execute`` does;
+every run of a text with parameters takes its generic plan (see :data:`_PLANS`).
 Rows stream from the server in chunks, so a result of any size is hashed
 in bounded memory; cells are turned into SQLite's kinds (:func:`.base.sqlite_cell`), so
 the hash equals SQLite's for equal rows. One step comes first: a *computed* numeric
@@ -211,7 +212,7 @@ class PostgresDatabase(Connected):
         timeout_ms = max(1, int(self.limits.timeout_s * 1000))
         settings = (
             f"-c statement_timeout={timeout_ms} -c default_transaction_read_only=on "
-            f"-c idle_in_transaction_session_timeout=0 {PINNED} -c {_CUSTOM_PLANS}"
+            f"-c idle_in_transaction_session_timeout=0 {PINNED} -c {_PLANS}"
         )
         self._con = _connect(dsn, autocommit=True, options=settings)
         self._pending_rollback = False
@@ -341,12 +342,15 @@ class PostgresDatabase(Connected):
 
 _MAX_PREPARED = 256  # named statements per session; texts past it run unprepared
 _MAX_SEEN = 100_000  # texts remembered as run once (forgotten all at once past it)
-# A prepared statement is planned for its values on every run, as an unprepared one is:
-# a generic plan, which the server picks after five runs, may return an unordered
-# result's rows in another order, and which session ran a text five times depends on
-# how the build's work was shared among processes (the kept rows would not be
-# reproducible). Preparing still saves the parsing and the round trip of the text.
-_CUSTOM_PLANS = "plan_cache_mode=force_custom_plan"
+# Every statement with parameters runs on its text's generic plan, prepared or not: the
+# plan then depends on the text and the tables' statistics only, never on how many times
+# this session ran the text (the server's default switches a prepared text to its generic
+# plan after five runs, and which session reaches five depends on how the build's work
+# was shared among processes: a generic plan may return an unordered result's rows in
+# another order, so the kept rows would not be reproducible). A prepared text is then
+# planned once, not once per run: planning every run made the engine a third slower than
+# psycopg alone, whose statements reuse their plans after five runs.
+_PLANS = "plan_cache_mode=force_generic_plan"
 _ROLLBACK = b"ROLLBACK AND CHAIN"
 
 
