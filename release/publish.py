@@ -174,7 +174,8 @@ def fields_of(items: Iterable[dict], names: list[str]) -> Iterable[dict]:
     columns are read."""
     if isinstance(items, ItemFiles):
         return items.fields(*names)
-    return ({k: v for k, v in item.items() if k in names} for item in items)
+    wanted = set(names)  # looked up once per field of every item
+    return ({k: v for k, v in item.items() if k in wanted} for item in items)
 
 
 def cut_release(
