@@ -157,6 +157,33 @@ def test_the_memoized_writer_prints_what_sqlglot_prints():
     assert wrapped.sql({"c": 1}) == wrapped.tree({"c": 1}).sql("sqlite")
 
 
+def test_a_shape_whose_pieces_would_write_other_text_is_written_from_the_tree():
+    """A negative value under a minus sign: sqlglot writes ``- -3`` (``--3`` would start
+    a comment), which the pieces cut around a marker cannot know; the writer checks the
+    pieces against the whole tree once per shape and keeps the tree for this one."""
+    writer = SQLWriter(parse("SELECT a FROM t WHERE b = -:x AND c = :y"))
+    for x, y in ((-3, "p"), (-5, "q"), (4, "r"), (6, "s")):
+        values = {"x": x, "y": y}
+        assert writer.sql(values) == writer.tree(values).sql("sqlite")
+    assert writer.sql({"x": -5, "y": "q"}) == "SELECT a FROM t WHERE b = - -5 AND c = 'q'"
+
+
+def test_pieces_are_kept_only_under_plain_operators():
+    """A placeholder as the argument of a function sqlglot knows (which a dialect may
+    write by its arguments' values, as it shifts a position) is always written from the
+    tree; under a comparison or a function it does not know, from the pieces."""
+    plain = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND c < date('now', :d)"))
+    plain.sql({"b": 1, "d": "-1 day"})
+    assert plain._pieces  # the shape's pieces are kept
+    assert plain.sql({"b": 2, "d": "+2 days"}) == (
+        "SELECT a FROM t WHERE b = 2 AND c < DATE('now', '+2 days')"
+    )
+    writer = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND substr(c, :n) = 'x'"))
+    for n in (1, 2):
+        assert writer.sql({"b": 1, "n": n}) == writer.tree({"b": 1, "n": n}).sql("sqlite")
+    assert writer._pieces is None
+
+
 # ---- determinism and parallelism ------------------------------------------------------
 
 
