@@ -99,6 +99,8 @@ class Expander:
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)
         self._metas: dict[tuple, dict | SQLError] = {}
+        self._kinds: dict[tuple, str] = {}  # (type, value) -> value_kind: values repeat
+        self._texts: dict[str, bool] = {}  # question text -> it keeps the placeholders
 
     def segment(self, start: int, stop: int) -> list[dict]:
         """The item or reject of each draw from ``start`` to ``stop`` (fewer at the end)."""
@@ -123,7 +125,10 @@ class Expander:
         key = f"{self.template.id}\x1f{canonical_json(values)}"
         rng = rng_for(self.settings.seed, f"{GENERATOR}.question", key)
         text = self.paraphraser.paraphrase(self.template.questions[0], self.template, rng)
-        if sorted(set(text_placeholders(text))) != self.template.names:
+        kept = self._texts.get(text)
+        if kept is None:
+            kept = self._texts[text] = sorted(set(text_placeholders(text))) == self.template.names
+        if not kept:
             raise TemplateError("paraphrase-lost-placeholder", f"{text!r} changed the placeholders")
         return fill_question(text, values)
 
@@ -147,7 +152,7 @@ class Expander:
 
     def meta(self, sql: str, values: dict[str, Any]) -> dict:
         """``sql_meta``, analyzed once per kind of value set (values do not change it)."""
-        key = tuple(value_kind(values[name]) for name in self.writer.names)
+        key = tuple(self._kind(values[name]) for name in self.writer.names)
         meta = self._metas.get(key)
         if meta is None:
             try:
@@ -158,6 +163,14 @@ class Expander:
         if isinstance(meta, SQLError):
             raise meta
         return meta
+
+    def _kind(self, value: Any) -> str:
+        """:func:`value_kind`, remembered per value (by type too: 1 and 1.0 and True)."""
+        key = (type(value), value)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = value_kind(value)
+        return kind
 
     def item(self, values, question: str, sql: str, result: Result, meta: dict) -> dict:
         """The verified item of one pair, with its answer text (the template's ``answer``
