@@ -21,6 +21,7 @@ prints; otherwise that shape is written from the tree every time.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from decimal import Decimal
@@ -318,8 +319,15 @@ class SQLWriter:
 def _memo_generator(dialect: str):
     """A generator of ``dialect`` that reuses the text of subtrees without a placeholder."""
     dialect_ = Dialect.get_or_raise(dialect)
+    return _memo_class(dialect_.generator_class)(dialect=dialect_)
 
-    class MemoGenerator(dialect_.generator_class):
+
+@functools.cache
+def _memo_class(generator_class: type) -> type:
+    """The memoizing subclass of a dialect's generator, made once (a new class rebuilds
+    the generator's dispatch table)."""
+
+    class MemoGenerator(generator_class):
         def __init__(self, **options):
             super().__init__(**options)
             self._memo: dict[int, str | None] = {}
@@ -357,4 +365,4 @@ def _memo_generator(dialect: str):
                 return text
             return super().sql(expression, None, comment)
 
-    return MemoGenerator(dialect=dialect_)
+    return MemoGenerator
