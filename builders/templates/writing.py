@@ -30,6 +30,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from answerable.builders.sqlkit.parsing import COMPARISONS
 from answerable.builders.templates.problems import TemplateError
 
 PLACEHOLDER_IN_TEXT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -179,13 +180,7 @@ def keep_commas(tree: exp.Expr) -> exp.Expr:
 # depending on what an operand's value is: a placeholder under one of them may be written
 # from remembered pieces (see the module docstring).
 PLAIN_PARENTS = (
-    exp.EQ,
-    exp.NEQ,
-    exp.GT,
-    exp.GTE,
-    exp.LT,
-    exp.LTE,
-    exp.NullSafeEQ,
+    *COMPARISONS,  # =, <, LIKE, GLOB ... and IS
     exp.NullSafeNEQ,
     exp.Between,
     exp.In,
@@ -195,8 +190,6 @@ PLAIN_PARENTS = (
     exp.Sub,
     exp.Mul,
     exp.Paren,
-    exp.Like,
-    exp.ILike,
     exp.Anonymous,
     exp.Limit,  # a dialect that takes literals only simplifies anything else: checked
 )
