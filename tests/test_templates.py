@@ -31,7 +31,7 @@ from answerable.builders.templates import (
 )
 from answerable.builders.templates.text2sql import rewrite_all_subqueries
 from answerable.builders.templates.values import Domain, draws
-from answerable.errors import ConfigError
+from answerable.errors import ConfigError, SQLError
 from answerable.ids import canonical_json
 from answerable.records import read_jsonl
 from answerable.schemas import validate
@@ -155,6 +155,81 @@ def test_the_memoized_writer_prints_what_sqlglot_prints():
     assert ", v WHERE" in writer.param_sql  # a comma join stays a comma
     wrapped = SQLWriter(parse("SELECT a FROM t WHERE a > ALL (SELECT b FROM u WHERE c = :c)"))
     assert wrapped.sql({"c": 1}) == wrapped.tree({"c": 1}).sql("sqlite")
+
+
+def test_a_shape_whose_pieces_would_write_other_text_is_written_from_the_tree():
+    """A negative value under a minus sign: sqlglot writes ``- -3`` (``--3`` would start
+    a comment), which the pieces cut around a marker cannot know; the writer checks the
+    pieces against the whole tree once per shape and keeps the tree for this one."""
+    writer = SQLWriter(parse("SELECT a FROM t WHERE b = -:x AND c = :y"))
+    for x, y in ((-3, "p"), (-5, "q"), (4, "r"), (6, "s")):
+        values = {"x": x, "y": y}
+        assert writer.sql(values) == writer.tree(values).sql("sqlite")
+    assert writer.sql({"x": -5, "y": "q"}) == "SELECT a FROM t WHERE b = - -5 AND c = 'q'"
+
+
+def test_pieces_are_kept_only_under_plain_operators():
+    """A placeholder as the argument of a function sqlglot knows (which a dialect may
+    write by its arguments' values, as it shifts a position) is always written from the
+    tree; under a comparison or a function it does not know, from the pieces."""
+    plain = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND c < date('now', :d)"))
+    plain.sql({"b": 1, "d": "-1 day"})
+    assert plain._pieces  # the shape's pieces are kept
+    assert plain.sql({"b": 2, "d": "+2 days"}) == (
+        "SELECT a FROM t WHERE b = 2 AND c < DATE('now', '+2 days')"
+    )
+    writer = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND substr(c, :n) = 'x'"))
+    for n in (1, 2):
+        assert writer.sql({"b": 1, "n": n}) == writer.tree({"b": 1, "n": n}).sql("sqlite")
+    assert writer._pieces is None
+
+
+def test_kept_open_reuses_one_connection_per_source_across_calls(shop, monkeypatch):
+    """Inside ``kept_open`` the template calls share one connection to a source, closed
+    when the block ends; outside, each call opens and closes its own; the items are the
+    same either way."""
+    from answerable.builders.templates.expand import kept_open
+
+    opened = []
+    real_open = DatabaseRef.open
+
+    def counted(ref, limits):
+        opened.append(real_open(ref, limits))
+        return opened[-1]
+
+    monkeypatch.setattr(DatabaseRef, "open", counted)
+    templates = shop_templates()[:3]
+    alone = [expand([t], shop, quota=2).items for t in templates]
+    assert len(opened) == 3
+    with kept_open():
+        kept = [expand([t], shop, quota=2).items for t in templates]
+        assert len(opened) == 4
+        assert opened[-1].execute("SELECT 1").rows == [[1]]  # still open between calls
+    with pytest.raises(SQLError, match="closed database"):
+        opened[-1].execute("SELECT 1")  # closed with the block
+    assert kept == alone
+
+
+def test_a_forked_process_never_closes_its_parents_kept_connections(shop):
+    """Closing a copy of the parent's connection (a PostgreSQL session's socket) in a
+    forked process would end the parent's session: the child closes only its own."""
+    from answerable.builders.templates import expand as expansion
+
+    with expansion.kept_open():
+        first = expand(shop_templates()[:1], shop, quota=1)
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: its own calls, then leaves without cleaning up
+            expand(shop_templates()[:1], shop, quota=1)
+            copies = [db for key, db in expansion._DATABASES.items() if key[0] == parent]
+            try:
+                assert copies and all(db._con.total_changes == 0 for db in copies)
+            except Exception:
+                os._exit(1)
+            os._exit(0)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        again = expand(shop_templates()[:1], shop, quota=1)  # on the parent's connection
+    assert again.items == first.items and first.items
 
 
 # ---- determinism and parallelism ------------------------------------------------------

@@ -16,7 +16,9 @@ of workers or on the scheduling.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from math import ceil
@@ -97,6 +99,8 @@ class Expander:
         self.binds = binds_safely(template.tree)
         self.domains = domains_of(template, db, schema)
         self._metas: dict[tuple, dict | SQLError] = {}
+        self._kinds: dict[tuple, str] = {}  # (type, value) -> value_kind: values repeat
+        self._texts: dict[str, bool] = {}  # question text -> it keeps the placeholders
 
     def segment(self, start: int, stop: int) -> list[dict]:
         """The item or reject of each draw from ``start`` to ``stop`` (fewer at the end)."""
@@ -121,7 +125,10 @@ class Expander:
         key = f"{self.template.id}\x1f{canonical_json(values)}"
         rng = rng_for(self.settings.seed, f"{GENERATOR}.question", key)
         text = self.paraphraser.paraphrase(self.template.questions[0], self.template, rng)
-        if sorted(set(text_placeholders(text))) != self.template.names:
+        kept = self._texts.get(text)
+        if kept is None:
+            kept = self._texts[text] = sorted(set(text_placeholders(text))) == self.template.names
+        if not kept:
             raise TemplateError("paraphrase-lost-placeholder", f"{text!r} changed the placeholders")
         return fill_question(text, values)
 
@@ -145,7 +152,7 @@ class Expander:
 
     def meta(self, sql: str, values: dict[str, Any]) -> dict:
         """``sql_meta``, analyzed once per kind of value set (values do not change it)."""
-        key = tuple(value_kind(values[name]) for name in self.writer.names)
+        key = tuple(self._kind(values[name]) for name in self.writer.names)
         meta = self._metas.get(key)
         if meta is None:
             try:
@@ -156,6 +163,14 @@ class Expander:
         if isinstance(meta, SQLError):
             raise meta
         return meta
+
+    def _kind(self, value: Any) -> str:
+        """:func:`value_kind`, remembered per value (by type too: 1 and 1.0 and True)."""
+        key = (type(value), value)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = value_kind(value)
+        return kind
 
     def item(self, values, question: str, sql: str, result: Result, meta: dict) -> dict:
         """The verified item of one pair, with its answer text (the template's ``answer``
@@ -379,7 +394,31 @@ class Workers:
 
 
 _EXPANDERS: dict[tuple, Expander | dict] = {}
-_DATABASES: dict[str, ReadOnlyDatabase] = {}
+# (process, where, file state, limits) -> this process's open database; see kept_open
+_DATABASES: dict[tuple, ReadOnlyDatabase] = {}
+_KEPT_BY: int | None = None  # the process inside a kept_open block, if any
+
+
+@contextlib.contextmanager
+def kept_open():
+    """Within the block, the databases this process opens to expand templates stay open
+    from one :func:`expand_templates` call to the next (one connection per source, file
+    state and limits), so that expanding templates one call or one shard at a time
+    does not reconnect each time (a DuckDB file takes tens of milliseconds to open, a
+    server a round trip or more); they are closed when the block ends.
+
+    Every statement still runs as the engine runs it alone (its own read-only
+    transaction or gate, its time limit). A process forked inside the block closes its
+    own connections after each call, as outside, and never touches its parent's.
+    """
+    global _KEPT_BY
+    outer, _KEPT_BY = _KEPT_BY, os.getpid()
+    try:
+        yield
+    finally:
+        _KEPT_BY = outer
+        if outer != os.getpid():
+            close_databases()
 
 
 def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
@@ -397,21 +436,40 @@ def run_segment(job: tuple) -> tuple[int, int, int, list[dict] | dict]:
 
 def _expander(template: Template, ref, settings: Settings, paraphraser) -> Expander | dict:
     try:
-        db = _DATABASES.get(ref.key)
+        limits = Limits(settings.timeout_s, settings.keep_rows)
+        key = (os.getpid(), ref.key, _file_state(ref.path), limits)
+        db = _DATABASES.get(key)
         if db is None:
-            limits = Limits(settings.timeout_s, settings.keep_rows)
-            db = _DATABASES[ref.key] = ref.open(limits)
+            db = _DATABASES[key] = ref.open(limits)
         return Expander(template, db, ref.schema, settings, paraphraser)
     except (TemplateError, SQLError) as error:
         return template_reject(template.record, error.reason, str(error), template.source)
 
 
+def _file_state(path) -> tuple | None:
+    """What tells a file rewritten in place from the one a kept connection opened."""
+    if path is None:
+        return None
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def close_expanders() -> None:
-    """Forget this process's expanders and close their database connections."""
+    """Forget this process's expanders; close their database connections unless a
+    :func:`kept_open` block of this process keeps them."""
     _EXPANDERS.clear()
-    for db in _DATABASES.values():
-        db.close()
-    _DATABASES.clear()
+    if os.getpid() != _KEPT_BY:
+        close_databases()
+
+
+def close_databases() -> None:
+    """Close this process's database connections. A forked process's copies of its
+    parent's are left as they are: closing one would end the parent's session."""
+    for key in [key for key in _DATABASES if key[0] == os.getpid()]:
+        _DATABASES.pop(key).close()
 
 
 def _duplicate(item: dict, first: str) -> dict:

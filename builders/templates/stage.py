@@ -23,7 +23,12 @@ from pathlib import Path
 
 from answerable.builders.drafting.stage import llm_settings, model_cache
 from answerable.builders.drafting.templated import answers, paraphrases
-from answerable.builders.templates.expand import Settings, expand_templates, unique_pairs
+from answerable.builders.templates.expand import (
+    Settings,
+    expand_templates,
+    kept_open,
+    unique_pairs,
+)
 from answerable.builders.templates.model import (
     GENERATOR,
     Template,
@@ -136,16 +141,17 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
         kept = unique_pairs(StepOutput(made.items, rejects))  # a stream: never all held
         return StepOutput(model.answered(ctx, kept.items), kept.rejects)
 
-    return sharded_step(
-        ctx,
-        GENERATOR,
-        signature,
-        sorted(loaded.templates, key=lambda t: t.id),
-        expand,
-        key=lambda template: template.id,
-        merge=merge,
-        weight=lambda template: template.quota or settings.quota,
-    )
+    with kept_open():  # shards run here reuse one connection per source
+        return sharded_step(
+            ctx,
+            GENERATOR,
+            signature,
+            sorted(loaded.templates, key=lambda t: t.id),
+            expand,
+            key=lambda template: template.id,
+            merge=merge,
+            weight=lambda template: template.quota or settings.quota,
+        )
 
 
 @dataclass(frozen=True)

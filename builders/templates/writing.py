@@ -8,12 +8,20 @@ come out as SQLite reads them.
 :class:`SQLWriter` parses a template once and writes it for many value sets. It swaps
 the literals in and out of one tree it owns and remembers the printed text of every
 subtree without a placeholder, so each pair costs only the printing of the few nodes
-that change.
+that change. Better still, per *shape* of the value set (each value a string, an
+integer, another number, a negative one or NULL), it remembers the printed text around
+each literal, as the generator wrote it around a marker in the literal's place; a pair
+of a known shape is then the generator's text of its literals between those pieces.
+The pieces are kept only where the generator cannot look at a value beyond its shape
+(each placeholder an operand of a plain operator, see :data:`PLAIN_PARENTS`) and only
+once they give back, for the shape's first value set, exactly the text the whole tree
+prints; otherwise that shape is written from the tree every time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from decimal import Decimal
@@ -22,6 +30,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from answerable.builders.sqlkit.parsing import COMPARISONS
 from answerable.builders.templates.problems import TemplateError
 
 PLACEHOLDER_IN_TEXT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -167,6 +176,36 @@ def keep_commas(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
+# Parents whose text is their operands' texts around an operator or inside a call, never
+# depending on what an operand's value is: a placeholder under one of them may be written
+# from remembered pieces (see the module docstring).
+PLAIN_PARENTS = (
+    *COMPARISONS,  # =, <, LIKE, GLOB ... and IS
+    exp.NullSafeNEQ,
+    exp.Between,
+    exp.In,
+    exp.Tuple,
+    exp.DPipe,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Paren,
+    exp.Anonymous,
+    exp.Limit,  # a dialect that takes literals only simplifies anything else: checked
+)
+_MARK = "\x00"  # around a slot's number in the marked text; no literal holds a NUL
+_UNKNOWN = object()  # a shape not met yet
+
+
+def value_shape(node: exp.Expr) -> str:
+    """What about a value's node the printed text around it may depend on: its kind."""
+    if isinstance(node, exp.Neg):
+        return "-" + value_shape(node.this)
+    if isinstance(node, exp.Literal):
+        return "string" if node.is_string else "int" if node.is_int else "number"
+    return type(node).__name__
+
+
 class SQLWriter:
     """One template's SQL, parsed once and written for many value sets.
 
@@ -178,6 +217,8 @@ class SQLWriter:
     >>> writer = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND c > :c"))
     >>> writer.sql({"b": "O'Brien", "c": -1})
     "SELECT a FROM t WHERE b = 'O''Brien' AND c > -1"
+    >>> writer.sql({"b": "Smith", "c": -7})  # the same shape: from the pieces
+    "SELECT a FROM t WHERE b = 'Smith' AND c > -7"
     >>> writer.param_sql
     'SELECT a FROM t WHERE b = :b AND c > :c'
     """
@@ -199,19 +240,59 @@ class SQLWriter:
         self._in_place = self.param_sql == expected
         if not self._in_place:
             self.param_sql = expected
+        plain = all(isinstance(slot.parent, PLAIN_PARENTS) for slot in self._slots)
+        # shape -> (texts, slots): texts[0], literal of slots[0], texts[1] ...; None: the
+        # shape is always written from the tree
+        self._pieces: dict[tuple, tuple | None] = {} if plain and self._in_place else None
 
     def sql(self, values: dict[str, Any]) -> str:
         """The SQL with each placeholder replaced by its value's literal."""
         if not self._in_place:
             return self._fresh.generate(self.tree(values), copy=False)
         nodes = [value_node(values[slot.name]) for slot in self._slots]
+        if self._pieces is None:
+            return self._filled(nodes)
+        shape = tuple(value_shape(node) for node in nodes)
+        pieces = self._pieces.get(shape, _UNKNOWN)
+        if pieces is _UNKNOWN:
+            text = self._filled(nodes)
+            self._pieces[shape] = self._learn(nodes, text)
+            return text
+        if pieces is None:
+            return self._filled(nodes)
+        return self._joined(pieces, nodes)
+
+    def _joined(self, pieces: tuple, nodes: list[exp.Expr]) -> str:
+        """The pieces with the generator's text of each slot's literal between them."""
+        texts, slots = pieces
+        literals = [self._generator.sql(node) for node in nodes]
+        parts = [texts[0]]
+        for slot, text in zip(slots, texts[1:], strict=True):
+            parts += (literals[slot], text)
+        return "".join(parts)
+
+    def _filled(self, nodes: list[exp.Expr], marks: dict[int, str] | None = None) -> str:
+        """The tree written with ``nodes`` in the slots (those in ``marks`` as their
+        mark)."""
         for slot, node in zip(self._slots, nodes, strict=True):
             slot.replace(node)
+        self._generator.marks = marks or {}
         try:
             return self._write()
         finally:
+            self._generator.marks = {}
             for slot, node in zip(self._slots, nodes, strict=True):
                 node.replace(slot)
+
+    def _learn(self, nodes: list[exp.Expr], text: str) -> tuple | None:
+        """The pieces of ``nodes``' shape, or None when they do not give ``text`` back."""
+        marks = {id(node): f"{_MARK}{i}{_MARK}" for i, node in enumerate(nodes)}
+        split = self._filled(nodes, marks).split(_MARK)
+        texts, slots = split[0::2], split[1::2]
+        if not all(slot.isdigit() and int(slot) < len(nodes) for slot in slots):
+            return None
+        pieces = (texts, [int(slot) for slot in slots])
+        return pieces if self._joined(pieces, nodes) == text else None
 
     def _write(self) -> str:
         """``generate(tree, copy=False)`` without its preprocessing, which the first
@@ -231,11 +312,19 @@ class SQLWriter:
 def _memo_generator(dialect: str):
     """A generator of ``dialect`` that reuses the text of subtrees without a placeholder."""
     dialect_ = Dialect.get_or_raise(dialect)
+    return _memo_class(dialect_.generator_class)(dialect=dialect_)
 
-    class MemoGenerator(dialect_.generator_class):
+
+@functools.cache
+def _memo_class(generator_class: type) -> type:
+    """The memoizing subclass of a dialect's generator, made once (a new class rebuilds
+    the generator's dispatch table)."""
+
+    class MemoGenerator(generator_class):
         def __init__(self, **options):
             super().__init__(**options)
             self._memo: dict[int, str | None] = {}
+            self.marks: dict[int, str] = {}  # nodes written as a mark (SQLWriter._learn)
 
         def remember(self, tree: exp.Expr) -> None:
             """Mark every node of ``tree`` with no placeholder below it as constant.
@@ -260,6 +349,8 @@ def _memo_generator(dialect: str):
                     return ""
                 return self.sql(expression)
             node = id(expression)
+            if self.marks and node in self.marks:
+                return self.marks[node]
             if comment and node in self._memo:
                 text = self._memo[node]
                 if text is None:
@@ -267,4 +358,4 @@ def _memo_generator(dialect: str):
                 return text
             return super().sql(expression, None, comment)
 
-    return MemoGenerator(dialect=dialect_)
+    return MemoGenerator
