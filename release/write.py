@@ -14,6 +14,7 @@ reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -218,38 +219,39 @@ def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
 # ---- files -----------------------------------------------------------------------------
 
 SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
+# Rows per row group of a data file. A split of at most this many rows is one row group,
+# as a whole-frame write makes it; a larger one is written a row group at a time, so the
+# writer never holds more than this many rows of a split.
+ROW_GROUP_ROWS = 16_384
 
 
-def write_split(frame: pl.DataFrame, folder: Path, split: str, formats: Iterable[str]) -> list:
+def write_split(
+    frame: pl.DataFrame | pl.LazyFrame, folder: Path, split: str, formats: Iterable[str]
+) -> list:
     """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
-    entries of the files written."""
+    entries of the files written. A lazy ``frame`` (a scan of spooled chunks) is streamed
+    to each file."""
+    lazy = frame.lazy()
+    rows = frame.height if isinstance(frame, pl.DataFrame) else None
 
     def write(fmt: str) -> dict:
         relative = f"data/{split}{SUFFIXES[fmt]}"
         path = Path(folder) / relative
         with atomic_path(path) as tmp:
             if fmt == "parquet":
-                frame.write_parquet(tmp, compression="zstd", statistics=False)
+                lazy.sink_parquet(
+                    tmp, compression="zstd", statistics=False, row_group_size=ROW_GROUP_ROWS
+                )
             else:
-                _write_ndjson(frame, tmp)
-        return {
-            "path": relative,
-            "sha256": sha256_file(path),
-            "bytes": path.stat().st_size,
-            "rows": frame.height,
-        }
+                lazy.sink_ndjson(tmp)
+        return {"path": relative, "sha256": sha256_file(path), "bytes": path.stat().st_size}
 
     formats = list(formats)
     with ThreadPoolExecutor(len(formats)) as pool:  # polars writes without the GIL
-        return list(pool.map(write, formats))
-
-
-def _write_ndjson(frame: pl.DataFrame, path: Path, rows: int = 50_000) -> None:
-    """JSON Lines in slices of ``rows``, so the text of a whole split is never in memory
-    at once (the bytes are those of one write)."""
-    with open(path, "wb") as out:
-        for start in range(0, frame.height, rows):
-            frame.slice(start, rows).write_ndjson(out)
+        entries = list(pool.map(write, formats))
+    if rows is None:
+        rows = lazy.select(pl.len()).collect().item()
+    return [entry | {"rows": rows} for entry in entries]
 
 
 def read_split(path: Path) -> pl.DataFrame:
@@ -260,13 +262,32 @@ def read_split(path: Path) -> pl.DataFrame:
     return pl.read_ndjson(path, schema=polars_schema())
 
 
-def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> list[dict]:
+def write_data(
+    frames: pl.DataFrame | Iterable[pl.DataFrame], folder: Path, formats: Iterable[str]
+) -> list[dict]:
     """The write step: one file per split and format under ``folder/data``, rows sorted by
-    id, splits in name order; the manifest entries of every file written."""
-    entries = []
-    frame = frame.select(list(polars_schema()))  # item fields only, in the schema's order
-    if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
-        frame = frame.sort("id")
-    for split in sorted(frame["split"].unique().to_list()):  # one split's copy at a time
-        entries += write_split(frame.filter(pl.col("split") == split), folder, split, formats)
-    return entries
+    id, splits in name order; the manifest entries of every file written.
+
+    ``frames`` is a frame of items, or frames one after another in id order (chunks of
+    the release): each chunk's rows are spooled to disk per split, then every split's
+    file is streamed from its spool, so no split is ever held whole."""
+    if isinstance(frames, pl.DataFrame):
+        frames = [frames if frames["id"].is_sorted() else frames.sort("id")]
+    with tempfile.TemporaryDirectory(prefix=".spool-", dir=folder) as spool:
+        parts: dict[str, list[Path]] = {}
+        last = None
+        for frame in frames:
+            frame = frame.select(list(polars_schema()))  # item fields, in the schema's order
+            if frame.is_empty():
+                continue
+            if not frame["id"].is_sorted() or (last is not None and frame["id"][0] <= last):
+                raise ValueError("the release's chunks are not in id order")
+            last = frame["id"][-1]
+            for split in sorted(frame["split"].unique().to_list()):
+                part = Path(spool) / f"{split}.{len(parts.get(split, [])):06d}.arrow"
+                frame.filter(pl.col("split") == split).write_ipc(part)
+                parts.setdefault(split, []).append(part)
+        entries = []
+        for split in sorted(parts):
+            entries += write_split(pl.scan_ipc(parts[split]), folder, split, formats)
+        return entries
