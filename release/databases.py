@@ -69,14 +69,23 @@ def ship_databases(
 
     ``sources`` maps each db_id to its database file (None for a schema-only source,
     whose items get ``database: null``); ``variants`` is the build's variants folder.
-    A delta is reused from there only when its sidecar says it was made from this very
-    base; otherwise it is made again from the item's edit script. Only the distinct
-    (database, variant) pairs are visited; the column is made by polars.
+    See :func:`ship_files` and :func:`with_database`.
     """
-    folder = Path(folder)
+    used = frame.select("db_id", "db_variant", "edit").unique(["db_id", "db_variant"])
+    files = ship_files(used, folder, sources, variants)
+    return Shipped(with_database(frame, sources), files)
+
+
+def ship_files(
+    used: pl.DataFrame, folder: Path, sources: dict[str, Path | None], variants: Path
+) -> list[dict]:
+    """Copy into ``folder`` the base and delta of each (``db_id``, ``db_variant``,
+    ``edit``) row of ``used`` (one row per distinct database); the files' manifest entries,
+    sorted by path. A delta is reused from the build's ``variants`` folder only when its
+    sidecar says it was made from this very base; otherwise it is made again from the
+    edit script."""
     store = VariantStore(variants)
     wanted: dict[str, Path] = {}
-    used = frame.select("db_id", "db_variant", "edit").unique(["db_id", "db_variant"])
     for db_id, variant, edit in used.sort("db_id", "db_variant").iter_rows():
         source = sources.get(db_id)
         if source is None:
@@ -85,7 +94,12 @@ def ship_databases(
         if variant:
             ops = json.loads(edit)["ops"]
             wanted[delta_path(variant)] = store.ensure(db_id, Path(source), ops)
-    files = [_copy(wanted[path], folder, path) for path in sorted(wanted)]
+    return [_copy(wanted[path], Path(folder), path) for path in sorted(wanted)]
+
+
+def with_database(frame: pl.DataFrame, sources: dict[str, Path | None]) -> pl.DataFrame:
+    """``frame`` with its ``database`` column: the paths of each item's base and delta in
+    the release, null for a schema-only source (made by polars, so it may be a chunk)."""
     shipped = [db for db, source in sources.items() if source is not None]
     variant = pl.col("db_variant")
     database = pl.struct(
@@ -95,8 +109,7 @@ def ship_databases(
         .otherwise(None),
     )
     column = pl.when(pl.col("db_id").is_in(shipped)).then(database).otherwise(None)
-    dtype = frame.schema["database"]
-    return Shipped(frame.with_columns(column.cast(dtype).alias("database")), files)
+    return frame.with_columns(column.cast(frame.schema["database"]).alias("database"))
 
 
 def _copy(source: Path, folder: Path, relative: str) -> dict:

@@ -102,22 +102,65 @@ def gold_in_dialects(
     items that failed) and the release report's ``dialects`` entry (empty when no
     dialect is asked for). ``folder`` is the release being written: its databases are
     the ones copied."""
-    if not settings.engines:
-        return frame, {}
-    if "postgres" in settings.engines and not os.environ.get(DSN_ENV):
-        raise ConfigError(
-            file,
-            "release.dialects",
-            f"postgres is named but {DSN_ENV} is not set",
-            fix=f"export {DSN_ENV} with the DSN of a server where a role may create schemas",
-        )
-    found = translate(frame.select(_COLUMNS).to_dicts(), Path(folder), settings.engines)
-    if settings.on_failure == "drop":
-        frame = frame.filter(~pl.col("id").is_in(sorted({f["id"] for f in found.failures})))
-    dtype = polars_schema()[FIELD]
-    column = pl.Series(FIELD, [found.sql.get(i) for i in frame["id"]], dtype=dtype)
-    report = found.summary(settings) | {"failures": found.failures}
-    return frame.with_columns(column), report
+    with GoldInDialects(folder, settings, file) as dialects:
+        frame = dialects.add(frame)
+    return frame, dialects.report()
+
+
+class GoldInDialects:
+    """:func:`gold_in_dialects` a chunk at a time: :meth:`add` fills each chunk of the
+    release (in id order), :meth:`report` says what was found over all of them. The
+    engines' copies of the databases are made once and kept until the block ends."""
+
+    def __init__(self, folder: Path, settings: DialectSettings, file: str = "recipe"):
+        if "postgres" in settings.engines and not os.environ.get(DSN_ENV):
+            raise ConfigError(
+                file,
+                "release.dialects",
+                f"postgres is named but {DSN_ENV} is not set",
+                fix=f"export {DSN_ENV} with the DSN of a server where a role may create schemas",
+            )
+        self.folder, self.settings, self.found = Path(folder), settings, Translated()
+        self._scratch: tempfile.TemporaryDirectory | None = None
+        self._copies: _Copies | None = None
+
+    def __enter__(self) -> GoldInDialects:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._copies is not None:
+            self._copies.close()
+            self._scratch.cleanup()
+
+    def add(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` with :data:`FIELD` filled, without its failed items when they drop
+        (unchanged when no dialect is asked for)."""
+        if not self.settings.engines:
+            return frame
+        if self._copies is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="answerable-dialects-")
+            self._copies = _Copies(self.folder, Path(self._scratch.name))
+        failed = len(self.found.failures)
+        rows = frame.select(_COLUMNS).to_dicts()
+        _translate(rows, self.settings.engines, self._copies, self.found)
+        if self.settings.on_failure == "drop":
+            gone = sorted({f["id"] for f in self.found.failures[failed:]})
+            frame = frame.filter(~pl.col("id").is_in(gone))
+        dtype = polars_schema()[FIELD]
+        column = pl.Series(FIELD, [self.found.sql.get(i) for i in frame["id"]], dtype=dtype)
+        return frame.with_columns(column)
+
+    def dropped(self) -> list[str]:
+        """The ids of the items left out for a failure (none when they are kept)."""
+        if self.settings.on_failure != "drop":
+            return []
+        return sorted({f["id"] for f in self.found.failures})
+
+    def report(self) -> dict:
+        """The release report's ``dialects`` entry (empty when no dialect is asked for)."""
+        if not self.settings.engines:
+            return {}
+        return self.found.summary(self.settings) | {"failures": self.found.failures}
 
 
 def translate(rows: list[dict], folder: Path, engines: tuple[str, ...]) -> Translated:
@@ -127,12 +170,16 @@ def translate(rows: list[dict], folder: Path, engines: tuple[str, ...]) -> Trans
     with tempfile.TemporaryDirectory(prefix="answerable-dialects-") as scratch:
         copies = _Copies(folder, Path(scratch))
         try:
-            for row in sorted(rows, key=lambda r: r["id"]):
-                if row["sql"] and row["result"]:
-                    _translate_row(row, engines, copies, found)
+            _translate(rows, engines, copies, found)
         finally:
             copies.close()
     return found
+
+
+def _translate(rows: list[dict], engines: tuple[str, ...], copies: _Copies, found: Translated):
+    for row in sorted(rows, key=lambda r: r["id"]):
+        if row["sql"] and row["result"]:
+            _translate_row(row, engines, copies, found)
 
 
 def _translate_row(row: dict, engines: tuple[str, ...], copies: _Copies, found: Translated):

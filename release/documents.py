@@ -46,13 +46,15 @@ def write_documents(
 ) -> list[dict]:
     """Write the documents into the release ``folder`` (whose ``manifest`` lists the data
     files so far) and return their manifest entries. ``frame`` and ``report`` are the
-    release's items and report when the caller has them; else they are read back."""
+    release's items and report when the caller has them (the frame may lack the wide
+    fields: the card reads labels, categories, databases, splits and provenance); else
+    they are read back. The changelog reads the written data files."""
     folder = Path(folder)
     frame = read_frame(folder, manifest) if frame is None else frame
     report_path = folder / "report.json"
     if report is None and report_path.is_file():
         report = json.loads(report_path.read_text(encoding="utf-8"))
-    text = changelog(folder, manifest, dataset_dir, frame)
+    text = changelog(folder, manifest, dataset_dir)
     (folder / CHANGELOG).write_text(text, encoding="utf-8")
     (folder / LICENSE).write_text(license_text(manifest, about), encoding="utf-8")
     write_chart(composition(frame), folder / CHART)

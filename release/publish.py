@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +31,9 @@ from answerable.release.audit import release_schemas
 from answerable.release.card import About
 from answerable.release.config import ReleaseConfig
 from answerable.release.contents import file_entry, frame_tally, read_release_manifest
-from answerable.release.databases import ship_databases
+from answerable.release.databases import ship_files, with_database
 from answerable.release.debias import aflite
-from answerable.release.dialects import gold_in_dialects
+from answerable.release.dialects import GoldInDialects
 from answerable.release.documents import write_documents
 from answerable.release.guards import require_items
 from answerable.release.keys import FIELD_ALIASES
@@ -149,24 +149,67 @@ def choose(
     items: Sequence[dict], config: ReleaseConfig, seed: int, name: str, schemas: dict | None
 ) -> tuple[pl.DataFrame, dict]:
     """:func:`prepare_release` on the items without the fields it never reads, then those
-    fields added to the released items (read again from ``items``, a chunk at a time), so
-    the whole frame of every item is never held. ``items`` is read twice."""
+    fields added to the released items: the whole released frame (see
+    :func:`choose_narrow` and :func:`released_chunks`, which never hold it whole)."""
+    frame, report = choose_narrow(items, config, seed, name, schemas)
+    return pl.concat([frame.clear(), *released_chunks(items, frame, config)]), report
+
+
+def choose_narrow(
+    items: Sequence[dict], config: ReleaseConfig, seed: int, name: str, schemas: dict | None
+) -> tuple[pl.DataFrame, dict]:
+    """:func:`prepare_release` on the items without the fields in
+    :func:`left_out_of_choice` (null in the frame): the released items, sorted by id, so
+    far without those fields, and the report."""
+    read = [field for field in polars_schema() if field not in left_out_of_choice(config)]
+    return prepare_release(items_frame(fields_of(items, read)), config, seed, name, schemas)
+
+
+def released_chunks(
+    items: Sequence[dict], frame: pl.DataFrame, config: ReleaseConfig
+) -> Iterator[pl.DataFrame]:
+    """The released items whole, a chunk of :data:`RUN_ROWS` at a time in id order: the
+    rows of ``frame`` (:func:`choose_narrow`'s) with the fields left out of the choice
+    read again from ``items`` (which are read once more)."""
     left_out = left_out_of_choice(config)
-    read = [field for field in polars_schema() if field not in left_out]
-    frame, report = prepare_release(
-        items_frame(fields_of(items, read)), config, seed, name, schemas
-    )
     if not left_out:
-        return frame, report
-    released, kept = set(frame["id"]), ["id", *left_out]
-    chunks = (
-        to_frame([i for i in chunk if i["id"] in released]).select(kept)
-        for chunk in in_chunks(fields_of(items, kept), RUN_ROWS)
-    )
-    rest = pl.concat([to_frame([]).select(kept), *chunks]).sort("id")
-    if not rest["id"].equals(frame["id"]):  # the same items, both sorted by id
+        yield from (frame.slice(start, RUN_ROWS) for start in range(0, frame.height, RUN_ROWS))
+        return
+    released, kept, done = set(frame["id"]), ["id", *left_out], 0
+    for chunk in in_chunks(fields_of(in_id_order(items), kept), RUN_ROWS):
+        rest = to_frame([i for i in chunk if i["id"] in released]).select(kept)
+        rows = frame.slice(done, rest.height)
+        if not rest["id"].equals(rows["id"]):  # the same items, both in id order
+            raise ValueError("the released items changed while the release was cut")
+        done += rest.height
+        if rest.height:
+            yield rows.with_columns(rest.select(left_out).get_columns())
+    if done != frame.height:
         raise ValueError("the released items changed while the release was cut")
-    return frame.with_columns(rest.select(left_out).get_columns()), report
+
+
+def in_id_order(items: Sequence[dict]) -> Sequence[dict]:
+    """``items`` sorted by id: items in Parquet files as they are when their ids are
+    sorted (a build's candidates are), else every item read and sorted."""
+    if isinstance(items, ItemFiles) and pl.Series(items.ids()).is_sorted():
+        return items
+    return sorted(items, key=lambda item: item["id"])
+
+
+def used_databases(items: Sequence[dict], frame: pl.DataFrame, config: ReleaseConfig):
+    """``db_id``, ``db_variant`` and ``edit`` of one released item per distinct database
+    and variant (what :func:`answerable.release.databases.ship_files` copies); the edits
+    are read again from ``items`` when the choice left them out."""
+    pairs = frame.unique(["db_id", "db_variant"], keep="first", maintain_order=True)
+    if "edit" not in left_out_of_choice(config):
+        return pairs.select("db_id", "db_variant", "edit")
+    wanted = set(pairs["id"])
+    edits = to_frame(i for i in fields_of(items, ["id", "edit"]) if i["id"] in wanted)
+    return (
+        pairs.drop("edit")
+        .join(edits.select("id", "edit"), on="id", how="left")
+        .select("db_id", "db_variant", "edit")
+    )
 
 
 def fields_of(items: Iterable[dict], names: list[str]) -> Iterable[dict]:
@@ -195,25 +238,37 @@ def cut_release(
     """Sample, split, check and write the release of ``items``; where it went. With
     ``sources`` (db_id to database file) and ``variants`` (the build's variants folder),
     the databases the items use ship with them
-    (:func:`answerable.release.databases.ship_databases`). With ``about``, the card,
+    (:func:`answerable.release.databases.ship_files`). With ``about``, the card,
     Croissant, changelog and license are written beside the data
-    (:func:`answerable.release.documents.write_documents`)."""
+    (:func:`answerable.release.documents.write_documents`).
+
+    Only the chosen items' narrow frame (:func:`choose_narrow`) is held whole: their
+    other fields are read a chunk at a time, given their databases and dialects, and
+    spooled per split (:func:`released_chunks`, :func:`write_data`); the counts and the
+    documents take the narrow frame."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
     schemas = release_schemas(sources) if config.debias else None
     name = f"{dataset} {version}"
-    frame, report = choose(items, config, seed, name, schemas)
+    frame, report = choose_narrow(items, config, seed, name, schemas)
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        shipped = ship_databases(frame, staging, sources, variants) if sources else None
-        frame = shipped.frame if shipped else frame
-        frame, dialects = gold_in_dialects(frame, staging, config.dialects, config.file)
-        if dialects:  # issue 17: the failures in the report, the counts in the manifest
-            report["dialects"] = dialects
-        files = write_data(frame, staging, config.formats)
-        files += shipped.files if shipped else []
+        shipped = []
+        if sources:
+            used = used_databases(items, frame, config)
+            shipped = ship_files(used, staging, sources, variants)
+        with GoldInDialects(staging, config.dialects, config.file) as dialects:
+            chunks = (  # the wide fields a chunk at a time, written as they come
+                dialects.add(with_database(chunk, sources) if sources else chunk)
+                for chunk in released_chunks(items, frame, config)
+            )
+            files = write_data(chunks, staging, config.formats) + shipped
+        translated = dialects.report()
+        if translated:  # issue 17: the failures in the report, the counts in the manifest
+            report["dialects"] = translated
+            frame = frame.filter(~pl.col("id").is_in(dialects.dropped()))
         write_json(report, staging / "report.json")
         files.append(file_entry(staging, "report.json"))
         manifest = {
@@ -226,8 +281,8 @@ def cut_release(
             "counts": frame_counts(frame),
             "files": files,
         }
-        if dialects:
-            manifest["dialects"] = {k: v for k, v in dialects.items() if k != "failures"}
+        if translated:
+            manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
         if about is not None:
             as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
             written = write_documents(staging, manifest, about, target.parent, frame, as_written)

@@ -13,14 +13,17 @@ reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops 
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from answerable.ids import canonical_json, sha256_file
 from answerable.records import DEFAULTS, atomic_path
@@ -218,38 +221,88 @@ def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
 # ---- files -----------------------------------------------------------------------------
 
 SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
+# Rows per row group of a data file: the most rows of a split held at once while it is
+# written. A split of at most this many rows is one row group, written by polars as a
+# whole frame is (the demo's and most releases' bytes); a larger one goes a row group at a
+# time through pyarrow's Parquet writer (polars has no writer fed piece by piece, and its
+# streaming sink reads the pieces ahead of the writer, holding a share of the split).
+ROW_GROUP_ROWS = 4_096
 
 
-def write_split(frame: pl.DataFrame, folder: Path, split: str, formats: Iterable[str]) -> list:
+def write_split(
+    frames: pl.DataFrame | list[Path], folder: Path, split: str, formats: Iterable[str]
+) -> list:
     """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
-    entries of the files written."""
+    entries of the files written. ``frames``: the split's frame, or the Arrow IPC files
+    its rows were spooled to (in id order), read back one at a time."""
+    parts = [frames] if isinstance(frames, pl.DataFrame) else frames
+
+    def pieces() -> Iterator[pl.DataFrame]:
+        return (part if isinstance(part, pl.DataFrame) else pl.read_ipc(part) for part in parts)
 
     def write(fmt: str) -> dict:
         relative = f"data/{split}{SUFFIXES[fmt]}"
         path = Path(folder) / relative
         with atomic_path(path) as tmp:
             if fmt == "parquet":
-                frame.write_parquet(tmp, compression="zstd", statistics=False)
+                rows = _write_parquet(pieces(), tmp)
             else:
-                _write_ndjson(frame, tmp)
+                rows = _write_ndjson(pieces(), tmp)
         return {
             "path": relative,
             "sha256": sha256_file(path),
             "bytes": path.stat().st_size,
-            "rows": frame.height,
+            "rows": rows,
         }
 
     formats = list(formats)
-    with ThreadPoolExecutor(len(formats)) as pool:  # polars writes without the GIL
+    with ThreadPoolExecutor(len(formats)) as pool:  # both writers run without the GIL
         return list(pool.map(write, formats))
 
 
-def _write_ndjson(frame: pl.DataFrame, path: Path, rows: int = 50_000) -> None:
-    """JSON Lines in slices of ``rows``, so the text of a whole split is never in memory
-    at once (the bytes are those of one write)."""
+def _write_ndjson(pieces: Iterable[pl.DataFrame], path: Path) -> int:
+    """JSON Lines a piece at a time (the bytes are those of one write); the rows written."""
+    rows = 0
     with open(path, "wb") as out:
-        for start in range(0, frame.height, rows):
-            frame.slice(start, rows).write_ndjson(out)
+        for piece in pieces:
+            piece.write_ndjson(out)
+            rows += piece.height
+    return rows
+
+
+def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
+    """Parquet in row groups of :data:`ROW_GROUP_ROWS` (see there); the rows written."""
+    groups = _row_groups(pieces)
+    first = next(groups)
+    second = next(groups, None)
+    if second is None:
+        first.write_parquet(path, compression="zstd", statistics=False)
+        return first.height
+    rows = 0
+    arrow = first.to_arrow()
+    with pq.ParquetWriter(path, arrow.schema, compression="zstd", write_statistics=False) as out:
+        for group in itertools.chain([first, second], groups):
+            out.write_table(group.to_arrow(), row_group_size=ROW_GROUP_ROWS)
+            rows += group.height
+    return rows
+
+
+def _row_groups(pieces: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The rows of ``pieces`` in frames of :data:`ROW_GROUP_ROWS` (the last may be
+    shorter; one empty frame when there are none)."""
+    held: list[pl.DataFrame] = []
+    count = 0
+    for piece in pieces:
+        while piece.height:
+            take = piece.head(ROW_GROUP_ROWS - count)
+            held.append(take)
+            count += take.height
+            piece = piece.slice(take.height)
+            if count == ROW_GROUP_ROWS:
+                yield pl.concat(held, rechunk=True)
+                held, count = [], 0
+    if held or count == 0:
+        yield pl.concat(held, rechunk=True) if held else pl.DataFrame(schema=polars_schema())
 
 
 def read_split(path: Path) -> pl.DataFrame:
@@ -260,13 +313,33 @@ def read_split(path: Path) -> pl.DataFrame:
     return pl.read_ndjson(path, schema=polars_schema())
 
 
-def write_data(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> list[dict]:
+def write_data(
+    frames: pl.DataFrame | Iterable[pl.DataFrame], folder: Path, formats: Iterable[str]
+) -> list[dict]:
     """The write step: one file per split and format under ``folder/data``, rows sorted by
-    id, splits in name order; the manifest entries of every file written."""
-    entries = []
-    frame = frame.select(list(polars_schema()))  # item fields only, in the schema's order
-    if not frame["id"].is_sorted():  # frames from to_frame are sorted: no copy then
-        frame = frame.sort("id")
-    for split in sorted(frame["split"].unique().to_list()):  # one split's copy at a time
-        entries += write_split(frame.filter(pl.col("split") == split), folder, split, formats)
-    return entries
+    id, splits in name order; the manifest entries of every file written.
+
+    ``frames`` is a frame of items, or frames one after another in id order (chunks of
+    the release): each chunk's rows are spooled to disk per split, then every split's
+    files are written from its spool a piece at a time, so no split is ever held whole."""
+    if isinstance(frames, pl.DataFrame):
+        frames = [frames if frames["id"].is_sorted() else frames.sort("id")]
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".spool-", dir=folder) as spool:
+        parts: dict[str, list[Path]] = {}
+        last = None
+        for frame in frames:
+            frame = frame.select(list(polars_schema()))  # item fields, in the schema's order
+            if frame.is_empty():
+                continue
+            if not frame["id"].is_sorted() or (last is not None and frame["id"][0] <= last):
+                raise ValueError("the release's chunks are not in id order")
+            last = frame["id"][-1]
+            for split in sorted(frame["split"].unique().to_list()):
+                part = Path(spool) / f"{split}.{len(parts.get(split, [])):06d}.arrow"
+                frame.filter(pl.col("split") == split).write_ipc(part)
+                parts.setdefault(split, []).append(part)
+        entries = []
+        for split in sorted(parts):
+            entries += write_split(parts[split], folder, split, formats)
+        return entries

@@ -17,6 +17,7 @@ from answerable.release.databases import item_files
 from answerable.release.dialects import (
     FIELD,
     DialectSettings,
+    GoldInDialects,
     card_lines,
     check_shipped,
     dialect_settings,
@@ -189,3 +190,17 @@ def test_verify_execute_runs_the_shipped_dialects_and_names_a_wrong_one(kept, tm
     executed, problems = check_shipped(kept, items)
     assert executed == 3 and len(problems) == 1
     assert problems[0].startswith(f"item {items[1]['id']}: duckdb SQL gives another result")
+
+
+def test_the_dialects_a_chunk_at_a_time_are_those_of_the_whole_frame(kept):
+    """The release fills and drops a chunk at a time (GoldInDialects.add, one set of
+    engine copies): the same frame and report as one call on the whole frame."""
+    frame = pl.concat([read_split(p) for p in sorted(kept.glob("data/*.parquet"))]).sort("id")
+    frame = frame.with_columns(pl.lit(None).alias(FIELD))
+    settings = DialectSettings(("duckdb",), "drop")
+    whole, report = gold_in_dialects(frame, kept, settings)
+    with GoldInDialects(kept, settings) as dialects:
+        chunks = [dialects.add(frame.slice(start, 7)) for start in range(0, frame.height, 7)]
+    assert len(chunks) > 2 and dialects.report()["failures"]
+    assert pl.concat(chunks).equals(whole) and dialects.report() == report
+    assert dialects.dropped() == sorted({f["id"] for f in report["failures"]})
