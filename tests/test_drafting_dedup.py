@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answerable.builders.drafting import checks
+from answerable.builders.drafting import checks, stage
 from answerable.builders.drafting.checks import (
     NearDuplicates,
     _popcount,
@@ -247,7 +247,9 @@ def drafted(stream: list[tuple]) -> list[dict]:
 
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("stored", [True, False])
-def test_the_pass_split_by_database_decides_as_one_scan_over_all(tmp_path, workers, stored):
+def test_the_pass_split_by_database_decides_as_one_scan_over_all(
+    tmp_path, workers, stored, monkeypatch
+):
     """Each database is checked in its own shard (on any number of workers), from the
     drafting shards' files or from a list; the kept drafts and the repeats' rejects are
     the scan's, over every database at once, in the drafts' order."""
@@ -280,6 +282,7 @@ def test_the_pass_split_by_database_decides_as_one_scan_over_all(tmp_path, worke
     by_database = Counter(stream[int(r["id"][1:])][0] for r in output.rejects if r["id"][0] == "d")
     assert min(by_database[db] for db in ("league", "clinic", "shop")) > 20
     # every database is a shard of its own, done once: a rerun finds them all
+    monkeypatch.setattr(stage, "write_unrepeated", None)  # not called again
     again = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
     assert sorted(item["id"] for item in again.items) == kept
 
