@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answerable.builders.drafting import checks, stage
+from answerable.builders.drafting import stage
 from answerable.builders.drafting.checks import (
     NearDuplicates,
     _popcount,
@@ -62,13 +61,8 @@ def decisions(checker, stream) -> list:
     return answers
 
 
-BLOCKS = [1, 3, checks.FIRST_BLOCK]  # the first block searched: every draft spans several
-
-
-@pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("threshold", [0.5, 0.8])
-def test_same_decisions_as_the_scan_on_the_demo_drafts(demo, threshold, block, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(checks, "FIRST_BLOCK", block)
+def test_same_decisions_as_the_scan_on_the_demo_drafts(demo, threshold):  # noqa: F811
     parents, contexts = demo
     made = [(job, d) for job, d in draft_all(parents, contexts, per_item=3) if d is not None]
     stream = [
@@ -97,14 +91,8 @@ WORDS = ["how", "many", "patients", "players", "are", "there", "old", "which", "
         st.tuples(st.sampled_from(["x", "y"]), st.lists(st.sampled_from(WORDS), max_size=6)),
         max_size=25,
     ),
-    block=st.sampled_from(BLOCKS),
 )
-def test_same_decisions_as_the_scan_on_random_questions(threshold, built, drafts, block):
-    with mock.patch.object(checks, "FIRST_BLOCK", block):
-        same_decisions_on_random_questions(threshold, built, drafts)
-
-
-def same_decisions_on_random_questions(threshold, built, drafts):
+def test_same_decisions_as_the_scan_on_random_questions(threshold, built, drafts):
     items = [
         {"id": f"b{i}", "db_id": "x", "question": " ".join(q), "provenance": {}}
         for i, q in enumerate(built)
@@ -183,16 +171,11 @@ def templated_stream(seed: int, built: int, drafts: int) -> tuple[list[dict], li
     return items, stream
 
 
-@pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("threshold", [0.8, 0.9])
-def test_same_decisions_as_the_scan_on_templated_questions_that_repeat(
-    threshold, block, monkeypatch
-):
+def test_same_decisions_as_the_scan_on_templated_questions_that_repeat(threshold):
     """Most drafts of a templated build repeat an earlier text, with another parent; the
     index keeps each text's close questions and looks again only at those remembered
-    since, searching them in blocks up to the first answer. Its decisions are still the
-    scan's."""
-    monkeypatch.setattr(checks, "FIRST_BLOCK", block)
+    since. Its decisions are still the scan's."""
     built, stream = templated_stream(7, 60, 700)
     expected = decisions(Scan(threshold, built), stream)
     coming = [question for _db, _id, question, _kin in stream]
@@ -204,12 +187,10 @@ def test_same_decisions_as_the_scan_on_templated_questions_that_repeat(
     assert len(set(texts)) < 0.6 * len(texts), "the drafts should repeat texts"
 
 
-@pytest.mark.parametrize("block", BLOCKS)
-def test_a_repeated_text_is_compared_with_the_questions_remembered_since(block, monkeypatch):
+def test_a_repeated_text_is_compared_with_the_questions_remembered_since():
     """A text's close questions are kept from its first check; the same text checked
     again later (here by a draft of another family) must also meet the question
     remembered in between, which is close to it but not to the built one."""
-    monkeypatch.setattr(checks, "FIRST_BLOCK", block)
     question = "How many players of the Bay Rosa Sharks were born in Lisbon?"
     parent = {"id": "p", "db_id": "x", "question": question, "provenance": {}}
     between = "How many players of the Bay Rosa Sharks were born in Lisbon in 1921?"
@@ -285,22 +266,3 @@ def test_the_pass_split_by_database_decides_as_one_scan_over_all(
     monkeypatch.setattr(stage, "write_unrepeated", None)  # not called again
     again = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
     assert sorted(item["id"] for item in again.items) == kept
-
-
-@pytest.mark.parametrize("block", BLOCKS)
-def test_a_search_stopped_at_its_first_answer_goes_on_for_a_draft_of_its_kin(block, monkeypatch):
-    """The search for a text's close questions stops at the first one outside the
-    draft's kin; the same text checked again by a draft of that question's family must
-    go on from there and find the next close question, in the same block."""
-    monkeypatch.setattr(checks, "FIRST_BLOCK", block)
-    question = "How many players of the Bay Rosa Sharks were born in Lisbon in {}?"
-    built = [
-        {"id": f"p{year}", "db_id": "x", "question": question.format(year), "provenance": {}}
-        for year in (1921, 1922)
-    ]
-    draft = question.format("1923")
-    stream = [("x", "d1", draft, frozenset()), ("x", "d2", draft, frozenset({"p1921"}))]
-    expected = decisions(Scan(0.8, built), stream)
-    assert ["similar to p1921" in a[1] for a in expected] == [True, False]
-    assert "similar to p1922" in expected[1][1]
-    assert decisions(NearDuplicates(0.8, built), stream) == expected

@@ -326,10 +326,8 @@ class NearDuplicates:
 
     Most drafts of a templated build repeat the text of an earlier one (71% at quota
     200), so each checked text keeps its close questions (whatever their kin) and how
-    many questions were searched: the same text checked again reads only the postings'
-    tails, the questions remembered since. And the search goes through the remembered
-    questions in blocks, in order, and stops at the first answer (:meth:`_first_close`):
-    a templated draft's first close question comes early whatever the build's size.
+    many questions they cover: the same text checked again reads only the postings'
+    tails, the questions remembered since (:meth:`_close`).
 
     A remembered question costs a few hundred bytes (a build's worth are held at once):
     its id, kin and normalized text, the size of its n-gram set (the set itself is made
@@ -365,51 +363,32 @@ class NearDuplicates:
         text, grams = normalize(question), ngrams(question)
         same = remembered.first.get(text)
         before = len(remembered.records) if same is None else same  # later ones cannot win
-        close = self._first_close(remembered, text, grams, before, kin)
-        if close is not None:
-            other_id, _other_kin, other_text = remembered.records[close]
-            score = similarity(grams, _grams(other_text))
-            return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        for index in self._close(remembered, text, grams, before):
+            other_id, other_kin, other_text = remembered.records[index]
+            if kin.isdisjoint(other_kin):
+                score = similarity(grams, _grams(other_text))
+                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
         if same is None:
             return None
         return "duplicate", f"same question as {remembered.records[same][0]}"
 
-    def _first_close(
-        self, remembered: _Remembered, text: str, grams: frozenset, before: int, kin: frozenset
-    ) -> int | None:
-        """The first index below ``before`` of a remembered question outside ``kin`` whose
-        similarity to ``text`` reaches the threshold, or None.
-
-        The remembered questions are searched in blocks, in order, each twice as long as
-        the last, and the search stops at the first such question: in a templated build
-        a draft's first close question comes early, however large the build, so the cost
-        of a near-duplicate does not grow with it (only a kept draft is looked up in
-        every block).
+    def _close(self, remembered: _Remembered, text: str, grams: frozenset, before: int) -> list:
+        """The indexes below ``before``, ascending, of the remembered questions whose
+        similarity to ``text`` reaches the threshold, whatever their kin.
 
         Templated drafts repeat: most drafts of a large build have the text of an
-        earlier one. The close questions found for a text (whatever their kin) are kept
-        (``remembered.close``) with the number of questions searched, and a check of the
-        same text later starts where the last one stopped."""
+        earlier one. A text's answer is kept (``remembered.close``) with the number of
+        questions it covers, and a check of the same text later looks only at the
+        questions remembered since, in the postings' tails: the cost of a repeated text
+        does not grow with the build."""
         covered, *found = remembered.close.get(text, (0,))
+        if covered < before:
+            prefix = self._prefix(grams)
+            proposed = remembered.proposed(prefix, grams, before, self.threshold, covered)
+            found += [index for index in proposed if self._reaches(grams, remembered, index)]
+            remembered.close[text] = (before, *found)  # one tuple: the cache is per text
         self._checked = text  # remembered next if kept: one string for both
-        for index in found:  # ascending
-            if index >= before:
-                return None
-            if kin.isdisjoint(remembered.records[index][1]):
-                return index
-        prefix, block, first = None, FIRST_BLOCK, None
-        while covered < before and first is None:
-            end = min(before, covered + block)
-            prefix = prefix or self._prefix(grams)
-            for index in remembered.proposed(prefix, grams, end, self.threshold, covered):
-                if self._reaches(grams, remembered, index):
-                    found.append(index)
-                    if kin.isdisjoint(remembered.records[index][1]):
-                        first, end = index, index + 1  # searched up to here
-                        break
-            covered, block = end, 2 * block
-        remembered.close[text] = (covered, *found)  # one tuple: the cache is per text
-        return first
+        return [index for index in found if index < before]
 
     def _reaches(self, grams: frozenset, remembered: _Remembered, index: int) -> bool:
         """Whether the similarity of ``grams`` to a remembered question reaches the threshold."""
@@ -429,7 +408,6 @@ class NearDuplicates:
 
 
 SIGNATURE_BYTES = 32  # a question's n-gram signature: 256 bits
-FIRST_BLOCK = 1024  # remembered questions searched at first for a close one (then doubled)
 _POPCOUNT = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int64)
 
 
@@ -443,7 +421,7 @@ class _Remembered:
         self.sizes = array("i")
         self.signatures = array("B")  # SIGNATURE_BYTES per question
         self.postings: dict[str, array] = {}
-        # a checked text -> (how many questions were searched, *the close ones' indexes)
+        # a checked text -> (how many questions its answer covers, *the close ones' indexes)
         self.close: dict[str, tuple[int, ...]] = {}
 
     def add(self, record: tuple, grams: frozenset[str], prefix: list[str]) -> None:
