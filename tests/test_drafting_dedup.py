@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from answerable.builders.drafting import stage
 from answerable.builders.drafting.checks import (
     NearDuplicates,
     _popcount,
@@ -14,8 +17,12 @@ from answerable.builders.drafting.checks import (
     ngrams,
     similarity,
 )
+from answerable.builders.drafting.stage import without_repeats
 from answerable.builders.drafting.text import normalize
+from answerable.pipeline import Rejects, StepOutput
+from answerable.shards import ShardItems, ShardRejects, store_shard
 from tests.test_drafting_offline import demo, draft_all  # noqa: F401 (demo is a fixture)
+from tests.test_shards import context
 
 
 class Scan:
@@ -198,3 +205,64 @@ def test_a_repeated_text_is_compared_with_the_questions_remembered_since():
     assert reasons == ["near-duplicate", None, "near-duplicate"]
     assert "similar to d2" in expected[2][1]
     assert decisions(NearDuplicates(0.85, [parent]), stream) == expected
+
+
+def drafted(stream: list[tuple]) -> list[dict]:
+    """The stream's drafts as the drafting step's items (what its pass reads)."""
+    return [
+        {
+            "id": record_id,
+            "db_id": db_id,
+            "question": question,
+            "category": "vague-question",
+            "trigger": {"text": "t"},
+            "provenance": {
+                "generator": "g",
+                "parent": min(kin, default=None),
+                "params": {"anchor": min(kin, default="p")},
+            },
+        }
+        for db_id, record_id, question, kin in stream
+    ]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("stored", [True, False])
+def test_the_pass_split_by_database_decides_as_one_scan_over_all(
+    tmp_path, workers, stored, monkeypatch
+):
+    """Each database is checked in its own shard (on any number of workers), from the
+    drafting shards' files or from a list; the kept drafts and the repeats' rejects are
+    the scan's, over every database at once, in the drafts' order."""
+    built, stream = templated_stream(11, 90, 600)
+    for n, item in enumerate(built):  # three databases, each with built questions
+        item["db_id"] = ["league", "clinic", "shop"][n % 3]
+    stream = [(db if n % 7 else "shop", i, q, kin) for n, (db, i, q, kin) in enumerate(stream)]
+    expected = decisions(Scan(0.8, built), stream)
+    drafts = drafted(stream)
+    if stored:  # as the offline drafter leaves them: shards of jobs, with their rejects
+        chunks = [drafts[start : start + 64] for start in range(0, len(drafts), 64)]
+        files = [tmp_path / f"in{n}.jsonl" for n in range(len(chunks))]
+        for chunk, file in zip(chunks, files, strict=True):
+            store_shard(StepOutput(chunk, [{"id": f"r-{file.stem}", "reason": "x"}]), file)
+        checked = StepOutput(ShardItems(files), Rejects(ShardRejects(files)))
+    else:
+        checked = StepOutput(drafts, [{"id": "r", "reason": "x"}])
+    weights = Counter(db for db, *_ in stream)
+    ctx = context(tmp_path, workers, 64)
+    output = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
+
+    answers = {
+        record_id: answer for (_, record_id, *_), answer in zip(stream, expected, strict=True)
+    }
+    kept = sorted(item["id"] for item in output.items)
+    assert kept == sorted(record_id for record_id, answer in answers.items() if answer is None)
+    found = {r["id"]: (r["reason"], r["detail"]) for r in output.rejects if r["id"][0] == "d"}
+    assert found == {record_id: answer for record_id, answer in answers.items() if answer}
+    assert sum(1 for r in output.rejects if r["reason"] == "x") == (10 if stored else 1)
+    by_database = Counter(stream[int(r["id"][1:])][0] for r in output.rejects if r["id"][0] == "d")
+    assert min(by_database[db] for db in ("league", "clinic", "shop")) > 20
+    # every database is a shard of its own, done once: a rerun finds them all
+    monkeypatch.setattr(stage, "write_unrepeated", None)  # not called again
+    again = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
+    assert sorted(item["id"] for item in again.items) == kept

@@ -240,7 +240,10 @@ def test_the_near_duplicate_pass_writes_its_rejects_as_it_reads(tmp_path):
     earlier = [{"id": "x", "step": "offline", "reason": "earlier"}]
 
     def dedup(count: int, hold: bool = False) -> list:
-        output = without_repeats(StepOutput(Drafts(count), earlier), 0.8, built, tmp_path / "f")
+        checked, folder = StepOutput(Drafts(count), earlier), tmp_path / f"f{count}-{hold}"
+        output = without_repeats(
+            context(tmp_path, 1, 64), checked, 0.8, built, folder, {"clinic": 1}
+        )
         kept = list(output.items)
         return [kept, list(output.rejects) if hold else len(output.rejects)]
 

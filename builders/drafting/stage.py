@@ -11,6 +11,7 @@ sends only the requests that had not come back.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -37,17 +38,18 @@ from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import spider_schema, spider_tables
 from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
-from answerable.ids import rng_for, sha256_file
+from answerable.ids import canonical_json, content_hash, rng_for, sha256_file
 from answerable.inert import redact_url
 from answerable.pipeline import (
     BuildContext,
     Rejects,
-    RejectSpool,
     StepOutput,
     reject,
     sorted_ids,
+    with_fields,
 )
-from answerable.shards import StoredUnits, run_in_shards
+from answerable.records import write_jsonl
+from answerable.shards import ShardItems, ShardRejects, StoredUnits, run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -186,8 +188,8 @@ def schema_files(path: Path) -> dict[str, DatabaseSchema]:
 
 def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
     """Draft, check and deduplicate; cached by configuration and the items so far. The
-    offline drafter runs in shards of jobs; the near-duplicate pass runs over them all,
-    in job order, once they are merged."""
+    offline drafter runs in shards of jobs; the near-duplicate pass then runs once per
+    database, over its drafts in job order (:func:`without_repeats`)."""
     config = DraftingConfig.from_recipe(ctx.recipe)
     ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
     signature = ctx.signature(
@@ -202,14 +204,15 @@ def draft_offline_in_shards(
     ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
 ) -> StepOutput:
     """:func:`draft_items` with the offline drafter, its jobs in shards (see
-    :mod:`answerable.shards`): each shard drafts and checks its jobs, then the merged
-    drafts go through the near-duplicate pass in job order."""
+    :mod:`answerable.shards`): each shard drafts and checks its jobs, then each
+    database's drafts go through the near-duplicate pass in job order."""
     seed, categories = ctx.recipe.seed, list(config.categories)
     # the parents wait on disk; a shard of jobs reads its parents back (see StoredUnits)
     parents = StoredUnits(
         iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
     )
-    contexts = contexts_for(ctx, parents.columns("db_id")["db_id"], config.unrelated_from)
+    databases = parents.columns("db_id")["db_id"]
+    contexts = contexts_for(ctx, databases, config.unrelated_from)
     jobs = [  # (parent, category, sample): plan_jobs' order
         (parent, category, sample)
         for parent in parents.ids
@@ -230,7 +233,7 @@ def draft_offline_in_shards(
         return StepOutput(checked.items, rejects + checked.rejects)
 
     checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    return without_repeats(checked, config.dedup_threshold, so_far, folder)
+    return without_repeats(ctx, checked, config.dedup_threshold, so_far, folder, Counter(databases))
 
 
 def draft_with_model(
@@ -245,21 +248,74 @@ def draft_with_model(
     drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
     checked = StepOutput(checked.items, rejects + checked.rejects)
-    return without_repeats(checked, config.dedup_threshold, so_far, folder)
+    drafted = Counter(draft["db_id"] for draft in checked.items)
+    return without_repeats(ctx, checked, config.dedup_threshold, so_far, folder, drafted)
 
 
 def without_repeats(
-    checked: StepOutput, threshold: float, built: Iterable[dict], folder: Path
+    ctx: BuildContext,
+    checked: StepOutput,
+    threshold: float,
+    built: Iterable[dict],
+    folder: Path,
+    drafted: Counter,
 ) -> StepOutput:
     """The checked drafts that repeat no question built so far nor an earlier draft
-    (:func:`unrepeated_questions`), after the checks' rejects. The kept drafts are a
-    stream read once by the step's writer, and the repeats' rejects go to a file in the
-    step's ``folder`` as the stream reaches them (removed with the shards once the step
-    is stored): neither is held."""
-    seen = NearDuplicates(threshold, built, questions(checked.items))
-    repeats = RejectSpool(folder / "shards" / "repeats.jsonl")
-    kept = unrepeated_questions(checked.items, seen, repeats)
-    return StepOutput(kept, Rejects(checked.rejects) + repeats)
+    (:func:`unrepeated_questions`), after the checks' rejects.
+
+    A draft is only compared with its own database's questions, so each database is a
+    shard of its own (:func:`answerable.shards.run_in_shards`): the databases are checked
+    on every worker at once, and a killed build resumes from the databases done. Each
+    database's process reads its drafts and built questions from where they are and
+    writes its kept drafts and its repeats' rejects to a file of its own
+    (:func:`write_unrepeated`), which the step's writer reads once: no process holds
+    them. ``drafted`` weighs each database's drafts (their parents do: only the order
+    counts), and the heaviest start first, so the last to finish is a light one. The
+    step's writer sorts the items by id and the rejects by id and reason, so the order
+    of the databases' files does not change a byte.
+    """
+    step_dir = folder / "shards" / "repeats"  # removed with the step's shards once stored
+    files = {db: step_dir / f"{content_hash(db)}.jsonl" for db in drafted}
+
+    def check(shard: list[str]) -> StepOutput:
+        for db_id in shard:
+            write_unrepeated(checked.items, threshold, built, db_id, files[db_id])
+        return StepOutput()  # the shard's file only says that its databases are done
+
+    databases = sorted(drafted, key=lambda db: (-drafted[db], db))
+    size = ctx.execution.shard_size
+    run_in_shards(ctx, step_dir, "near-duplicates", databases, check, str, lambda _db: size)
+    kept = [files[db] for db in databases]
+    return StepOutput(ShardItems(kept), Rejects(checked.rejects) + ShardRejects(kept))
+
+
+def write_unrepeated(
+    drafts: Iterable[dict], threshold: float, built: Iterable[dict], db_id: str, file: Path
+) -> Path:
+    """The near-duplicate pass over the drafts of one database: its kept drafts and its
+    repeats' rejects, in the drafts' order, as the lines of one shard file (see
+    :func:`answerable.shards.store_shard`), written as they are found."""
+    mine = DatabaseDrafts(drafts, db_id)
+    own = (item for item in with_fields(built, *BUILT_FIELDS) if item["db_id"] == db_id)
+    seen = NearDuplicates(threshold, own, questions(mine))
+    return write_jsonl(unrepeated_questions(mine, seen), file)
+
+
+BUILT_FIELDS = ("db_id", "question", "provenance")  # what the near-duplicate index reads
+
+
+class DatabaseDrafts(Iterable):
+    """The drafts of one database, in order, read again on each pass (the near-duplicate
+    pass reads them twice); of stored shards, only its lines are decoded."""
+
+    def __init__(self, drafts: Iterable[dict], db_id: str):
+        self.drafts, self.db_id = drafts, db_id
+
+    def __iter__(self) -> Iterator[dict]:
+        drafts = self.drafts
+        if isinstance(drafts, ShardItems):  # a line that can be one of its drafts
+            drafts = drafts.containing(f'"db_id":{canonical_json(self.db_id)}')
+        return (item for item in drafts if item["db_id"] == self.db_id)
 
 
 def questions(items: Iterable[dict]) -> Iterator[str]:
@@ -282,23 +338,20 @@ def checked_drafts(drafts, contexts, seed: int) -> StepOutput:
     return output
 
 
-def unrepeated_questions(
-    items: Iterable[dict], seen: NearDuplicates, rejects: RejectSpool
-) -> Iterator[dict]:
-    """The drafted items, in order, that repeat no question ``seen`` holds or an earlier
-    one of them, one at a time; a reject added to ``rejects`` for each of the others as
-    it is reached (``rejects`` is closed at the end). A draft is not compared with its
-    own parent's family (``kin``)."""
+def unrepeated_questions(items: Iterable[dict], seen: NearDuplicates) -> Iterator[dict]:
+    """The drafted items in order, each as the line of a shard file
+    (:func:`answerable.shards.store_shard`): ``{"item": item}`` when it repeats no question
+    ``seen`` holds nor an earlier one of them, else ``{"reject": ...}``, one at a time. A
+    draft is not compared with its own parent's family (``kin``)."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
         failure = seen.check(item["db_id"], item["question"], kin)
         if failure is not None:
-            rejects.append(drafted_reject(item, *failure))
+            yield {"reject": drafted_reject(item, *failure)}
             continue
         seen.add(item["db_id"], item["id"], item["question"], kin)
-        yield item
-    rejects.close()
+        yield {"item": item}
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from typing import Any
 from answerable.backends import checked_backend
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import ConfigError
-from answerable.ids import canonical_json, content_hash, rng_for
+from answerable.ids import content_hash, rng_for
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import (
@@ -162,38 +162,6 @@ class RejectFile(StoredRecords):
             self._count = sum(1 for line in lines if line.strip())
 
     def _read(self) -> Iterator[dict]:
-        return read_jsonl(self.path)
-
-    def __len__(self) -> int:
-        return self._count
-
-
-class RejectSpool(Iterable):
-    """Rejects written to a JSON Lines file as they are found (:meth:`append`) and
-    counted, none held: a stream that rejects as it is read (see
-    :func:`answerable.builders.drafting.stage.without_repeats`) adds them here, and they
-    are read back from the file, in the order they came, whenever they are iterated."""
-
-    stored = True  # read from disk whenever it is iterated (see Rejects)
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close)
-        self._count = 0
-
-    def append(self, record: dict) -> None:
-        """One more reject, written now."""
-        self._file.write(canonical_json(record) + "\n")
-        self._count += 1
-
-    def close(self) -> None:
-        """No more rejects: the file is complete."""
-        self._file.close()
-
-    def __iter__(self) -> Iterator[dict]:
-        if not self._file.closed:
-            self._file.flush()
         return read_jsonl(self.path)
 
     def __len__(self) -> int:

@@ -152,10 +152,10 @@ def shard_rejects(file: Path) -> Iterator[dict]:
 _ITEM, _REJECT = '{"item":', '{"reject":'  # how store_shard's lines begin (sorted keys)
 
 
-def _lines(file: Path, kind: str) -> Iterator[dict]:
+def _lines(file: Path, kind: str, having: str = "") -> Iterator[dict]:
     with open(file, encoding="utf-8") as lines:
         for line in lines:
-            if line.startswith(kind):
+            if line.startswith(kind) and having in line:
                 yield json.loads(line)[kind[2:-2]]
 
 
@@ -184,6 +184,13 @@ class ShardItems(Iterable):
 
     def __iter__(self) -> Iterator[dict]:
         return itertools.chain.from_iterable(shard_items(file) for file in self.files)
+
+    def containing(self, text: str) -> Iterator[dict]:
+        """The items whose stored line holds ``text`` (a field's JSON, such as
+        ``"db_id":"clinic"``), in order: the other lines are never decoded. The caller
+        checks the field, since the text may also stand elsewhere in a line."""
+        lines = (_lines(file, _ITEM, text) for file in self.files)
+        return itertools.chain.from_iterable(lines)
 
 
 def _outputs(ctx, shards: list[list], pending: list[int], work: Work, workers: int) -> Iterator:
