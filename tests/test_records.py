@@ -17,8 +17,8 @@ from answerable.records import (
     read_jsonl,
     read_parquet,
     read_rows,
-    write_jsonl,
     without_ids,
+    write_jsonl,
     write_parquet,
 )
 
