@@ -35,16 +35,26 @@ def guard_rejects(read: Callable[[], Iterable[dict]]) -> dict[str, dict]:
     superseded parents. ``read()`` gives the items afresh; they are read at most three
     times (once per finding, once more for the items found)."""
     contradictory = contradictions(read())
-    superseded = superseding_children(read())
+    superseded = superseding_children(_guard_fields(read()))
     if not contradictory and not superseded:
         return {}
     found = {}
-    for item in read():
+    for item in _guard_fields(read()):
         if item["id"] in contradictory:
             found[item["id"]] = contradictory_reject(item, contradictory[item["id"]])
         elif item["id"] in superseded:
             found[item["id"]] = superseded_reject(item, superseded[item["id"]])
     return found
+
+
+GUARD_FIELDS = ("id", "label", "db_variant", "provenance", "trigger")
+"""What :func:`superseding_children` and the rejects read of each item."""
+
+
+def _guard_fields(items: Iterable[dict]) -> Iterable[dict]:
+    """Items in Parquet files with only :data:`GUARD_FIELDS` decoded (the result, the
+    candidates and the rest stay undecoded); other items as they are."""
+    return items.fields(*GUARD_FIELDS) if isinstance(items, ItemFiles) else items
 
 
 def drop_withdrawn(output: StepOutput) -> StepOutput:

@@ -11,11 +11,13 @@ from answerable.ids import content_hash, item_id, rng_for, sha256_file
 from answerable.pipeline import ItemsSoFar
 from answerable.records import (
     ItemFiles,
+    RowReader,
     complete,
     iter_parquet,
     read_jsonl,
     read_parquet,
     read_rows,
+    without_ids,
     write_jsonl,
     write_parquet,
 )
@@ -142,3 +144,41 @@ def test_a_write_sweeps_the_temporaries_of_killed_processes(tmp_path):
     assert not dead.exists() and not journal.exists()
     assert live.exists() and other.exists() and unknown.exists()
     assert records.read_json(tmp_path / "report.json") == {"a": 1}
+
+
+def test_without_ids_writes_the_bytes_write_parquet_writes_for_the_rest(tmp_path, monkeypatch):
+    """The build drops withdrawn items from the candidates file from its stored columns;
+    the file must be byte for byte the one writing the remaining items makes, in one
+    piece (up to RUN_ROWS items) or merged in row groups (more)."""
+    monkeypatch.setattr(records, "RUN_ROWS", 8)
+    items = sorted(many(30), key=lambda item: item["id"])
+    for dropped in (set(), {items[0]["id"], items[17]["id"]}, {i["id"] for i in items[8:]}):
+        rest = [i for i in items if i["id"] not in dropped]
+        expected = write_parquet(rest, tmp_path / "expected.parquet")
+        path = write_parquet(items, tmp_path / "items.parquet")
+        assert without_ids(path, dropped) == path
+        assert read_parquet(path) == read_parquet(expected)
+        assert sha256_file(path) == sha256_file(expected), len(rest)
+    assert pq.ParquetFile(path).num_row_groups == 1  # 8 left: written in one piece
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_row_reader_reads_rows_by_position_and_keeps_the_last_group(tmp_path, monkeypatch):
+    """Shards read consecutive rows: the reader decodes a row group once for all the
+    shards in it, and still reads any rows asked for, in any order."""
+    monkeypatch.setattr(records, "RUN_ROWS", 8)
+    path = write_parquet(many(30), tmp_path / "items.parquet")
+    whole = read_parquet(path)
+    reader = RowReader(path)
+    assert reader.starts == [0, 8, 16, 24, 30]
+    decoded = []
+    read_group = reader.file.read_row_group
+    monkeypatch.setattr(
+        reader.file, "read_row_group", lambda g, **kw: decoded.append(g) or read_group(g, **kw)
+    )
+    shards = [reader.rows(start, 3) for start in range(0, 30, 3)]
+    assert [i for shard in shards for i in shard] == whole
+    assert decoded == [0, 1, 2, 3]  # each group once, though shards 2, 5 and 7 cross two
+    assert reader.rows(5, 20) == whole[5:25] and reader.rows(28, 9) == whole[28:]
+    assert reader.rows(0, 2) == whole[:2] and reader.rows(30, 4) == []
+    assert read_rows(path, 6, 5) == whole[6:11]

@@ -8,11 +8,13 @@ import textwrap
 import pytest
 
 from answerable.pipeline import StepOutput
-from answerable.records import read_jsonl, read_parquet
+from answerable.records import ItemFiles, read_jsonl, read_parquet, write_parquet
 from answerable.release.guards import (
     EmptyReleaseError,
+    _guard_fields,
     contradictions,
     drop_withdrawn,
+    guard_rejects,
     require_items,
 )
 from answerable.release.inspect import load_items
@@ -113,6 +115,25 @@ def test_a_parent_proved_ambiguous_on_its_own_database_is_superseded():
     )
     assert withdrawn["detail"].startswith(min(hex_id("c1"), hex_id("c2")))
     assert drop_withdrawn(StepOutput(items=items[3:])).rejects == []
+
+
+def test_guards_over_stored_items_read_a_few_fields_and_decide_as_over_dicts(tmp_path):
+    """The build's guards read the candidates file for five fields of each item, not
+    the items whole: the same rejects as over the items themselves."""
+    items = [
+        make_item("p", question="How many tracks by AC/DC?", generator="template_v1"),
+        _value_reading("c1", "p"),
+        make_item("a", question="How many items?", result_hash="1" * 64),
+        make_item("b", question="how many items", result_hash="2" * 64, generator="x_v1"),
+        make_item("r", label="unanswerable"),
+    ]
+    stored = ItemFiles([write_parquet(items, tmp_path / "items.parquet")])
+    found = guard_rejects(lambda: stored)
+    assert found == guard_rejects(lambda: items)
+    assert {r["reason"] for r in found.values()} == {"superseded", "contradictory"}
+    assert found[hex_id("b")]["step"] == "x_v1"  # the generator, read from the provenance
+    few = list(_guard_fields(stored))
+    assert few[0]["result"] is None and few[0]["question"] is None  # never decoded
 
 
 def test_an_empty_release_says_what_to_do():

@@ -12,6 +12,7 @@ import os
 import random
 import sqlite3
 import textwrap
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,12 @@ from answerable.builders.templates import (
     load_templates,
     value_node,
 )
+from answerable.builders.templates.expand import Expander
+from answerable.builders.templates.model import GENERATOR
 from answerable.builders.templates.text2sql import rewrite_all_subqueries
-from answerable.builders.templates.values import Domain, draws
+from answerable.builders.templates.values import Domain, decode, draws, product_size, shuffled
 from answerable.errors import ConfigError, SQLError
-from answerable.ids import canonical_json
+from answerable.ids import canonical_json, rng_for
 from answerable.records import read_jsonl
 from answerable.schemas import validate
 from tests.conftest import REPO
@@ -259,6 +262,25 @@ def test_workers_and_segments_do_not_change_the_output(shop, workers, segment):
     other = expand(templates, shop, workers=workers, segment=segment)
     assert canonical_json(one.items) == canonical_json(other.items)
     assert canonical_json(one.rejects) == canonical_json(other.rejects)
+
+
+def test_an_expander_goes_on_from_its_last_segment_and_draws_any_segment_alike(shop):
+    """Segments in order go on with the shuffle where the last one stopped; any other
+    segment (out of order, again, past the end) draws as a fresh shuffle would."""
+    with ReadOnlyDatabase(shop.path) as db:
+        expanders = [Expander(t, db, shop.schema, Settings(seed=3)) for t in shop_templates()]
+        expander = max(expanders, key=lambda made: product_size(made.domains))
+        template, total = expander.template, product_size(expander.domains)
+        rng = rng_for(3, GENERATOR, template.id)
+        fresh = list(islice(shuffled(total, rng), total))
+        assert total > 6
+        in_order = [expander.draws(start, start + 3) for start in range(0, total + 3, 3)]
+        assert [i for part in in_order for i in part] == fresh
+        assert expander._draws[0] == total  # gone on: the last segment left it at the end
+        for start, stop in [(4, 6), (0, 2), (2, 5), (2, 5), (total - 1, total + 4)]:
+            assert expander.draws(start, stop) == fresh[start:stop]
+        made = [expander.expand(decode(expander.domains, i)) for i in fresh[1:3]]
+        assert expander.segment(1, 3) == made
 
 
 def test_draws_are_unique_and_a_prefix_does_not_depend_on_how_many_are_taken():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from math import ceil
@@ -101,12 +102,26 @@ class Expander:
         self._metas: dict[tuple, dict | SQLError] = {}
         self._kinds: dict[tuple, str] = {}  # (type, value) -> value_kind: values repeat
         self._texts: dict[str, bool] = {}  # question text -> it keeps the placeholders
+        self._draws: tuple[int, Iterator[int]] = (-1, iter(()))  # (next draw, the shuffle)
 
     def segment(self, start: int, stop: int) -> list[dict]:
         """The item or reject of each draw from ``start`` to ``stop`` (fewer at the end)."""
-        rng = rng_for(self.settings.seed, GENERATOR, self.template.id)
-        indexes = islice(shuffled(product_size(self.domains), rng), start, stop)
-        return [self.expand(decode(self.domains, index)) for index in indexes]
+        return [self.expand(decode(self.domains, index)) for index in self.draws(start, stop)]
+
+    def draws(self, start: int, stop: int) -> list[int]:
+        """Draws ``start`` to ``stop`` of the template's seeded shuffle. A segment that
+        starts where this expander's last one stopped (the usual case: one process
+        expands a template's segments in order) goes on from there instead of drawing
+        the first ``start`` again, which made a template's time grow with its quota
+        squared."""
+        at, rest = self._draws
+        if at != start:
+            rng = rng_for(self.settings.seed, GENERATOR, self.template.id)
+            rest = shuffled(product_size(self.domains), rng)
+            at = 0
+        taken = list(islice(rest, start - at, stop - at))
+        self._draws = (start + len(taken), rest)
+        return taken
 
     def expand(self, values: dict[str, Any]) -> dict:
         """The item made from one value set, or its reject."""

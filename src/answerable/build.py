@@ -56,7 +56,14 @@ from answerable.pipeline import (
 )
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
-from answerable.records import ItemFiles, read_json, write_json, write_jsonl, write_parquet
+from answerable.records import (
+    ItemFiles,
+    read_json,
+    without_ids,
+    write_json,
+    write_jsonl,
+    write_parquet,
+)
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
@@ -311,7 +318,7 @@ def finished_items(
     withdrawn = guard_rejects(lambda: ItemFiles([file]))
     if withdrawn:
         rejects += [withdrawn[key] for key in sorted(withdrawn)]  # the file's (id) order
-        write_parquet((i for i in ItemFiles([file]) if i["id"] not in withdrawn), file)
+        without_ids(file, set(withdrawn))  # from the stored columns: no item decoded
     return StepOutput(ItemFiles([file]), rejects)
 
 
@@ -331,7 +338,7 @@ def finished_once(
             return StepOutput(ItemFiles([file]), rejects), stored["counts"]
     earlier = len(rejects.parts)
     finished = finished_items(StepOutput(output.items, rejects), databases, file, progress)
-    counts = count_items(finished.items)
+    counts = count_items(finished.items.fields("label", "category", "db_id"))
     own = [r for part in rejects.parts[earlier:] for r in part]  # the checks' rejects
     write_json({"sha256": sha256_file(file), "rejects": own, "counts": counts}, marker)
     return finished, counts

@@ -13,6 +13,7 @@ most that many items at once (more are sorted in runs on disk, then merged), and
 
 from __future__ import annotations
 
+import bisect
 import errno
 import heapq
 import itertools
@@ -153,6 +154,12 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
     """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`."""
     batch = max(16, RUN_ROWS // len(runs))  # the runs' read buffers hold about a run in all
     rows = heapq.merge(*(_frame_rows(run, batch) for run in runs), key=lambda row: row[0])
+    _write_groups(rows, out)
+
+
+def _write_groups(rows: Iterable[tuple], out: Path) -> None:
+    """Rows (tuples in the order of :data:`FIELDS`), sorted by id, written to ``out`` in
+    row groups of :data:`RUN_ROWS`, as :func:`write_parquet` writes more than that many."""
     writer = None
     try:
         for chunk in in_chunks(rows, RUN_ROWS):
@@ -166,6 +173,20 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
     finally:
         if writer is not None:
             writer.close()
+
+
+def without_ids(path: str | Path, ids: set[str]) -> Path:
+    """Rewrite a file :func:`write_parquet` wrote without the items of ``ids``: the bytes
+    ``write_parquet`` would write for the items left, made from the stored columns (no
+    item is decoded from its JSON nor encoded again)."""
+    path = Path(path)
+    rows = (row for row in _frame_rows(path, BATCH_ROWS) if row[0] not in ids)
+    first = list(itertools.islice(rows, RUN_ROWS + 1))
+    if len(first) <= RUN_ROWS:  # write_parquet writes that many as one polars frame
+        return _write_frame(pl.DataFrame(first, schema=PARQUET_SCHEMA, orient="row"), path)
+    with _atomic(path) as tmp:
+        _write_groups(itertools.chain(first, rows), tmp)
+    return path
 
 
 def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
@@ -198,15 +219,37 @@ def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iter
 def read_rows(path: str | Path, start: int, count: int) -> list[dict]:
     """``count`` items of a file :func:`write_parquet` wrote, from row ``start`` on,
     reading only the row groups that hold them (Arrow only, see :func:`from_arrow`)."""
-    file, items, first = pq.ParquetFile(path), [], 0
-    for group in range(file.num_row_groups):
-        rows = file.metadata.row_group(group).num_rows
-        if first + rows > start and first < start + count:
-            table = file.read_row_group(group, use_threads=False)
+    return RowReader(path).rows(start, count)
+
+
+class RowReader:
+    """A file :func:`write_parquet` wrote, open for reading rows by position: its footer
+    is read once, a read decodes only the row groups that hold the rows, and the last
+    group decoded is kept, since shards read consecutive rows and a row group holds
+    many shards' (one per process: a forked worker must open its own)."""
+
+    def __init__(self, path: str | Path):
+        self.file = pq.ParquetFile(path)
+        sizes = (self.file.metadata.row_group(g).num_rows for g in range(self.file.num_row_groups))
+        self.starts = list(itertools.accumulate(sizes, initial=0))  # row of each group
+        self._last: tuple[int, Any] = (-1, None)  # (group, its decoded table)
+
+    def rows(self, start: int, count: int) -> list[dict]:
+        """``count`` items from row ``start`` on (fewer at the end of the file)."""
+        items, stop = [], start + count
+        group = max(bisect.bisect_right(self.starts, start) - 1, 0)
+        while group < len(self.starts) - 1 and self.starts[group] < stop:
+            first = self.starts[group]
             low = max(start - first, 0)
-            items += from_arrow(table.slice(low, start + count - first - low))
-        first += rows
-    return items
+            items += from_arrow(self._group(group).slice(low, stop - first - low))
+            group += 1
+        return items
+
+    def _group(self, group: int):
+        if self._last[0] != group:
+            self._last = (group, None)  # the old table goes before the new one is read
+            self._last = (group, self.file.read_row_group(group, use_threads=False))
+        return self._last[1]
 
 
 class StoredRecords(Sequence):

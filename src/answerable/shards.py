@@ -22,6 +22,7 @@ output in order.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
 import os
@@ -34,7 +35,7 @@ import polars as pl
 from answerable.backends import backend
 from answerable.ids import content_hash
 from answerable.pipeline import Rejects, StepOutput
-from answerable.records import read_rows, write_jsonl, write_parquet
+from answerable.records import RowReader, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
 
@@ -204,15 +205,18 @@ class StoredUnits:
     ``file`` (under the step's ``shards`` folder, so it goes with them); the stage cuts
     shards of their ids (:attr:`ids`) and a shard reads its own items back
     (:meth:`load`, with Arrow: polars hangs in a forked worker), in whichever process
-    runs it."""
+    runs it. Each process opens the file once (:class:`~answerable.records.RowReader`),
+    so a shard decodes no more than the row group that holds it, and not even that when
+    the shard before it in that process was in the same group."""
 
     def __init__(self, items: Iterable[dict], file: Path):
         self.file = write_parquet(items, file)
         self.ids: list[str] = pl.read_parquet(file, columns=["id"])["id"].to_list()
+        self._reader = PerProcess(functools.partial(RowReader, self.file))
 
     def load(self, ids: list[str]) -> list[dict]:
         """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
-        return read_rows(self.file, bisect.bisect_left(self.ids, ids[0]), len(ids))
+        return self._reader.get().rows(bisect.bisect_left(self.ids, ids[0]), len(ids))
 
     def columns(self, *names: str) -> pl.DataFrame:
         """Some columns of every item, in id order (nested ones as JSON text)."""
