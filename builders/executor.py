@@ -20,6 +20,7 @@ import math
 import re
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -431,8 +432,7 @@ def collect(
     hasher, kept, kept_bytes = ResultHasher(ordered), [], 0
     add, cell_cap = hasher.add, limits.cell_bytes
     if settled and not ordered:  # every row hashed as it is read, the first kept by value
-        rows = heapq.nsmallest(cap, _hashed(rows, add), key=value_key)
-        add = _counted_already
+        rows, add = first_by_value(_hashed(rows, add), cap), _counted_already
     # Row by row: a batch of rows near the value limit each would take gigabytes.
     for row in rows:
         add(row)
@@ -461,6 +461,15 @@ def _hashed(rows: Iterable[tuple], add) -> Iterator[tuple]:
     for row in rows:
         add(row)
         yield row
+
+
+def first_by_value(rows: Iterable[tuple], cap: int) -> list[tuple]:
+    """The first ``cap`` of ``rows`` in value order (:func:`value_key`); every row is
+    read, also when ``cap`` is 0 (``heapq.nsmallest`` would read none)."""
+    if cap > 0:
+        return heapq.nsmallest(cap, rows, key=value_key)
+    deque(rows, maxlen=0)
+    return []
 
 
 def _counted_already(row: tuple) -> None:

@@ -344,6 +344,8 @@ def test_an_unordered_result_keeps_the_same_rows_whatever_order_they_come_in():
     assert first.truncated
     assert kept(rows, False).rows != kept(shuffled, False).rows  # as read, unsettled
     assert kept(shuffled, True, ordered=True).rows == kept(shuffled, False, True).rows
+    none_kept = collect(iter(rows), ["a", "b"], False, 0, Limits(), 10**6, 0.0, "duckdb", True)
+    assert none_kept.rows == [] and (none_kept.row_count, none_kept.hash) == (7, first.hash)
 
 
 def test_duckdb_keeps_an_unordered_results_first_rows_by_value(small_pair):
