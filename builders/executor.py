@@ -15,10 +15,13 @@ cover every row.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import math
 import re
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -413,16 +416,23 @@ def collect(
     byte_cap: int,
     started: float,
     dialect: str = "sqlite",
+    settled: bool = False,
 ) -> Result:
     """The :class:`Result` of a stream of rows: every row hashed and counted, the first
     ``cap`` kept (JSON-safe, under ``limits.cell_bytes`` each and ``byte_cap`` together).
 
     Every engine ends here, so kept rows and hashes are made one way; rows hold SQLite's
     kinds of values (other engines convert theirs first: ``engines.base.sqlite_cell``).
+    ``settled``: the engine may give an unordered result's rows in another order on
+    another run (DuckDB's threads, PostgreSQL's parallel plans), so such a result keeps
+    its ``cap`` first rows in value order (:func:`value_key`), not in the order read, and
+    the same query keeps the same rows in the same order every time.
     Raises :class:`SQLError` ``result-too-large`` past a byte cap.
     """
     hasher, kept, kept_bytes = ResultHasher(ordered), [], 0
     add, cell_cap = hasher.add, limits.cell_bytes
+    if settled and not ordered:  # every row hashed as it is read, the first kept by value
+        rows, add = first_by_value(_hashed(rows, add), cap), _counted_already
     # Row by row: a batch of rows near the value limit each would take gigabytes.
     for row in rows:
         add(row)
@@ -444,6 +454,47 @@ def collect(
         dialect=dialect,
         seconds=time.monotonic() - started,
     )
+
+
+def _hashed(rows: Iterable[tuple], add) -> Iterator[tuple]:
+    """The rows, each given to ``add`` (a :class:`ResultHasher`'s) as it goes by."""
+    for row in rows:
+        add(row)
+        yield row
+
+
+def first_by_value(rows: Iterable[tuple], cap: int) -> list[tuple]:
+    """The first ``cap`` of ``rows`` in value order (:func:`value_key`); every row is
+    read, also when ``cap`` is 0 (``heapq.nsmallest`` would read none)."""
+    if cap > 0:
+        return heapq.nsmallest(cap, rows, key=value_key)
+    deque(rows, maxlen=0)
+    return []
+
+
+def _counted_already(row: tuple) -> None:
+    """Nothing: the row was hashed when it was read (see :func:`collect`'s ``settled``)."""
+
+
+def value_key(row: tuple) -> tuple:
+    """A row's place in value order, one total order over SQLite's kinds of values: NULL,
+    then numbers (1 before 1.0, NaN last), then text, then blobs; no two rows that print
+    differently share a place.
+
+    >>> sorted([("b",), (None,), (2.0,), (2,), ("a",), (float("nan"),)], key=value_key)
+    [(None,), (2,), (2.0,), (nan,), ('a',), ('b',)]
+    """
+    return tuple(_cell_key(value) for value in row)
+
+
+def _cell_key(value: Any) -> tuple:
+    if value is None:
+        return (0, 0.0, "")
+    if isinstance(value, int | float):
+        return (1, value if value == value else math.inf, repr(value))
+    if isinstance(value, str):
+        return (2, 0.0, value)
+    return (3, 0.0, repr(value))
 
 
 def _kept_row(row: tuple, cell_cap: int) -> tuple[list, int]:

@@ -4,6 +4,7 @@ read-only proofs and a DuckDB copy of a SQLite file that answers as SQLite does.
 from __future__ import annotations
 
 import datetime as dt
+import random
 import sqlite3
 import threading
 import time
@@ -19,7 +20,13 @@ from answerable.builders.engines.duckdb import (
     Watchdog,
     copy_sqlite_to_duckdb,
 )
-from answerable.builders.executor import WALL_FACTOR, Limits, ReadOnlyDatabase, result_hash
+from answerable.builders.executor import (
+    WALL_FACTOR,
+    Limits,
+    ReadOnlyDatabase,
+    collect,
+    result_hash,
+)
 from answerable.errors import SQLError
 from answerable.ids import sha256_file
 
@@ -318,6 +325,35 @@ def test_duckdb_row_cap_keeps_the_first_rows_and_hashes_all(small_pair):
         full = lite.execute("SELECT id FROM t ORDER BY id", row_cap=1000)
     assert got.rows == [[0], [1], [2], [3], [4]] and got.truncated
     assert got.row_count == 250 and got.hash == full.hash
+
+
+def test_an_unordered_result_keeps_the_same_rows_whatever_order_they_come_in():
+    # DuckDB's threads (PostgreSQL's parallel plans) may read an unordered result's rows
+    # in another order each run: a settled result keeps its first rows by value
+    rows = [(3, "c"), (None, "z"), (1.0, "a"), (1, "a"), ("x", None), (2, b"\x01"), (1, "a")]
+    shuffled = random.Random(5).sample(rows, len(rows))
+
+    def kept(stream, settled, ordered=False):
+        return collect(
+            iter(stream), ["a", "b"], ordered, 4, Limits(), 10**6, 0.0, "duckdb", settled
+        )
+
+    first, second = kept(rows, True), kept(shuffled, True)
+    assert first.rows == second.rows == [[None, "z"], [1, "a"], [1, "a"], [1.0, "a"]]
+    assert first.hash == second.hash == kept(rows, False).hash and first.row_count == 7
+    assert first.truncated
+    assert kept(rows, False).rows != kept(shuffled, False).rows  # as read, unsettled
+    assert kept(shuffled, True, ordered=True).rows == kept(shuffled, False, True).rows
+    none_kept = collect(iter(rows), ["a", "b"], False, 0, Limits(), 10**6, 0.0, "duckdb", True)
+    assert none_kept.rows == [] and (none_kept.row_count, none_kept.hash) == (7, first.hash)
+
+
+def test_duckdb_keeps_an_unordered_results_first_rows_by_value(small_pair):
+    with DuckDBDatabase(small_pair[1], Limits(row_cap=3)) as duck:
+        got = duck.execute("SELECT name FROM t WHERE id > 240 GROUP BY name")
+        ordered = duck.execute("SELECT name FROM t WHERE id > 240 ORDER BY name DESC")
+    assert got.rows == [["n241"], ["n242"], ["n243"]] and got.row_count == 9
+    assert ordered.rows == [["n249"], ["n248"], ["n247"]]  # an ORDER BY's order stands
 
 
 def test_duckdb_binds_parameters(small_pair):

@@ -151,7 +151,15 @@ class DuckDBDatabase(Connected):
             columns = [d[0] for d in cursor.description or ()]
             rows = sqlite_rows(_batches(cursor), columns)
             return collect(
-                rows, columns, ordered, cap, self.limits, cap_bytes, started, self.dialect
+                rows,
+                columns,
+                ordered,
+                cap,
+                self.limits,
+                cap_bytes,
+                started,
+                self.dialect,
+                settled=True,  # its threads may give an unordered result in any order
             )
         except self._errors.Error as error:
             raise _classify(error, time.monotonic() - started >= self.limits.timeout_s) from None
