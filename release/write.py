@@ -229,16 +229,13 @@ SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
 ROW_GROUP_ROWS = 4_096
 
 
-def write_split(
-    frames: pl.DataFrame | list[Path], folder: Path, split: str, formats: Iterable[str]
-) -> list:
+def write_split(parts: list[Path], folder: Path, split: str, formats: Iterable[str]) -> list:
     """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
-    entries of the files written. ``frames``: the split's frame, or the Arrow IPC files
-    its rows were spooled to (in id order), read back one at a time."""
-    parts = [frames] if isinstance(frames, pl.DataFrame) else frames
+    entries of the files written. ``parts``: the Arrow IPC files the split's rows were
+    spooled to (in id order, see :func:`write_data`), read back one at a time."""
 
     def pieces() -> Iterator[pl.DataFrame]:
-        return (part if isinstance(part, pl.DataFrame) else pl.read_ipc(part) for part in parts)
+        return (pl.read_ipc(part) for part in parts)
 
     def write(fmt: str) -> dict:
         relative = f"data/{split}{SUFFIXES[fmt]}"
