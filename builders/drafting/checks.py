@@ -357,12 +357,6 @@ class NearDuplicates:
         remembered = self._seen.get(db_id) or self._seen.setdefault(db_id, _Remembered())
         remembered.add((record_id, tuple(kin), text), grams, self._prefix(grams))
 
-    def holds(self, db_id: str, question: str) -> bool:
-        """Whether a question of ``db_id`` with the same normalized text is remembered
-        (then :meth:`check` finds a repeat, whatever the kin)."""
-        remembered = self._seen.get(db_id)
-        return remembered is not None and normalize(question) in remembered.first
-
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
         remembered = self._seen.get(db_id)
@@ -493,7 +487,6 @@ class _Remembered:
         shared = np.minimum(size - only_mine, sizes - only_theirs)
         reach = _reach(shared, size, sizes, t)
         return np.unique(indexes[reach]).tolist()  # an index in several lists: once
-
 
     def _banded(self, prefix: list[str], size: int, before: int, t: float, start: int) -> list:
         """The frozen questions from ``start`` to below ``before`` in the postings of

@@ -358,19 +358,16 @@ def unrepeated_questions(
     ``{"reject": ...}``, one at a time. A draft is not compared with its own parent's
     family (``kin``).
 
-    A draft whose text ``seen`` already holds is dropped whatever its check says, so it
-    is not checked (most drafts of a templated build repeat an earlier text): its reject
-    is the repeat's. Any other draft is checked first, then compared, so what is kept
-    and remembered is what checking every draft and then dropping the repeats of the
-    ones that passed would keep (only the reason of a draft that fails its check and
-    repeats a text differs: the first reason found)."""
+    A draft that repeats a remembered question is dropped whatever its check says, so
+    it is compared first and checked only when it repeats none (most drafts of a
+    templated build repeat an earlier text): what is kept and remembered is what
+    checking every draft and then dropping the repeats of the ones that passed would
+    keep; only the reason of a draft that fails its check and repeats a question
+    differs (the first reason found: the repeat)."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
-        db_id, question = item["db_id"], item["question"]
-        failure = None if seen.holds(db_id, question) else check(item)
-        if failure is None:
-            failure = seen.check(db_id, question, kin)
+        failure = seen.check(item["db_id"], item["question"], kin) or check(item)
         if failure is not None:
             yield {"reject": drafted_reject(item, *failure)}
             continue
