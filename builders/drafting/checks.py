@@ -346,8 +346,6 @@ class NearDuplicates:
             self._frequency.update(ngrams(question))
         for db_id, record_id, question, kin in held:
             self.add(db_id, record_id, question, kin)
-        for remembered in self._seen.values():  # the built questions are all there
-            remembered.freeze()
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
@@ -415,15 +413,7 @@ _POPCOUNT = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int
 
 class _Remembered:
     """The questions of one database: records in the order remembered, the first index
-    of each normalized text, the sizes and signatures, and the postings of the prefixes.
-
-    The questions the index starts with (the built ones) never change, and every draft
-    looks at them, most drafts with a text of their own: their postings grow with the
-    build, and reading them was most of the pass. So once they are in, their postings
-    are frozen into arrays sorted by the question's size (:meth:`freeze`), and a lookup
-    reads only the slice of sizes that can reach the threshold with its own; the
-    questions remembered later (the kept drafts) have postings in the order remembered,
-    as before."""
+    of each normalized text, the sizes and signatures, and the postings of the prefixes."""
 
     def __init__(self):
         self.records: list[tuple[str, tuple, str]] = []  # id, kin, normalized text
@@ -433,18 +423,6 @@ class _Remembered:
         self.postings: dict[str, array] = {}
         # a checked text -> (how many questions its answer covers, *the close ones' indexes)
         self.close: dict[str, tuple[int, ...]] = {}
-        self.frozen = 0  # the questions below this index are in `banded`, not `postings`
-        self.banded: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # sizes, indexes by size
-
-    def freeze(self) -> None:
-        """Move the postings of every question remembered so far into ``banded``: per
-        n-gram, the questions' sizes in ascending order and their indexes in that order."""
-        sizes = np.frombuffer(self.sizes, dtype=np.int32)
-        for gram, found in self.postings.items():
-            indexes = np.frombuffer(found, dtype=np.int32)
-            order = np.argsort(sizes[indexes], kind="stable")
-            self.banded[gram] = (sizes[indexes][order], indexes[order])
-        self.postings, self.frozen = {}, len(self.records)
 
     def add(self, record: tuple, grams: frozenset[str], prefix: list[str]) -> None:
         index = len(self.records)
@@ -464,8 +442,7 @@ class _Remembered:
         """The distinct indexes from ``start`` to below ``before``, ascending, that share a
         prefix n-gram with ``grams`` and that the sizes and signatures do not rule out at
         threshold ``t``."""
-        size = len(grams)
-        lists = self._banded(prefix, size, before, t, start) if start < self.frozen else []
+        lists = []
         for gram in prefix:
             found = self.postings.get(gram)
             if found is not None:
@@ -478,6 +455,7 @@ class _Remembered:
         indexes = np.concatenate(lists)
         # the sizes first (4 bytes an entry): shared <= the smaller size
         sizes = np.frombuffer(self.sizes, dtype=np.int32)[indexes]
+        size = len(grams)
         fit = _reach(np.minimum(sizes, size), size, sizes, t)
         indexes, sizes = indexes[fit], sizes[fit]
         mine = np.frombuffer(_signature(grams), dtype=np.uint64)
@@ -487,24 +465,6 @@ class _Remembered:
         shared = np.minimum(size - only_mine, sizes - only_theirs)
         reach = _reach(shared, size, sizes, t)
         return np.unique(indexes[reach]).tolist()  # an index in several lists: once
-
-    def _banded(self, prefix: list[str], size: int, before: int, t: float, start: int) -> list:
-        """The frozen questions from ``start`` to below ``before`` in the postings of
-        ``prefix`` whose size can reach threshold ``t`` with ``size`` (between ``t *
-        size`` and ``size / t``: a slice a step wider each way, the exact bound follows)."""
-        low, high = math.floor(t * size) - 1, math.ceil(size / t) + 1
-        lists = []
-        for gram in prefix:
-            found = self.banded.get(gram)
-            if found is not None:
-                sizes, indexes = found
-                first, end = np.searchsorted(sizes, (low, high), side="left")
-                band = indexes[first:end]
-                if start or before < self.frozen:  # only a text already looked at, or held
-                    band = band[(band >= start) & (band < before)]
-                if len(band):
-                    lists.append(band)
-        return lists
 
 
 def _reach(shared, size_a: int, sizes_b: np.ndarray, t: float) -> np.ndarray:
