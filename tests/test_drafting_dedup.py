@@ -226,43 +226,87 @@ def drafted(stream: list[tuple]) -> list[dict]:
     ]
 
 
+def failing(item: dict):
+    """A draft check that fails every fifth draft (by its id), for the pass's tests."""
+    if int(item["id"][1:]) % 5 == 0:
+        return "check", f"{item['id']} fails"
+    return None
+
+
+def checked_first(built: list[dict], stream: list[tuple], check) -> tuple[dict, set]:
+    """What checking every draft first and then scanning the passing ones in order
+    decides, by draft id; and the ids of the drafts that repeat a remembered question at
+    their turn (they are dropped whatever their check says, so it may be left out)."""
+    scan, answers, repeats = Scan(0.8, built), {}, set()
+    for (db_id, record_id, question, kin), item in zip(stream, drafted(stream), strict=True):
+        repeat = scan.check(db_id, question, kin)
+        if repeat is not None:
+            repeats.add(record_id)
+        answers[record_id] = check(item) or repeat
+        if answers[record_id] is None:
+            scan.add(db_id, record_id, question, kin)
+    return answers, repeats
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("stored", [True, False])
 def test_the_pass_split_by_database_decides_as_one_scan_over_all(
     tmp_path, workers, stored, monkeypatch
 ):
     """Each database is checked in its own shard (on any number of workers), from the
-    drafting shards' files or from a list; the kept drafts and the repeats' rejects are
-    the scan's, over every database at once, in the drafts' order."""
+    drafting shards' files or from a list; the kept drafts are those a scan over every
+    database at once keeps of the drafts that pass their check, and every reject is the
+    scan's or the check's: a draft that fails its check and repeats a question is a
+    repeat (it is not checked), any other failing draft is the check's."""
     built, stream = templated_stream(11, 90, 600)
     for n, item in enumerate(built):  # three databases, each with built questions
         item["db_id"] = ["league", "clinic", "shop"][n % 3]
     stream = [(db if n % 7 else "shop", i, q, kin) for n, (db, i, q, kin) in enumerate(stream)]
-    expected = decisions(Scan(0.8, built), stream)
+    answers, repeats = checked_first(built, stream, failing)
     drafts = drafted(stream)
     if stored:  # as the offline drafter leaves them: shards of jobs, with their rejects
         chunks = [drafts[start : start + 64] for start in range(0, len(drafts), 64)]
         files = [tmp_path / f"in{n}.jsonl" for n in range(len(chunks))]
         for chunk, file in zip(chunks, files, strict=True):
             store_shard(StepOutput(chunk, [{"id": f"r-{file.stem}", "reason": "x"}]), file)
-        checked = StepOutput(ShardItems(files), Rejects(ShardRejects(files)))
+        items = StepOutput(ShardItems(files), Rejects(ShardRejects(files)))
     else:
-        checked = StepOutput(drafts, [{"id": "r", "reason": "x"}])
+        items = StepOutput(drafts, [{"id": "r", "reason": "x"}])
     weights = Counter(db for db, *_ in stream)
     ctx = context(tmp_path, workers, 64)
-    output = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
+    output = without_repeats(ctx, items, 0.8, built, tmp_path / "step", weights, failing)
 
-    answers = {
-        record_id: answer for (_, record_id, *_), answer in zip(stream, expected, strict=True)
-    }
     kept = sorted(item["id"] for item in output.items)
     assert kept == sorted(record_id for record_id, answer in answers.items() if answer is None)
     found = {r["id"]: (r["reason"], r["detail"]) for r in output.rejects if r["id"][0] == "d"}
-    assert found == {record_id: answer for record_id, answer in answers.items() if answer}
+    assert found.keys() == {record_id for record_id, answer in answers.items() if answer}
+    changed = {i for i, answer in found.items() if answer != answers[i]}
+    assert changed == {i for i in repeats if answers[i][0] == "check"}
+    assert {found[i][0] for i in changed} == {"duplicate", "near-duplicate"}
+    assert sum(1 for answer in found.values() if answer[0] == "check") > 20
     assert sum(1 for r in output.rejects if r["reason"] == "x") == (10 if stored else 1)
     by_database = Counter(stream[int(r["id"][1:])][0] for r in output.rejects if r["id"][0] == "d")
     assert min(by_database[db] for db in ("league", "clinic", "shop")) > 20
     # every database is a shard of its own, done once: a rerun finds them all
     monkeypatch.setattr(stage, "write_unrepeated", None)  # not called again
-    again = without_repeats(ctx, checked, 0.8, built, tmp_path / "step", weights)
+    again = without_repeats(ctx, items, 0.8, built, tmp_path / "step", weights, failing)
     assert sorted(item["id"] for item in again.items) == kept
+
+
+def test_the_pass_checks_only_the_drafts_that_repeat_no_question(tmp_path):
+    """The check is not run for a draft that repeats a remembered question (built or
+    kept before it): it is dropped whatever the check says."""
+    built, stream = templated_stream(5, 60, 400)
+    _answers, repeats = checked_first(built, stream, failing)
+    checked = []
+
+    def check(item: dict):
+        checked.append(item["id"])
+        return failing(item)
+
+    items = StepOutput(drafted(stream), [])
+    weights = Counter(db for db, *_ in stream)
+    without_repeats(context(tmp_path, 1, 64), items, 0.8, built, tmp_path / "s", weights, check)
+    unrepeated = [record_id for _db, record_id, *_ in stream if record_id not in repeats]
+    assert sorted(checked) == sorted(unrepeated)
+    assert len(repeats) > 100

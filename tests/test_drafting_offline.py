@@ -12,7 +12,7 @@ from answerable.builders import sqlkit
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import check_draft
 from answerable.builders.drafting.context import load_context
-from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, draft_item, plan_jobs
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, draft_item, item_draft, plan_jobs
 from answerable.builders.drafting.offline import draft_offline, noun_group_start
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
@@ -238,3 +238,23 @@ def test_a_vague_word_goes_before_the_noun_group_it_describes(question, phrases,
     at = noun_group_start(question, phrases, inside)
     shown = None if at is None else question[:at] + "^" + question[at:]
     assert (shown is None and expected is None) or expected in shown, shown
+
+
+def test_a_draft_read_back_from_its_item_is_checked_as_the_draft(demo):
+    """The drafting pass checks a draft from its stored item and its parent
+    (:func:`item_draft`): every demo draft gets the same verdict and the fields a check
+    reads, and some of them fail."""
+    parents, contexts = demo
+    verdicts = Counter()
+    for job, made in draft_all(parents, contexts, per_item=2):
+        if made is None:
+            continue
+        item = json.loads(json.dumps(draft_item(made, SEED)))  # as the shard file holds it
+        again = item_draft(item, job.parent)
+        fields = ("question", "trigger", "subtype", "details", "category", "parent_id")
+        assert [getattr(again, f) for f in fields] == [getattr(made, f) for f in fields]
+        assert again.generator == made.generator and again.transform == made.transform
+        verdict = check_draft(made, contexts[job.db_id])
+        assert check_draft(again, contexts[job.db_id]) == verdict
+        verdicts[verdict is None] += 1
+    assert verdicts[False] > 2 and verdicts[True] > 100, verdicts

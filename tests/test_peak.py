@@ -235,6 +235,10 @@ class Drafts:
             }
 
 
+def no_check(_item: dict) -> None:
+    """A draft check every draft passes."""
+
+
 def test_the_near_duplicate_pass_writes_its_rejects_as_it_reads(tmp_path):
     built = [{"id": "seed", "db_id": "clinic", "question": "Which doctor is on call?"}]
     earlier = [{"id": "x", "step": "offline", "reason": "earlier"}]
@@ -242,7 +246,7 @@ def test_the_near_duplicate_pass_writes_its_rejects_as_it_reads(tmp_path):
     def dedup(count: int, hold: bool = False) -> list:
         checked, folder = StepOutput(Drafts(count), earlier), tmp_path / f"f{count}-{hold}"
         output = without_repeats(
-            context(tmp_path, 1, 64), checked, 0.8, built, folder, {"clinic": 1}
+            context(tmp_path, 1, 64), checked, 0.8, built, folder, {"clinic": 1}, no_check
         )
         kept = list(output.items)
         return [kept, list(output.rejects) if hold else len(output.rejects)]

@@ -226,3 +226,23 @@ def draft_item(draft: Draft, seed: int) -> dict:
             "prompt_hash": draft.prompt_hash,
         },
     }
+
+
+def item_draft(item: dict, parent: dict) -> Draft:
+    """The draft ``item`` was made from (:func:`draft_item` read backwards), with
+    ``parent`` its anchor: what a check reads of it (the text, trigger, details, subtype,
+    category and parent). The spans and rationale are not kept in the item."""
+    provenance, trigger = item["provenance"], item["trigger"]
+    params = provenance["params"]
+    return Draft(
+        Job(parent, item["category"], params["sample"], params.get("focus")),
+        item["question"],
+        trigger["text"],
+        provenance["generator"],
+        subtype=item["subtype"],
+        details={k: v for k, v in trigger.items() if k not in ("kind", "text")},
+        derived=provenance["parent"] is not None,
+        transform=params.get("transform"),
+        model=provenance["model"],
+        prompt_hash=provenance["prompt_hash"],
+    )

@@ -12,7 +12,7 @@ sends only the requests that had not come back.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,12 +20,13 @@ from pathlib import Path
 from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
-from answerable.builders.drafting.checks import NearDuplicates, check_draft, near_synonym
+from answerable.builders.drafting.checks import Failure, NearDuplicates, check_draft, near_synonym
 from answerable.builders.drafting.context import DatabaseContext, foreign_columns, load_context
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
     draft_item,
+    item_draft,
     job_reject,
     plan_jobs,
 )
@@ -188,8 +189,9 @@ def schema_files(path: Path) -> dict[str, DatabaseSchema]:
 
 def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
     """Draft, check and deduplicate; cached by configuration and the items so far. The
-    offline drafter runs in shards of jobs; the near-duplicate pass then runs once per
-    database, over its drafts in job order (:func:`without_repeats`)."""
+    offline drafter runs in shards of jobs; the pass that drops repeats and checks the
+    other drafts then runs once per database, over its drafts in job order
+    (:func:`without_repeats`)."""
     config = DraftingConfig.from_recipe(ctx.recipe)
     ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
     signature = ctx.signature(
@@ -204,8 +206,9 @@ def draft_offline_in_shards(
     ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
 ) -> StepOutput:
     """:func:`draft_items` with the offline drafter, its jobs in shards (see
-    :mod:`answerable.shards`): each shard drafts and checks its jobs, then each
-    database's drafts go through the near-duplicate pass in job order."""
+    :mod:`answerable.shards`): each shard drafts its jobs, then each database's drafts
+    go through the pass that drops repeats and checks the rest, in job order (a parent
+    is read back from ``parents`` for the check)."""
     seed, categories = ctx.recipe.seed, list(config.categories)
     # the parents wait on disk; a shard of jobs reads its parents back (see StoredUnits)
     parents = StoredUnits(
@@ -229,39 +232,42 @@ def draft_offline_in_shards(
             seed,
         )
         drafts, rejects = offline_drafts(ctx, [j for j in made if j.key in wanted], contexts)
-        checked = checked_drafts(drafts, contexts, seed)
-        return StepOutput(checked.items, rejects + checked.rejects)
+        return StepOutput([draft_item(draft, seed) for draft in drafts], rejects)
 
-    checked = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
-    return without_repeats(ctx, checked, config.dedup_threshold, so_far, folder, Counter(databases))
+    drafted = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
+    check = draft_check(contexts, lambda parent_id: parents.load([parent_id])[0])
+    return without_repeats(
+        ctx, drafted, config.dedup_threshold, so_far, folder, Counter(databases), check
+    )
 
 
 def draft_with_model(
     ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
 ) -> StepOutput:
-    """The model's drafts as items, after the same checks and near-duplicate pass as the
-    offline drafts; a reject for every job without a usable reply and every draft that
-    failed."""
+    """The model's drafts as items, after the same pass as the offline drafts (repeats
+    dropped, the others checked); a reject for every job without a usable reply and
+    every draft that failed."""
     parents = drafted_parents(so_far, config.rate, ctx.recipe.seed)
     contexts = contexts_for(ctx, (p["db_id"] for p in parents), config.unrelated_from)
     jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
     drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
-    checked = checked_drafts(drafts, contexts, ctx.recipe.seed)
-    checked = StepOutput(checked.items, rejects + checked.rejects)
-    drafted = Counter(draft["db_id"] for draft in checked.items)
-    return without_repeats(ctx, checked, config.dedup_threshold, so_far, folder, drafted)
+    items = StepOutput([draft_item(draft, ctx.recipe.seed) for draft in drafts], rejects)
+    weights = Counter(draft.job.db_id for draft in drafts)
+    check = draft_check(contexts, {parent["id"]: parent for parent in parents}.__getitem__)
+    return without_repeats(ctx, items, config.dedup_threshold, so_far, folder, weights, check)
 
 
 def without_repeats(
     ctx: BuildContext,
-    checked: StepOutput,
+    drafted: StepOutput,
     threshold: float,
     built: Iterable[dict],
     folder: Path,
-    drafted: Counter,
+    weights: Counter,
+    check: Callable[[dict], Failure | None],
 ) -> StepOutput:
-    """The checked drafts that repeat no question built so far nor an earlier draft
-    (:func:`unrepeated_questions`), after the checks' rejects.
+    """The drafted items that repeat no question built so far nor an earlier kept draft
+    and pass their ``check`` (:func:`unrepeated_questions`), after the drafting's rejects.
 
     A draft is only compared with its own database's questions, so each database is a
     shard of its own (:func:`answerable.shards.run_in_shards`): the databases are checked
@@ -269,36 +275,41 @@ def without_repeats(
     database's process reads its drafts and built questions from where they are and
     writes its kept drafts and its repeats' rejects to a file of its own
     (:func:`write_unrepeated`), which the step's writer reads once: no process holds
-    them. ``drafted`` weighs each database's drafts (their parents do: only the order
+    them. ``weights`` weighs each database's drafts (their parents do: only the order
     counts), and the heaviest start first, so the last to finish is a light one. The
     step's writer sorts the items by id and the rejects by id and reason, so the order
     of the databases' files does not change a byte.
     """
     step_dir = folder / "shards" / "repeats"  # removed with the step's shards once stored
-    files = {db: step_dir / f"{content_hash(db)}.jsonl" for db in drafted}
+    files = {db: step_dir / f"{content_hash(db)}.jsonl" for db in weights}
 
-    def check(shard: list[str]) -> StepOutput:
+    def unrepeated(shard: list[str]) -> StepOutput:
         for db_id in shard:
-            write_unrepeated(checked.items, threshold, built, db_id, files[db_id])
+            write_unrepeated(drafted.items, threshold, built, db_id, files[db_id], check)
         return StepOutput()  # the shard's file only says that its databases are done
 
-    databases = sorted(drafted, key=lambda db: (-drafted[db], db))
+    databases = sorted(weights, key=lambda db: (-weights[db], db))
     size = ctx.execution.shard_size
-    run_in_shards(ctx, step_dir, "near-duplicates", databases, check, str, lambda _db: size)
+    run_in_shards(ctx, step_dir, "near-duplicates", databases, unrepeated, str, lambda _db: size)
     kept = [files[db] for db in databases]
-    return StepOutput(ShardItems(kept), Rejects(checked.rejects) + ShardRejects(kept))
+    return StepOutput(ShardItems(kept), Rejects(drafted.rejects) + ShardRejects(kept))
 
 
 def write_unrepeated(
-    drafts: Iterable[dict], threshold: float, built: Iterable[dict], db_id: str, file: Path
+    drafts: Iterable[dict],
+    threshold: float,
+    built: Iterable[dict],
+    db_id: str,
+    file: Path,
+    check: Callable[[dict], Failure | None],
 ) -> Path:
-    """The near-duplicate pass over the drafts of one database: its kept drafts and its
-    repeats' rejects, in the drafts' order, as the lines of one shard file (see
+    """The pass over the drafts of one database: its kept drafts and its other drafts'
+    rejects, in the drafts' order, as the lines of one shard file (see
     :func:`answerable.shards.store_shard`), written as they are found."""
     mine = DatabaseDrafts(drafts, db_id)
     own = (item for item in with_fields(built, *BUILT_FIELDS) if item["db_id"] == db_id)
     seen = NearDuplicates(threshold, own, questions(mine))
-    return write_jsonl(unrepeated_questions(mine, seen), file)
+    return write_jsonl(unrepeated_questions(mine, seen, check), file)
 
 
 BUILT_FIELDS = ("db_id", "question", "provenance")  # what the near-duplicate index reads
@@ -325,28 +336,38 @@ def questions(items: Iterable[dict]) -> Iterator[str]:
     return (item["question"] for item in items)
 
 
-def checked_drafts(drafts, contexts, seed: int) -> StepOutput:
-    """Items for the drafts that pass their own check (each on its own); rejects for
-    the rest."""
-    output = StepOutput()
-    for draft in drafts:
-        failure = check_draft(draft, contexts[draft.job.db_id])
-        if failure is not None:
-            output.rejects.append(draft_reject(draft, *failure))
-            continue
-        output.items.append(draft_item(draft, seed))
-    return output
+def draft_check(
+    contexts: dict[str, DatabaseContext], parent: Callable[[str], dict]
+) -> Callable[[dict], Failure | None]:
+    """:func:`~answerable.builders.drafting.checks.check_draft` of a drafted item: its
+    draft made again from the item and its anchor (``parent`` of its id)."""
+
+    def check(item: dict) -> Failure | None:
+        anchor = parent(item["provenance"]["params"]["anchor"])
+        return check_draft(item_draft(item, anchor), contexts[item["db_id"]])
+
+    return check
 
 
-def unrepeated_questions(items: Iterable[dict], seen: NearDuplicates) -> Iterator[dict]:
+def unrepeated_questions(
+    items: Iterable[dict], seen: NearDuplicates, check: Callable[[dict], Failure | None]
+) -> Iterator[dict]:
     """The drafted items in order, each as the line of a shard file
     (:func:`answerable.shards.store_shard`): ``{"item": item}`` when it repeats no question
-    ``seen`` holds nor an earlier one of them, else ``{"reject": ...}``, one at a time. A
-    draft is not compared with its own parent's family (``kin``)."""
+    ``seen`` holds nor an earlier kept one and passes its ``check``, else
+    ``{"reject": ...}``, one at a time. A draft is not compared with its own parent's
+    family (``kin``).
+
+    A draft that repeats a remembered question is dropped whatever its check says, so
+    it is compared first and checked only when it repeats none (most drafts of a
+    templated build repeat an earlier text): what is kept and remembered is what
+    checking every draft and then dropping the repeats of the ones that passed would
+    keep; only the reason of a draft that fails its check and repeats a question
+    differs (the first reason found: the repeat)."""
     for item in items:
         parent = item["provenance"]["parent"]
         kin = frozenset({parent} if parent else ())
-        failure = seen.check(item["db_id"], item["question"], kin)
+        failure = seen.check(item["db_id"], item["question"], kin) or check(item)
         if failure is not None:
             yield {"reject": drafted_reject(item, *failure)}
             continue
@@ -385,23 +406,9 @@ def offline_drafts(ctx: BuildContext, jobs, contexts) -> tuple[list[Draft], list
     return drafts, rejects
 
 
-def draft_reject(draft: Draft, reason: str, detail: str) -> dict:
-    """The rejects-report line of a draft that failed a check."""
-    return reject(
-        draft.id,
-        draft.generator,
-        reason,
-        detail,
-        db_id=draft.job.db_id,
-        category=draft.category,
-        question=draft.question,
-        trigger=draft.trigger,
-        parent=draft.job.parent["id"],
-    )
-
-
 def drafted_reject(item: dict, reason: str, detail: str) -> dict:
-    """:func:`draft_reject` of the draft an item was made from, read off the item."""
+    """The rejects-report line of a drafted item (its draft failed a check or repeats
+    a question)."""
     return reject(
         item["id"],
         item["provenance"]["generator"],
