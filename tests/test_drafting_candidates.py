@@ -9,6 +9,7 @@ import random
 import pytest
 
 from answerable.builders import sqlkit
+from answerable.builders.drafting import candidates as made_here
 from answerable.builders.drafting.candidates import (
     PERTURBATIONS,
     candidate,
@@ -130,6 +131,34 @@ def test_an_equivalent_perturbation_counts_as_correct(league):
         database,
     )
     assert found["stratum"] == "answerable-correct"
+
+
+class Counted:
+    """A database that counts the statements it runs."""
+
+    def __init__(self, database):
+        self.database, self.runs = database, []
+
+    def execute(self, sql, **options):
+        self.runs.append(sql)
+        return self.database.execute(sql, **options)
+
+
+def test_a_statement_runs_once_per_database(league, monkeypatch):
+    _context, database = league
+    item = gold_item(database, "SELECT name FROM stadiums")
+    sqls = ["SELECT name FROM stadiums", "SELECT nope FROM stadiums", "SELECT city FROM stadiums"]
+    expected = [label(item, candidate(sql, "llm_sql_v1"), database) for sql in sqls]
+    monkeypatch.setattr(made_here, "RUNS_KEPT", 2)
+    monkeypatch.setattr(made_here, "_runs", {})
+    counted, other = Counted(database), Counted(database)
+    for sql, wanted in zip(sqls + sqls[::-1], expected + expected[::-1], strict=True):
+        assert label(item, candidate(sql, "llm_sql_v1"), counted) == wanted
+    # the third statement pushed the first out (two kept): it runs again, the others not
+    assert counted.runs == [*sqls, sqls[0]]
+    assert label(item, candidate(sqls[2], "llm_sql_v1"), other) == expected[2]
+    assert other.runs == [sqls[2]]  # another database runs it for itself
+    assert expected[1]["error"] == "unknown-column" and expected[2]["result_hash"]
 
 
 def test_problematic_and_unverifiable_items(league):

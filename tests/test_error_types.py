@@ -56,6 +56,18 @@ def test_same_tree_or_unparsable_sql_has_no_type():
     assert ERROR_TYPES["OL"] == "other local error" and ERROR_TYPES["OG"] == "other global error"
 
 
+def test_the_values_steer_the_type_so_no_cache_by_shape():
+    """Two pairs of one shape (the same edit, the same values equal) get different types:
+    the diff matches clauses by the likeness of their SQL text, values included, and a
+    long value makes the changed WHERE unlike its gold. So the type cannot be kept per
+    shape of pair (issue 14): a shape seen first with one value would type the others."""
+    both = "SELECT drug FROM prescriptions WHERE route = '{}' INTERSECT " + (
+        "SELECT drug FROM prescriptions WHERE route = 'IV'"
+    )
+    types = [error_type(both.format(value), both.format("IV")) for value in ("PO", "P" * 60)]
+    assert types == ["PV", "OL"]
+
+
 @pytest.fixture(scope="module")
 def league(demo_dir):
     path = demo_dir / "league.sqlite"

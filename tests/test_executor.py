@@ -6,7 +6,14 @@ import sqlite3
 
 import pytest
 
-from answerable.builders.executor import Limits, ReadOnlyDatabase, result_hash
+from answerable.builders.executor import (
+    Limits,
+    ReadOnlyDatabase,
+    ResultHasher,
+    collect,
+    normalize_value,
+    result_hash,
+)
 from answerable.errors import SQLError
 from answerable.ids import sha256_file
 from tests.conftest import shared_data
@@ -169,3 +176,37 @@ def test_real_database_is_never_written():
             with pytest.raises(SQLError):
                 db.execute(sql)
     assert sha256_file(chinook) == before
+
+
+def _one_by_one(rows, ordered):
+    hasher = ResultHasher(ordered)
+    for row in rows:
+        hasher.add(row)
+    return hasher
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_hashing_rows_in_bulk_equals_one_at_a_time(ordered):
+    cells = [None, 0, 7, -3, 2.0, 2.5, float("inf"), float("nan"), 1e300, "", "x", "é", b"\x00"]
+    rows = [tuple(cells[(i * 5 + j * 3) % len(cells)] for j in range(3)) for i in range(400)]
+    bulk = ResultHasher(ordered)
+    bulk.add(rows[0])
+    bulk.add_all(iter(rows[1:]))
+    one = _one_by_one(rows, ordered)
+    assert (bulk.count, bulk.hexdigest(3)) == (one.count, one.hexdigest(3))
+    assert bulk.hexdigest(3) != _one_by_one(rows[:-1], ordered).hexdigest(3)
+
+
+@pytest.mark.parametrize("cap", [0, 1, 99, 400, 1000])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_collect_hashes_and_keeps_as_before_at_every_cap(cap, ordered):
+    rows = [(i, f"n{i % 7}", i * 1.5 if i % 3 else None) for i in range(400)]
+    result = collect(iter(rows), ["a", "b", "c"], ordered, cap, Limits(), 10**6, 0.0)
+    assert result.hash == _one_by_one(rows, ordered).hexdigest(3)
+    assert result.row_count == 400 and result.truncated == (cap < 400)
+    assert result.rows == [[a, b, normalize_value(c)] for a, b, c in rows[:cap]]
+    shuffled = rows if ordered else rows[::-1]  # settled keeps an ordered result as read
+    settled = collect(
+        iter(shuffled), ["a", "b", "c"], ordered, cap, Limits(), 10**6, 0.0, settled=True
+    )
+    assert (settled.hash, settled.row_count) == (result.hash, 400)

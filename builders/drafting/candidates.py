@@ -298,14 +298,39 @@ def label(item: dict, found: dict, database: ReadOnlyDatabase | None) -> dict:
     gold = item.get("result") or {}
     if database is None or not gold.get("hash"):
         return found  # nothing to compare with: stays unlabelled
-    try:
-        result = database.execute(found["sql"], ordered=gold.get("ordered"))
-    except SQLError as error:
-        return {**_typed(item, found), "stratum": "answerable-incorrect", "error": error.reason}
-    if result.hash == gold["hash"]:
+    result_hash, error = outcome(database, found["sql"], gold.get("ordered"))
+    if error is not None:
+        return {**_typed(item, found), "stratum": "answerable-incorrect", "error": error}
+    if result_hash == gold["hash"]:
         correct = {"stratum": "answerable-correct", "error_type": None}  # no error to type
-        return {**found, **correct, "result_hash": result.hash}
-    return {**_typed(item, found), "stratum": "answerable-incorrect", "result_hash": result.hash}
+        return {**found, **correct, "result_hash": result_hash}
+    return {**_typed(item, found), "stratum": "answerable-incorrect", "result_hash": result_hash}
+
+
+RUNS_KEPT = 4096
+"""How many statements' outcomes :func:`outcome` keeps (per process)."""
+_runs: dict[tuple, tuple[str | None, str | None]] = {}
+
+
+def outcome(database, sql: str, ordered: bool | None) -> tuple[str | None, str | None]:
+    """``(result hash, None)`` of ``sql`` on ``database``, or ``(None, error reason)``.
+
+    A statement run on the same database before (in this process, among the last
+    :data:`RUNS_KEPT`) is not run again: dropping the WHERE of a template's items gives
+    one query for all of them, and a model's samples often repeat one another. The
+    database is read-only, so the outcome is the same (the key holds the database
+    object itself: an id is never reused while its entry lives)."""
+    key = (database, sql, ordered)
+    known = _runs.get(key)
+    if known is None:
+        try:
+            known = (database.execute(sql, ordered=ordered).hash, None)
+        except SQLError as error:
+            known = (None, error.reason)
+        if len(_runs) >= RUNS_KEPT:
+            del _runs[next(iter(_runs))]  # the oldest
+        _runs[key] = known
+    return known
 
 
 def _typed(item: dict, found: dict) -> dict:
