@@ -105,16 +105,43 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
 def test_choose_reads_only_some_columns_for_the_choice(tmp_path, monkeypatch):
     stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
     asked = []
-    real = ItemFiles.fields
+    real, real_chunks = ItemFiles.fields, publish.stored_frames
 
     def fields(self, *names):
         asked.append(names)
         return real(self, *names)
 
+    def stored_frames(items, names):
+        asked.append(tuple(names))
+        return real_chunks(items, names)
+
     monkeypatch.setattr(ItemFiles, "fields", fields)
-    choose(stored, config(sample={"share": 0.5}), 7, "toy", None)
+    monkeypatch.setattr(publish, "stored_frames", stored_frames)
+    settings = config(sample={"share": 0.5})
+    chosen, _ = choose(stored, settings, 7, "toy", None)
     assert "result" not in asked[0] and "id" in asked[0]
-    assert set(asked[1]) == {"id", *left_out_of_choice(config(sample={"share": 0.5}))}
+    assert set(asked[1]) == {"id", *publish.rejoined(settings)}
+    assert {"result", "candidates", "provenance"} <= set(asked[1])
+    full = write.polars_schema()
+    assert len(asked) == 2 and chosen.select(list(full)).schema == full
+
+
+def test_the_narrow_frame_holds_only_the_parts_the_choice_reads(tmp_path):
+    stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
+    frame = publish.narrow_frame(stored, config(sample={"share": 0.5}))
+    assert frame.schema["sql_meta"] == pl.Struct({"skeleton": pl.String})
+    assert "params" not in frame.schema["provenance"].to_schema()
+    assert frame["candidates"].null_count() == frame["result"].null_count() == 50
+    # a stratum adds the part it names; the first candidate's stratum for scare_stratum
+    named = config(sample={"share": 0.5, "strata": ["hardness", "scare_stratum"]})
+    schema = publish.narrow_schema(named)
+    assert set(schema["sql_meta"].to_schema()) == {"skeleton", "hardness"}
+    assert schema["candidates"] == pl.List(pl.Struct({"stratum": pl.String}))
+    whole, narrow = items_frame(stored), publish.narrow_frame(stored, named)
+    for part in ("skeleton", "hardness"):
+        assert narrow["sql_meta"].struct.field(part).equals(whole["sql_meta"].struct.field(part))
+    first = whole["candidates"].list.first().struct.field("stratum")
+    assert narrow["candidates"].list.first().struct.field("stratum").equals(first)
 
 
 def _cut(items, out: Path, **section):
