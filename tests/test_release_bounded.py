@@ -25,6 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 BULK = "x" * 16_000  # a result cell: the bulk of an item that the choice never reads
 
 
+def fresh_peak(script: str) -> tuple[int, float]:
+    """Run ``script`` in a fresh Python process; it prints a count and its own VmHWM in
+    kB (ru_maxrss would start at the forking parent's): the count and the peak in MB."""
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    count, rss_kb = map(int, out.stdout.split())
+    return count, rss_kb / 1024
+
+
 def items(count: int, bulk: str = "x"):
     """``count`` items in families of four, each with a result of one ``bulk`` cell and
     tags (a field a stratum may name)."""
@@ -89,13 +98,9 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
             status = open("/proc/self/status").read()
             print(frame.height, status.split("VmHWM:")[1].split()[0])
         """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        height, rss_kb = map(int, out.stdout.split())
+        height, megabytes = fresh_peak(script)
         assert 0 < height < count * 0.1
-        return rss_kb / 1024
+        return megabytes
 
     whole = peak(4_000, "whole") - peak(500, "whole")
     chosen = peak(4_000, "choose") - peak(500, "choose")
@@ -215,13 +220,9 @@ def test_the_cut_holds_the_bulk_of_one_chunk_of_released_items(tmp_path, monkeyp
             status = open("/proc/self/status").read()
             print(made.manifest["counts"]["total"], status.split("VmHWM:")[1].split()[0])
         """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        total, rss_kb = map(int, out.stdout.split())
+        total, megabytes = fresh_peak(script)
         assert total == count
-        return rss_kb / 1024
+        return megabytes
 
     bulk = 3_500 * len(BULK) / 2**20
     growth = peak(4_000) - peak(500)
@@ -252,13 +253,9 @@ def test_the_choice_holds_no_candidate_sql(tmp_path):
             status = open("/proc/self/status").read()  # this process's own peak
             print(frame.height, status.split("VmHWM:")[1].split()[0])
         """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        height, rss_kb = map(int, out.stdout.split())
+        height, megabytes = fresh_peak(script)
         assert height == count
-        return rss_kb / 1024
+        return megabytes
 
     bulk = 3_500 * 4 * len(piece) / 2**20
     growth = peak(4_000) - peak(500)
