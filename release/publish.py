@@ -26,9 +26,10 @@ import polars as pl
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import RUN_ROWS, ItemFiles, in_chunks, write_json
+from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, write_json
+from answerable.records import to_frame as stored_frame
 from answerable.release.audit import release_schemas
-from answerable.release.card import About
+from answerable.release.card import PROVENANCE, About
 from answerable.release.config import ReleaseConfig
 from answerable.release.contents import file_entry, frame_tally, read_release_manifest
 from answerable.release.databases import ship_files, with_database
@@ -41,7 +42,7 @@ from answerable.release.leakage import check_leakage
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import polars_schema, to_frame, to_items, write_data
+from answerable.release.write import OPEN_FIELDS, polars_schema, to_frame, to_items, write_data
 from answerable.schemas import validate
 
 
@@ -113,6 +114,10 @@ def items_frame(items: Iterable[dict]) -> pl.DataFrame:
     """:func:`to_frame` of ``items`` made :data:`RUN_ROWS` at a time, so only the typed
     frame is held whole, never every item as a dict (``items`` may be a stream)."""
     frames = [to_frame(chunk) for chunk in in_chunks(items, RUN_ROWS)] or [to_frame([])]
+    return _sorted(frames)
+
+
+def _sorted(frames: list[pl.DataFrame]) -> pl.DataFrame:
     frame = pl.concat(frames).rechunk() if len(frames) > 1 else frames[0]
     return frame if frame["id"].is_sorted() else frame.sort("id")
 
@@ -134,15 +139,79 @@ UNREAD_BY_CHOICE = (
     "sql_by_dialect",
 )
 
+# The parts of the nested fields that the choice and the documents read (the split's
+# skeleton, the family's parent, the card's generators); a stratum adds the part it names.
+# Their other parts (candidate SQL, generator parameters, tables and columns) join only
+# the released items, with the fields above.
+READ_PARTS = {
+    "sql_meta": ("skeleton",),
+    "provenance": ("parent", *PROVENANCE),
+    "candidates": (),
+}
+
 
 def left_out_of_choice(config: ReleaseConfig) -> list[str]:
     """The fields :func:`choose` leaves out: :data:`UNREAD_BY_CHOICE` but those a
-    stratum names; none when debiasing, which reads whole items."""
+    stratum names, and the nested fields of which it reads no part; none when
+    debiasing, which reads whole items."""
     if config.debias:
         return []
+    named = {path.split(".")[0] for path in _strata_paths(config)}
+    unread = [name for name, parts in _read_parts(config).items() if parts == set()]
+    return [
+        name
+        for name in polars_schema()
+        if (name in UNREAD_BY_CHOICE and name not in named) or name in unread
+    ]
+
+
+def _strata_paths(config: ReleaseConfig) -> list[str]:
     strata = config.sample.strata if config.sample else []
-    named = {FIELD_ALIASES.get(name, name).split(".")[0] for name in strata}
-    return [name for name in UNREAD_BY_CHOICE if name not in named]
+    return [FIELD_ALIASES.get(name, name) for name in strata]
+
+
+def _read_parts(config: ReleaseConfig) -> dict[str, set[str]]:
+    """:data:`READ_PARTS` and the parts the strata name (a field a stratum names whole
+    is read whole, so it is not there)."""
+    parts = {name: set(read) for name, read in READ_PARTS.items()}
+    if "scare_stratum" in _strata_paths(config):
+        parts["candidates"].add("stratum")  # keys.field_expr: the first candidate's
+    for head, _, rest in (path.partition(".") for path in _strata_paths(config)):
+        if head in parts and not rest:
+            del parts[head]
+        elif head in parts:
+            parts[head].add(rest.split(".")[0])
+    return parts
+
+
+def narrow_schema(config: ReleaseConfig) -> pl.Schema:
+    """The schema of :func:`choose_narrow`'s frame: every item field, those left out of
+    the choice (:func:`left_out_of_choice`) null, and the nested fields it reads in part
+    typed with only those parts (:data:`READ_PARTS`)."""
+    full = polars_schema()
+    if config.debias:
+        return full
+    parts = {name: read for name, read in _read_parts(config).items() if read}
+    return pl.Schema(
+        {
+            name: _pruned(dtype, parts[name]) if name in parts else dtype
+            for name, dtype in full.items()
+        }
+    )
+
+
+def rejoined(config: ReleaseConfig) -> list[str]:
+    """The fields the released items take from the items again, whole: those left out
+    of the choice and those it reads in part."""
+    full, narrow, left_out = polars_schema(), narrow_schema(config), left_out_of_choice(config)
+    return [name for name in full if name in left_out or narrow[name] != full[name]]
+
+
+def _pruned(dtype: pl.DataType, keep: set[str]) -> pl.DataType:
+    """A struct type (or a list of one) with only the fields ``keep``, in their order."""
+    if isinstance(dtype, pl.List):
+        return pl.List(_pruned(dtype.inner, keep))
+    return pl.Struct([field for field in dtype.fields if field.name in keep])
 
 
 def choose(
@@ -152,26 +221,71 @@ def choose(
     fields added to the released items: the whole released frame (see
     :func:`choose_narrow` and :func:`released_chunks`, which never hold it whole)."""
     frame, report = choose_narrow(items, config, seed, name, schemas)
-    return pl.concat([frame.clear(), *released_chunks(items, frame, config)]), report
+    return pl.concat(list(released_chunks(items, frame, config))), report  # never empty
 
 
 def choose_narrow(
     items: Sequence[dict], config: ReleaseConfig, seed: int, name: str, schemas: dict | None
 ) -> tuple[pl.DataFrame, dict]:
-    """:func:`prepare_release` on the items without the fields in
-    :func:`left_out_of_choice` (null in the frame): the released items, sorted by id, so
-    far without those fields, and the report."""
-    read = [field for field in polars_schema() if field not in left_out_of_choice(config)]
-    return prepare_release(items_frame(fields_of(items, read)), config, seed, name, schemas)
+    """:func:`prepare_release` on the items' :func:`narrow_frame`: the released items,
+    sorted by id, so far without the fields and parts the choice leaves out, and the
+    report."""
+    frame = narrow_frame(items, config)
+    return prepare_release(frame, config, seed, name, schemas)
+
+
+def narrow_frame(items: Sequence[dict], config: ReleaseConfig) -> pl.DataFrame:
+    """The items typed as :func:`narrow_schema` says, sorted by id, made from their
+    stored columns (:func:`stored_frames`: plain text and JSON text), each JSON field
+    decoded by polars into only the parts read: no item becomes a Python dict. A part
+    kept as JSON text inside a struct (write.OPEN_FIELDS) polars cannot decode: a
+    stratum naming one, or debiasing, takes the items' dicts instead."""
+    schema = narrow_schema(config)
+    read = [field for field in schema if field not in left_out_of_choice(config)]
+    if any(_holds_open(schema[field], field) for field in read if field in NESTED_FIELDS):
+        return items_frame(fields_of(items, read))
+    decoded = [
+        pl.col(field).str.json_decode(schema[field])
+        for field in read
+        if field in NESTED_FIELDS and field not in OPEN_FIELDS
+    ]
+    # the streaming engine decodes a piece at a time: the JSON text is never held whole
+    stored = (frame.with_columns(decoded) for frame in stored_frames(items, read))
+    frames = [frame.collect(engine="streaming") for frame in stored]
+    frame = _sorted(frames or [pl.DataFrame(schema={field: schema[field] for field in read})])
+    left_out = [pl.lit(None, schema[field]).alias(field) for field in schema if field not in read]
+    return frame.with_columns(left_out).select(list(schema))
+
+
+def _holds_open(dtype: pl.DataType, path: str) -> bool:
+    """Whether a field's type holds a part :data:`OPEN_FIELDS` keeps as JSON text."""
+    if path in OPEN_FIELDS:
+        return True
+    if isinstance(dtype, pl.List):
+        return _holds_open(dtype.inner, path)
+    if isinstance(dtype, pl.Struct):
+        return any(_holds_open(f.dtype, f"{path}.{f.name}") for f in dtype.fields)
+    return False
+
+
+def stored_frames(items: Sequence[dict], names: list[str]) -> Iterator[pl.LazyFrame]:
+    """The fields ``names`` of the items in their stored form (records.to_frame: text
+    columns, nested fields as JSON): the Parquet files of :class:`ItemFiles` scanned, else
+    the items put in that form :data:`RUN_ROWS` at a time."""
+    if isinstance(items, ItemFiles):
+        yield pl.scan_parquet(items.files).select(names)
+        return
+    for chunk in in_chunks(fields_of(items, names), RUN_ROWS):
+        yield stored_frame(chunk).lazy().select(names)
 
 
 def released_chunks(
     items: Sequence[dict], frame: pl.DataFrame, config: ReleaseConfig
 ) -> Iterator[pl.DataFrame]:
     """The released items whole, a chunk of :data:`RUN_ROWS` at a time in id order: the
-    rows of ``frame`` (:func:`choose_narrow`'s) with the fields left out of the choice
-    read again from ``items`` (which are read once more)."""
-    left_out = left_out_of_choice(config)
+    rows of ``frame`` (:func:`choose_narrow`'s) with the fields and parts left out of
+    the choice read again from ``items`` (which are read once more)."""
+    left_out = rejoined(config)
     if not left_out:
         yield from (frame.slice(start, RUN_ROWS) for start in range(0, frame.height, RUN_ROWS))
         return

@@ -25,6 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 BULK = "x" * 16_000  # a result cell: the bulk of an item that the choice never reads
 
 
+def fresh_peak(script: str) -> tuple[int, float]:
+    """Run ``script`` in a fresh Python process; it prints a count and its own VmHWM in
+    kB (ru_maxrss would start at the forking parent's): the count and the peak in MB."""
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    count, rss_kb = map(int, out.stdout.split())
+    return count, rss_kb / 1024
+
+
 def items(count: int, bulk: str = "x"):
     """``count`` items in families of four, each with a result of one ``bulk`` cell and
     tags (a field a stratum may name)."""
@@ -89,13 +98,9 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
             status = open("/proc/self/status").read()
             print(frame.height, status.split("VmHWM:")[1].split()[0])
         """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        height, rss_kb = map(int, out.stdout.split())
+        height, megabytes = fresh_peak(script)
         assert 0 < height < count * 0.1
-        return rss_kb / 1024
+        return megabytes
 
     whole = peak(4_000, "whole") - peak(500, "whole")
     chosen = peak(4_000, "choose") - peak(500, "choose")
@@ -105,16 +110,43 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
 def test_choose_reads_only_some_columns_for_the_choice(tmp_path, monkeypatch):
     stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
     asked = []
-    real = ItemFiles.fields
+    real, real_chunks = ItemFiles.fields, publish.stored_frames
 
     def fields(self, *names):
         asked.append(names)
         return real(self, *names)
 
+    def stored_frames(items, names):
+        asked.append(tuple(names))
+        return real_chunks(items, names)
+
     monkeypatch.setattr(ItemFiles, "fields", fields)
-    choose(stored, config(sample={"share": 0.5}), 7, "toy", None)
+    monkeypatch.setattr(publish, "stored_frames", stored_frames)
+    settings = config(sample={"share": 0.5})
+    chosen, _ = choose(stored, settings, 7, "toy", None)
     assert "result" not in asked[0] and "id" in asked[0]
-    assert set(asked[1]) == {"id", *left_out_of_choice(config(sample={"share": 0.5}))}
+    assert set(asked[1]) == {"id", *publish.rejoined(settings)}
+    assert {"result", "candidates", "provenance"} <= set(asked[1])
+    full = write.polars_schema()
+    assert len(asked) == 2 and chosen.select(list(full)).schema == full
+
+
+def test_the_narrow_frame_holds_only_the_parts_the_choice_reads(tmp_path):
+    stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
+    frame = publish.narrow_frame(stored, config(sample={"share": 0.5}))
+    assert frame.schema["sql_meta"] == pl.Struct({"skeleton": pl.String})
+    assert "params" not in frame.schema["provenance"].to_schema()
+    assert frame["candidates"].null_count() == frame["result"].null_count() == 50
+    # a stratum adds the part it names; the first candidate's stratum for scare_stratum
+    named = config(sample={"share": 0.5, "strata": ["hardness", "scare_stratum"]})
+    schema = publish.narrow_schema(named)
+    assert set(schema["sql_meta"].to_schema()) == {"skeleton", "hardness"}
+    assert schema["candidates"] == pl.List(pl.Struct({"stratum": pl.String}))
+    whole, narrow = items_frame(stored), publish.narrow_frame(stored, named)
+    for part in ("skeleton", "hardness"):
+        assert narrow["sql_meta"].struct.field(part).equals(whole["sql_meta"].struct.field(part))
+    first = whole["candidates"].list.first().struct.field("stratum")
+    assert narrow["candidates"].list.first().struct.field("stratum").equals(first)
 
 
 def _cut(items, out: Path, **section):
@@ -188,14 +220,43 @@ def test_the_cut_holds_the_bulk_of_one_chunk_of_released_items(tmp_path, monkeyp
             status = open("/proc/self/status").read()
             print(made.manifest["counts"]["total"], status.split("VmHWM:")[1].split()[0])
         """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        total, rss_kb = map(int, out.stdout.split())
+        total, megabytes = fresh_peak(script)
         assert total == count
-        return rss_kb / 1024
+        return megabytes
 
     bulk = 3_500 * len(BULK) / 2**20
+    growth = peak(4_000) - peak(500)
+    assert growth < 0.25 * bulk, (growth, bulk)
+
+
+def test_the_choice_holds_no_candidate_sql(tmp_path):
+    """Peak resident memory of the choice alone (:func:`publish.choose_narrow`, every item
+    released) of 500 and of 4,000 items, each in a fresh process. Each item carries
+    16 KB of candidate SQL, which the choice never reads (a build's largest nested field:
+    690 bytes of JSON per item at quota 1000): the 3,500 items more carry 56 MB of it,
+    and the peak grows by far less (the narrow frame is made from the Parquet columns it
+    reads). Made from the items' dicts, as before, it grew by 150 MB."""
+    piece = "x" * 4_000
+
+    def bulky(count: int):
+        for item in items(count):
+            item["candidates"] = [{"sql": f"SELECT '{piece}'", "stratum": "s"}] * 4
+            yield item
+
+    def peak(count: int) -> float:
+        file = write_parquet(bulky(count), tmp_path / f"{count}.parquet")
+        script = textwrap.dedent(f"""
+            from answerable.records import ItemFiles
+            from answerable.release import publish
+            from tests.release_helpers import config
+            frame, _ = publish.choose_narrow(ItemFiles([{str(file)!r}]), config(), 7, "toy", None)
+            status = open("/proc/self/status").read()  # this process's own peak
+            print(frame.height, status.split("VmHWM:")[1].split()[0])
+        """)
+        height, megabytes = fresh_peak(script)
+        assert height == count
+        return megabytes
+
+    bulk = 3_500 * 4 * len(piece) / 2**20
     growth = peak(4_000) - peak(500)
     assert growth < 0.25 * bulk, (growth, bulk)
