@@ -11,6 +11,11 @@ It is exact or it stands aside: a shape is reused only when every value token be
 exactly one literal of the parsed query and qualification neither dropped one nor copied
 one (alias expansion can); otherwise each query of that shape is qualified in full.
 
+A reused shape also gives the query's parsed (unqualified) tree, as a filled copy of the
+shape's parse, for steps that edit the query as written. :func:`shared` is the one
+:class:`Shapes` of a process, which every per-item step of drafting and candidate SQL
+asks, so a parent made from a template is qualified once per process, not once per step.
+
 >>> from answerable.builders.schema import Column, DatabaseSchema, Table
 >>> db = DatabaseSchema("shop", [Table("Item", [Column("Name"), Column("Price")])])
 >>> shapes = Shapes()
@@ -49,6 +54,8 @@ class Template:
     slots: tuple[int | None, ...]
     refs: Refs
     value_slots: tuple[tuple[int | None, bool], ...]
+    parsed: exp.Expr
+    parsed_slots: tuple[int, ...]
 
 
 @dataclass
@@ -62,20 +69,40 @@ class Query:
     _template: Template | None = None
     _values: tuple[str, ...] = ()
     _tree: exp.Expr | None = field(default=None, repr=False)
+    _sql: str = field(default="", repr=False)
+    _dialect: str = "sqlite"
 
     @property
     def tree(self) -> exp.Expr:
         """The qualified tree (the caller must not change it)."""
         if self._tree is None:
-            self._tree = _filled(self._template, self._values)
+            self._tree = _filled(self._template.tree, self._template.slots, self._values)
         return self._tree
 
     def private_tree(self) -> exp.Expr:
         """A qualified tree of the caller's own, to change: one copy (of the template,
         filled, when the shared tree was never asked for)."""
         if self._tree is None:
-            return _filled(self._template, self._values)
+            return _filled(self._template.tree, self._template.slots, self._values)
         return self._tree.copy()
+
+    def sql(self, dialect: str = "sqlite") -> str:
+        """The qualified tree's SQL text, as ``tree.sql(dialect)`` gives it (one filled
+        copy, written without the generator's own copy, when the tree was never asked
+        for)."""
+        if self._tree is None:
+            filled = _filled(self._template.tree, self._template.slots, self._values)
+            return filled.sql(dialect, copy=False)
+        return self._tree.sql(dialect)
+
+    def parsed(self) -> exp.Expr:
+        """The query as written, parsed (not qualified), a tree of the caller's own: a
+        filled copy of its shape's parse, or the text parsed anew when the shape is not
+        reused."""
+        if self._template is None:
+            return sqlkit.parse(self._sql, self._dialect)
+        template = self._template
+        return _filled(template.parsed, template.parsed_slots, self._values)
 
     def literal_texts(self) -> list[tuple[exp.Literal, str]]:
         """Each literal of the qualified tree, in walk order, with this query's text for
@@ -91,10 +118,17 @@ class Query:
 
 
 class Shapes:
-    """Qualified queries by shape, per schema (see the module docstring)."""
+    """Qualified queries by shape, per schema (see the module docstring).
 
-    def __init__(self) -> None:
+    A schema is known by its identity, so the schemas asked about are held (an id is
+    never another schema's while its shapes are kept). At most ``limit`` shapes are kept:
+    a full cache starts again empty, which costs one more qualification per shape and
+    changes no result (a template gives what the full path gives)."""
+
+    def __init__(self, limit: int | None = None) -> None:
         self._templates: dict[tuple, Template | None] = {}
+        self._schemas: dict[int, DatabaseSchema] = {}
+        self.limit = limit
         self.reused = 0
 
     def query(self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite") -> Query:
@@ -109,15 +143,23 @@ class Shapes:
         )
         key = (id(schema), dialect, shape)
         template = self._templates.get(key)
+        values = tuple(t.text for t in tokens if t.token_type in VALUE_TOKENS)
         if template is None:
             tree, template = _qualify_and_template(sql, tokens, schema, dialect)
-            self._templates.setdefault(key, template)
+            self._keep(key, template, schema)
             refs = sqlkit.references(tree)
-            return Query(shape, refs, sqlkit.has_order_by(tree), _tree=tree)
+            ordered = sqlkit.has_order_by(tree)
+            return Query(shape, refs, ordered, template, values, tree, sql, dialect)
         self.reused += 1
-        values = tuple(t.text for t in tokens if t.token_type in VALUE_TOKENS)
         ordered = sqlkit.has_order_by(template.tree)
         return Query(shape, _refs(template, values), ordered, template, values)
+
+    def _keep(self, key: tuple, template: Template | None, schema: DatabaseSchema) -> None:
+        if self.limit is not None and len(self._templates) >= self.limit:
+            self._templates.clear()
+            self._schemas.clear()
+        self._templates.setdefault(key, template)
+        self._schemas[id(schema)] = schema
 
     def qualified(
         self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"
@@ -125,6 +167,21 @@ class Shapes:
         """The qualified tree of the query and its shape (a hashable key)."""
         query = self.query(sql, schema, dialect)
         return query.tree, query.shape
+
+
+SHARED_LIMIT = 1024
+"""Shapes a process keeps (see :func:`shared`): a build's templates and seed queries make
+a few hundred; a larger set of one-off queries would only hold trees no query reuses."""
+
+_SHARED: dict[str, Shapes] = {}
+
+
+def shared() -> Shapes:
+    """This process's :class:`Shapes`, made on first use. A forked worker starts from a
+    copy of its parent's (a cache: what it holds is what the full path gives)."""
+    if "shapes" not in _SHARED:
+        _SHARED["shapes"] = Shapes(SHARED_LIMIT)
+    return _SHARED["shapes"]
 
 
 def _tokens(sql: str, dialect: str) -> list[Token]:
@@ -146,6 +203,8 @@ def _qualify_and_template(
         if index is None or index in origin.values():
             return qualify_in_place(tree, schema, dialect), None
         origin[id(node)] = index
+    parsed = tree.copy()
+    parsed_slots = tuple(origin.values())  # in walk order, as the copy's literals
     tree = qualify_in_place(tree, schema, dialect)
     literals = list(tree.find_all(exp.Literal))
     slots = tuple(origin.get(id(node)) for node in literals)
@@ -161,13 +220,14 @@ def _qualify_and_template(
     value_slots = tuple(
         (origin.get(id(node)), isinstance(node.parent, exp.Neg)) for node in value_nodes(tree)
     )
-    return tree, Template(tree.copy(), slots, sqlkit.references(tree), value_slots)
+    refs = sqlkit.references(tree)
+    return tree, Template(tree.copy(), slots, refs, value_slots, parsed, parsed_slots)
 
 
-def _filled(template: Template, values: tuple[str, ...]) -> exp.Expr:
-    """A copy of the template's tree holding ``values`` in its value slots."""
-    tree = template.tree.copy()
-    for node, slot in zip(list(tree.find_all(exp.Literal)), template.slots, strict=True):
+def _filled(tree: exp.Expr, slots: tuple[int | None, ...], values: tuple[str, ...]) -> exp.Expr:
+    """A copy of a template's ``tree`` holding ``values`` in its value ``slots``."""
+    tree = tree.copy()
+    for node, slot in zip(list(tree.find_all(exp.Literal)), slots, strict=True):
         if slot is not None:
             node.set("this", values[slot])
     return tree

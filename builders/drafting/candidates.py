@@ -34,6 +34,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from answerable.builders import sqlkit
+from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
 from answerable.builders.drafting.error_types import classify, error_type
 from answerable.builders.executor import ReadOnlyDatabase
@@ -240,12 +241,13 @@ def perturbed_candidates(
     in a seeded order: the first is the one SCARE pairs with the question (the release's
     ``scare_stratum``), and a rewrite always first would put every item in
     answerable-correct."""
+    query = _qualified(sql, context, dialect)
     try:
-        tree = sqlkit.parse(sql, dialect)
+        tree = query.parsed() if query is not None else sqlkit.parse(sql, dialect)
     except SQLError:
         return []
     found, seen = [], {sql}
-    rewrite = _rewrite(tree, context, dialect)
+    rewrite = query.sql(dialect) if query is not None else None
     if rewrite is not None and rewrite not in seen:
         found.append(candidate(rewrite, PERTURB_GENERATOR, edit="qualified_rewrite"))
         seen.add(rewrite)
@@ -266,9 +268,11 @@ def perturbed_candidates(
     return found
 
 
-def _rewrite(tree: exp.Expr, context: DatabaseContext, dialect: str) -> str | None:
+def _qualified(sql: str, context: DatabaseContext, dialect: str) -> shapes.Query | None:
+    """The gold qualified against the schema, by its shape (:func:`shapes.shared`: the
+    items made from one template are qualified once), or None when it does not bind."""
     try:
-        return sqlkit.qualify(tree, context.schema, dialect).sql(dialect)
+        return shapes.shared().query(sql, context.schema, dialect)
     except SQLError:
         return None
 

@@ -28,7 +28,7 @@ from functools import cache, lru_cache
 
 from faker import Faker
 
-from answerable.builders import sqlkit
+from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym
 from answerable.builders.drafting.context import (
@@ -88,7 +88,7 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
 def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
     """``(value, table.column)`` of every string compared with a column in ``sql``."""
     try:
-        refs = sqlkit.references(sqlkit.qualify(sqlkit.parse(sql), context.schema))
+        refs = shapes.shared().query(sql, context.schema).refs
     except SQLError:
         return ()
     return tuple(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from answerable.builders import sqlkit
+from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.text import find_phrase, name_words, words
 from answerable.builders.lexical.inflection import singular
@@ -103,12 +103,12 @@ def reference_determined(
     if table is None or not parent.get("sql"):
         return None
     try:
-        tree = sqlkit.qualify(sqlkit.parse(parent["sql"], parent.get("dialect", "sqlite")), schema)
+        refs = shapes.shared().query(parent["sql"], schema, parent.get("dialect", "sqlite")).refs
     except SQLError:
         return None
     rest = _without(draft_question, trigger)
     column = concept.lower() if concept and "." in concept else None
-    for literal in sqlkit.references(tree).literals:
+    for literal in refs.literals:
         owner = (literal.column or "").lower()
         text = str(literal.value).strip("%").strip()
         same = owner == column if column else owner.rpartition(".")[0] == table.lower()

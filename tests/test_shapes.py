@@ -1,0 +1,155 @@
+"""The process-wide :func:`shapes.shared` gives drafting and candidate SQL what the direct
+path gives (parse, then qualify): the same qualified SQL, the same references, the same
+parse, for every query of the demo's templates and seeds and of real benchmarks."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.counterfactual import shapes
+from answerable.builders.counterfactual.shapes import Shapes
+from answerable.builders.drafting import candidates, offline, settled
+from answerable.builders.drafting.context import DatabaseContext
+from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.builders.sources.spider import load_spider
+from answerable.builders.sources.text2sql import load_text2sql
+from answerable.builders.templates import Settings, expand_templates, load_templates
+from answerable.errors import SQLError
+from tests.conftest import REPO, shared_data
+from tests.test_templates_demo import demo_refs  # noqa: F401 (a fixture)
+
+SHOP = DatabaseSchema(
+    "shop", [Table("Item", [Column("Name"), Column("Price"), Column("Kind")], ["Name"])]
+)
+
+
+def direct(sql: str, schema: DatabaseSchema, dialect: str = "sqlite"):
+    """What the steps did before shapes: ``(parse, qualified tree)``; None when the
+    query does not bind (SQLError from the parse or the qualification)."""
+    try:
+        parsed = sqlkit.parse(sql, dialect)
+        return parsed, sqlkit.qualify(parsed, schema, dialect)
+    except SQLError:
+        return None
+
+
+def assert_same(shapes_: Shapes, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"):
+    """The shape path gives the direct path's qualified SQL, references and parse (and an
+    error where it errs); a parse the caller edits leaves the shape's next query alone."""
+    expected = direct(sql, schema, dialect)
+    if expected is None:
+        with pytest.raises(SQLError):
+            shapes_.query(sql, schema, dialect)
+        return
+    parsed, full = expected
+    query = shapes_.query(sql, schema, dialect)
+    assert query.sql(dialect) == full.sql(dialect), sql
+    assert query.refs == sqlkit.references(full), sql
+    mine = query.parsed()
+    assert mine.sql(dialect) == parsed.sql(dialect), sql
+    assert mine == parsed, sql  # the same tree, not only the same text
+    for node in mine.find_all(exp.Literal):
+        node.set("this", "edited")  # the caller's own: the shape does not change
+    assert shapes_.query(sql, schema, dialect).parsed() == parsed, sql
+
+
+def test_a_reused_shape_gives_its_own_values_and_its_own_trees():
+    shapes_ = Shapes()
+    for price, kind in ((5, "toy"), (7, "food"), (5, "toy"), (12.5, "it's")):
+        text = kind.replace("'", "''")
+        sql = f"SELECT name FROM item WHERE price > {price} AND kind = '{text}'"
+        assert_same(shapes_, sql, SHOP)
+    assert shapes_.reused >= 3
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT name FROM item WHERE price > -5",  # a sign outside the literal
+        "SELECT name FROM item ORDER BY 1",  # a position, not a value
+        "SELECT name, price * 2 AS p FROM item WHERE p > 3",  # an alias copied
+        'SELECT name FROM item WHERE kind = "toy"',  # a quoted word becomes a string
+        "SELECT nothing FROM item WHERE price > 1",  # does not bind
+        "SELECT name FROM item WHERE",  # does not parse
+    ],
+)
+def test_shapes_that_stand_aside_or_fail_do_as_the_direct_path(sql):
+    shapes_ = Shapes()
+    assert_same(shapes_, sql, SHOP)
+    assert_same(shapes_, sql.replace("5", "9").replace("3", "4"), SHOP)
+
+
+def test_a_full_cache_starts_again_and_holds_its_schemas():
+    shapes_ = Shapes(limit=2)
+    sqls = [f"SELECT name FROM item WHERE price > {n} {'AND price < 9 ' * n}" for n in range(4)]
+    for sql in sqls * 2:
+        assert_same(shapes_, sql, SHOP)
+    assert len(shapes_._templates) <= 2 and shapes_._schemas == {id(SHOP): SHOP}
+
+
+def test_shared_is_one_per_process():
+    assert shapes.shared() is shapes.shared()
+    assert shapes.shared().limit == shapes.SHARED_LIMIT
+
+
+def test_the_demo_templates_and_seeds(demo_refs):  # noqa: F811
+    """Every query of the demo's templates (a few per template, so shapes are reused)
+    and its seeds, through one Shapes as a build's process asks it."""
+    loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
+    made = expand_templates(loaded.templates, demo_refs, Settings(seed=3, quota=4)).items
+    seeds = [
+        json.loads(line)
+        for name in ("clinic", "league")
+        for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines()
+    ]
+    shapes_ = Shapes()
+    for item in [*made, *seeds]:
+        assert_same(shapes_, item["sql"], demo_refs[item["db_id"]].schema)
+    assert shapes_.reused >= len(made) // 2
+
+
+def test_geoquery_gold_queries_with_their_values():
+    """GeoQuery's 246 templates, each filled with its sentences' values: many queries of
+    one shape with other values."""
+    folder = shared_data("geoquery")
+    data = load_text2sql(folder / "geography.json", "geo", folder / "geography.sqlite")
+    schema = data.databases["geography"].schema
+    shapes_ = Shapes()
+    for example in data.examples:
+        assert_same(shapes_, example["sql"], schema)
+    assert shapes_.reused > len(data.examples) // 2
+
+
+def test_spider_dev_gold_queries():
+    folder = shared_data("spider")
+    data = load_spider(folder / "tables.json", folder / "dev.json", "spider", None)
+    shapes_ = Shapes()
+    for example in data.examples:
+        assert_same(shapes_, example["sql"], data.databases[example["db_id"]].schema)
+    assert shapes_.reused > 0
+
+
+def test_the_drafting_steps_give_what_the_direct_path_gives():
+    """Each step that asks shared(): the drafter's named values, the reference check and
+    the candidates, on queries of one shape with other values (a fresh shared Shapes, so
+    the first of each shape takes the full path and the others the template)."""
+    shapes._SHARED.clear()
+    context = DatabaseContext("shop", SHOP, {"Item": {"Kind": ["toy", "food", "tool"]}})
+    for n, kind in enumerate(["toy", "food", "tool", "toy"]):
+        sql = f"SELECT name, price FROM item WHERE kind = '{kind}' AND price > {n} ORDER BY name"
+        offline._string_literals.cache_clear()
+        assert offline._string_literals(sql, context) == ((kind, "Item.Kind"),)
+        parent = {"sql": sql}
+        found = settled.reference_determined(f"The {kind} of that item?", "that item", parent, SHOP)
+        assert found == kind
+        made = candidates.perturbed_candidates(sql, context, random.Random(n), 8)
+        rewrite = [c["sql"] for c in made if c["edit"] == "qualified_rewrite"]
+        assert rewrite == [direct(sql, SHOP)[1].sql("sqlite")]
+        assert Counter(c["edit"] for c in made)["qualified_rewrite"] == 1
+    assert shapes.shared().reused >= 3 * 2
