@@ -276,11 +276,12 @@ def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
         first.write_parquet(path, compression="zstd", statistics=False)
         return first.height
     rows = 0
-    arrow = first.to_arrow()
-    with pq.ParquetWriter(path, arrow.schema, compression="zstd", write_statistics=False) as out:
-        for group in itertools.chain([first, second], groups):
-            out.write_table(group.to_arrow(), row_group_size=ROW_GROUP_ROWS)
-            rows += group.height
+    tables = (group.to_arrow() for group in itertools.chain([first, second], groups))
+    head = next(tables)  # each group converted once; the first gives the file's schema
+    with pq.ParquetWriter(path, head.schema, compression="zstd", write_statistics=False) as out:
+        for table in itertools.chain([head], tables):
+            out.write_table(table, row_group_size=ROW_GROUP_ROWS)
+            rows += table.num_rows
     return rows
 
 
@@ -288,7 +289,7 @@ def _row_groups(pieces: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
     """The rows of ``pieces`` in frames of :data:`ROW_GROUP_ROWS` (the last may be
     shorter; one empty frame when there are none)."""
     held: list[pl.DataFrame] = []
-    count = 0
+    count, made = 0, 0
     for piece in pieces:
         while piece.height:
             take = piece.head(ROW_GROUP_ROWS - count)
@@ -297,9 +298,11 @@ def _row_groups(pieces: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
             piece = piece.slice(take.height)
             if count == ROW_GROUP_ROWS:
                 yield pl.concat(held, rechunk=True)
-                held, count = [], 0
-    if held or count == 0:
-        yield pl.concat(held, rechunk=True) if held else pl.DataFrame(schema=polars_schema())
+                held, count, made = [], 0, made + 1
+    if held:
+        yield pl.concat(held, rechunk=True)
+    elif not made:  # no rows at all; a split of whole groups ends with no empty one
+        yield pl.DataFrame(schema=polars_schema())
 
 
 def read_split(path: Path) -> pl.DataFrame:

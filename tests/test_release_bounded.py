@@ -197,6 +197,22 @@ def test_a_split_larger_than_a_row_group_is_written_a_row_group_at_a_time(tmp_pa
         write_data(chunks[::-1], tmp_path / "again", ["parquet"])
 
 
+def test_a_split_of_whole_row_groups_ends_with_no_empty_one(tmp_path, monkeypatch):
+    """A split of exactly one row group is written as polars writes the whole frame, and
+    one of two row groups has two, not a third empty one."""
+    frame = to_frame(items(60)).with_columns(split=pl.lit("train"))
+    monkeypatch.setattr(write, "ROW_GROUP_ROWS", 30)
+    one = frame.head(30)
+    write_data([one.head(16), one.slice(16)], tmp_path / "one", ["parquet"])
+    one.write_parquet(tmp_path / "whole.parquet", compression="zstd", statistics=False)
+    written = (tmp_path / "one/data/train.parquet").read_bytes()
+    assert written == (tmp_path / "whole.parquet").read_bytes()
+    write_data([frame], tmp_path / "two", ["parquet"])
+    file = pq.ParquetFile(tmp_path / "two/data/train.parquet")
+    assert [file.metadata.row_group(g).num_rows for g in range(file.num_row_groups)] == [30, 30]
+    assert read_split(tmp_path / "two/data/train.parquet").equals(frame)
+
+
 def test_the_cut_holds_the_bulk_of_one_chunk_of_released_items(tmp_path, monkeypatch):
     """Peak resident memory of cutting a whole release (every item released, written
     with its documents) of 500 and of 4,000 items with 16 KB results, each in a fresh
