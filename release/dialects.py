@@ -144,7 +144,7 @@ class GoldInDialects:
         rows = frame.select(_COLUMNS).to_dicts()
         _translate(rows, self.settings.engines, self._copies, self.found)
         if self.settings.on_failure == "drop":
-            gone = sorted({f["id"] for f in self.found.failures[failed:]})
+            gone = _failed_ids(self.found.failures[failed:])
             frame = frame.filter(~pl.col("id").is_in(gone))
         dtype = polars_schema()[FIELD]
         column = pl.Series(FIELD, [self.found.sql.get(i) for i in frame["id"]], dtype=dtype)
@@ -154,13 +154,18 @@ class GoldInDialects:
         """The ids of the items left out for a failure (none when they are kept)."""
         if self.settings.on_failure != "drop":
             return []
-        return sorted({f["id"] for f in self.found.failures})
+        return _failed_ids(self.found.failures)
 
     def report(self) -> dict:
         """The release report's ``dialects`` entry (empty when no dialect is asked for)."""
         if not self.settings.engines:
             return {}
         return self.found.summary(self.settings) | {"failures": self.found.failures}
+
+
+def _failed_ids(failures: list[dict]) -> list[str]:
+    """The ids of the items of ``failures``, each once, sorted."""
+    return sorted({failure["id"] for failure in failures})
 
 
 def translate(rows: list[dict], folder: Path, engines: tuple[str, ...]) -> Translated:

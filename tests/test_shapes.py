@@ -139,7 +139,7 @@ def test_the_drafting_steps_give_what_the_direct_path_gives():
     """Each step that asks shared(): the drafter's named values, the reference check and
     the candidates, on queries of one shape with other values (a fresh shared Shapes, so
     the first of each shape takes the full path and the others the template)."""
-    shapes._SHARED.clear()
+    shapes.shared.cache_clear()
     context = DatabaseContext("shop", SHOP, {"Item": {"Kind": ["toy", "food", "tool"]}})
     for n, kind in enumerate(["toy", "food", "tool", "toy"]):
         sql = f"SELECT name, price FROM item WHERE kind = '{kind}' AND price > {n} ORDER BY name"

@@ -27,6 +27,7 @@ asks, so a parent made from a template is qualified once per process, not once p
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
@@ -173,15 +174,12 @@ SHARED_LIMIT = 1024
 """Shapes a process keeps (see :func:`shared`): a build's templates and seed queries make
 a few hundred; a larger set of one-off queries would only hold trees no query reuses."""
 
-_SHARED: dict[str, Shapes] = {}
 
-
+@functools.cache
 def shared() -> Shapes:
     """This process's :class:`Shapes`, made on first use. A forked worker starts from a
     copy of its parent's (a cache: what it holds is what the full path gives)."""
-    if "shapes" not in _SHARED:
-        _SHARED["shapes"] = Shapes(SHARED_LIMIT)
-    return _SHARED["shapes"]
+    return Shapes(SHARED_LIMIT)
 
 
 def _tokens(sql: str, dialect: str) -> list[Token]:
