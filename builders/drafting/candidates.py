@@ -258,10 +258,14 @@ def perturbed_candidates(
             break
         _intent, perturb = PERTURBATIONS[name]
         changed = perturb(tree, context, rng)
-        text = changed.sql(dialect) if changed is not None else None
+        if changed is None:
+            continue
+        # typed first, so its SQL is written from the tree itself, not from one more copy
+        # (the writer may change the tree; a repeated SQL, rare, is typed for nothing)
+        kind = classify(tree, changed)
+        text = changed.sql(dialect, copy=False)
         if text and text not in seen:
             seen.add(text)
-            kind = classify(tree, changed)
             found.append(candidate(text, PERTURB_GENERATOR, edit=name, error_type=kind))
     found = found[:count]
     rng.shuffle(found)

@@ -11,18 +11,21 @@ and Table 8):
 - ``OG`` other global: the query's logic is wrong as a whole (a clause or subquery added
   or missing, several clauses changed): fixing it means restructuring the query.
 
-The type comes from sqlglot's tree diff (``sqlglot.diff``), so candidates a model wrote
-get one as well as the perturbations that imitate each type.
+The type comes from sqlglot's tree diff (``sqlglot.diff``, run by :mod:`tree_diff`, which
+writes each distinct subtree's SQL once), so candidates a model wrote get one as well as
+the perturbations that imitate each type.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
-from sqlglot import diff, exp
+from sqlglot import exp
 from sqlglot.diff import Insert, Remove, Update
 
 from answerable.builders import sqlkit
+from answerable.builders.drafting.tree_diff import TreeDiff
 from answerable.errors import SQLError
 
 ERROR_TYPES = {
@@ -54,12 +57,14 @@ def error_type(gold: str, candidate: str, dialect: str = "sqlite") -> str | None
 
 def classify(gold: exp.Expr, candidate: exp.Expr) -> str | None:
     """The SCARE error type of the ``candidate`` tree against the ``gold`` tree."""
-    edits = list(diff(gold, candidate, delta_only=True))
+    found = TreeDiff(gold, candidate)
+    edits = found.edits
     if not edits:
         return None
     removed, inserted = _cancel(
         [e.expression for e in edits if isinstance(e, Remove)],
         [e.expression for e in edits if isinstance(e, Insert)],
+        found.sql,
     )
     if _structure(removed) != _structure(inserted):  # a clause or subquery came or went
         return "OG"
@@ -80,13 +85,14 @@ def classify(gold: exp.Expr, candidate: exp.Expr) -> str | None:
     return "OL"
 
 
-def _cancel(removed: list, inserted: list) -> tuple[list, list]:
-    """Both lists without the nodes removed and inserted again unchanged: the diff does
-    not match some equal nodes (function calls) and re-creates them."""
-    left = Counter(n.sql() for n in inserted)
-    right = Counter(n.sql() for n in removed)
-    kept_removed = [n for n in removed if not _take(left, n.sql())]
-    kept_inserted = [n for n in inserted if not _take(right, n.sql())]
+def _cancel(removed: list, inserted: list, sql: Callable[[exp.Expr], str]) -> tuple[list, list]:
+    """Both lists without the nodes removed and inserted again unchanged (by their
+    ``sql``): the diff does not match some equal nodes (function calls) and re-creates
+    them."""
+    left = Counter(sql(n) for n in inserted)
+    right = Counter(sql(n) for n in removed)
+    kept_removed = [n for n in removed if not _take(left, sql(n))]
+    kept_inserted = [n for n in inserted if not _take(right, sql(n))]
     return kept_removed, kept_inserted
 
 
