@@ -370,11 +370,7 @@ def used_databases(items: Sequence[dict], frame: pl.DataFrame, config: ReleaseCo
     wanted = pairs["id"].implode()  # the stored text of an edit is what the release writes
     chunks = stored_chunks(items, ["id", "edit"])
     edits = pl.concat([chunk.filter(pl.col("id").is_in(wanted)) for chunk in chunks])
-    return (
-        pairs.drop("edit")
-        .join(edits, on="id", how="left")
-        .select("db_id", "db_variant", "edit")
-    )
+    return pairs.drop("edit").join(edits, on="id", how="left").select("db_id", "db_variant", "edit")
 
 
 def fields_of(items: Iterable[dict], names: list[str]) -> Iterable[dict]:
