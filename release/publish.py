@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from answerable import __version__
 from answerable.errors import AnswerableError
@@ -289,9 +290,8 @@ def released_chunks(
     if not left_out:
         yield from (frame.slice(start, RUN_ROWS) for start in range(0, frame.height, RUN_ROWS))
         return
-    released, kept, done = set(frame["id"]), ["id", *left_out], 0
-    for chunk in in_chunks(fields_of(in_id_order(items), kept), RUN_ROWS):
-        rest = to_frame([i for i in chunk if i["id"] in released]).select(kept)
+    done = 0
+    for rest in _released_fields(items, frame["id"], left_out):
         rows = frame.slice(done, rest.height)
         if not rest["id"].equals(rows["id"]):  # the same items, both in id order
             raise ValueError("the released items changed while the release was cut")
@@ -300,6 +300,56 @@ def released_chunks(
             yield rows.with_columns(rest.select(left_out).get_columns())
     if done != frame.height:
         raise ValueError("the released items changed while the release was cut")
+
+
+def _released_fields(
+    items: Sequence[dict], released: pl.Series, names: list[str]
+) -> Iterator[pl.DataFrame]:
+    """``id`` and the fields ``names`` of the released items, typed as the release writes
+    them, :data:`RUN_ROWS` items read at a time in id order, from their stored form
+    (:func:`typed_fields`)."""
+    kept = ["id", *names]
+    for chunk in stored_chunks(items, kept):
+        yield typed_fields(chunk.filter(pl.col("id").is_in(released.implode())), kept)
+
+
+def stored_chunks(items: Sequence[dict], names: list[str]) -> Iterator[pl.DataFrame]:
+    """The fields ``names`` of the items in their stored form (as :func:`stored_frames`),
+    in id order, :data:`RUN_ROWS` items at a time: the Parquet files of :class:`ItemFiles`
+    read a batch at a time when their ids are sorted, else the items sorted
+    (:func:`in_id_order`) and put in that form."""
+    if isinstance(items, ItemFiles) and pl.Series(items.ids()).is_sorted():
+        for file in items.files:
+            stored = pq.ParquetFile(file, pre_buffer=False)
+            for batch in stored.iter_batches(RUN_ROWS, columns=names, use_threads=False):
+                yield pl.from_arrow(batch)
+        return
+    for chunk in in_chunks(fields_of(in_id_order(items), names), RUN_ROWS):
+        yield stored_frame(chunk).select(names)
+
+
+def typed_fields(stored: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """The columns ``names`` of items in their stored form (records.to_frame: nested
+    fields as JSON text), sorted by id, typed as the release writes them
+    (write.polars_schema), by polars: each JSON field decoded into its struct or list,
+    and an open field (write.OPEN_FIELDS) copied, its stored text being the canonical
+    JSON the release writes. Only a field that holds an open part inside (result and
+    readings rows, generator parameters) is decoded and typed through Python."""
+    schema = polars_schema()
+    nested = [name for name in names if name in NESTED_FIELDS and name not in OPEN_FIELDS]
+    by_python = [name for name in nested if _holds_open(schema[name], name)]
+    frame = stored.select(names).with_columns(
+        pl.col(name).str.json_decode(schema[name]) for name in nested if name not in by_python
+    )
+    if by_python:
+        texts = stored.select("id", *by_python).iter_rows()
+        items = [{"id": i, **dict(zip(by_python, map(_loaded, t), strict=True))} for i, *t in texts]
+        frame = frame.with_columns(to_frame(items).select(by_python).get_columns())
+    return frame.cast({name: schema[name] for name in names})
+
+
+def _loaded(text: str | None):
+    return None if text is None else json.loads(text)
 
 
 def in_id_order(items: Sequence[dict]) -> Sequence[dict]:
@@ -317,13 +367,10 @@ def used_databases(items: Sequence[dict], frame: pl.DataFrame, config: ReleaseCo
     pairs = frame.unique(["db_id", "db_variant"], keep="first", maintain_order=True)
     if "edit" not in left_out_of_choice(config):
         return pairs.select("db_id", "db_variant", "edit")
-    wanted = set(pairs["id"])
-    edits = to_frame(i for i in fields_of(items, ["id", "edit"]) if i["id"] in wanted)
-    return (
-        pairs.drop("edit")
-        .join(edits.select("id", "edit"), on="id", how="left")
-        .select("db_id", "db_variant", "edit")
-    )
+    wanted = pairs["id"].implode()  # the stored text of an edit is what the release writes
+    chunks = stored_chunks(items, ["id", "edit"])
+    edits = pl.concat([chunk.filter(pl.col("id").is_in(wanted)) for chunk in chunks])
+    return pairs.drop("edit").join(edits, on="id", how="left").select("db_id", "db_variant", "edit")
 
 
 def fields_of(items: Iterable[dict], names: list[str]) -> Iterable[dict]:

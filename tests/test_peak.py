@@ -4,9 +4,11 @@ a cached rerun that reads no item (issue 14, "peak memory and the cached rerun")
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from answerable import build as build_module
 from answerable import records
+from answerable.builders.drafting import stage
 from answerable.builders.drafting.stage import without_repeats
 from answerable.ids import sha256_file
 from answerable.pipeline import (
@@ -22,8 +24,9 @@ from answerable.pipeline import (
 )
 from answerable.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
 from answerable.release.guards import contradictions
-from answerable.shards import sharded_step
+from answerable.shards import StoredUnits, sharded_step
 from tests.conftest import DEMO_RECIPE, run_in
+from tests.release_helpers import make_item
 from tests.test_shards import bulky_work, context, traced_peak
 
 
@@ -263,3 +266,43 @@ def test_the_near_duplicate_pass_writes_its_rejects_as_it_reads(tmp_path):
     held = traced_peak(lambda: dedup(9_000, hold=True)) - small  # 9,000 rejects in a list
     # ten times the repeats: the peak grows by a small share of what holding them costs
     assert large - small < 0.1 * held, (small, large, held)
+
+
+def test_candidate_sqls_parent_lookup_is_read_a_shard_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(stage, "RUN_ROWS", 256)  # many row groups: shards cross them
+
+    def items(count: int) -> list[dict]:
+        # answerable parents (some with empty SQL), drafts of them and of outsiders
+        made = [make_item(f"p{n}", sql=f"SELECT {n}" if n % 5 else "") for n in range(count)]
+        made += [
+            make_item(f"d{n}", label="unanswerable", parent=f"p{n}" if n % 3 else f"out{n}")
+            for n in range(count)
+        ]
+        return made
+
+    def lookups(units: StoredUnits) -> Iterator[dict]:
+        parents = stage.ParentSql(units, units.file.with_name("parents.parquet"))
+        for start in range(0, len(units.ids), 50):
+            yield parents.of(units.ids[start : start + 50])
+
+    def stored(count: int) -> StoredUnits:
+        return StoredUnits(items(count), tmp_path / str(count) / "units.parquet")
+
+    everything = {i["id"]: i for i in items(300)}
+    looked_up = set()
+    for shard in lookups(stored(300)):
+        looked_up |= set(shard)
+        assert all(found == {"sql": everything[p]["sql"]} for p, found in shard.items())
+    wanted = {
+        i["provenance"]["parent"]
+        for i in everything.values()
+        if everything.get(i["provenance"]["parent"] or "", {}).get("sql")
+    }
+    assert looked_up == wanted and len(wanted) == 160  # p1..p299 with SQL, every third out
+    # no process holds every item's SQL: the lookups of 10x the items take no more
+    small, large = stored(300), stored(3000)
+    small_peak = traced_peak(lambda: sum(map(len, lookups(small))))
+    large_peak = traced_peak(lambda: sum(map(len, lookups(large))))
+    made = items(3000)
+    held = traced_peak(lambda: {i["id"]: {"sql": i["sql"]} for i in made if i["sql"]})
+    assert large_peak - small_peak < held / 10, (small_peak, large_peak, held)

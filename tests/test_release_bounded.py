@@ -110,18 +110,18 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
 def test_choose_reads_only_some_columns_for_the_choice(tmp_path, monkeypatch):
     stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
     asked = []
-    real, real_chunks = ItemFiles.fields, publish.stored_frames
+    real = {name: getattr(publish, name) for name in ("stored_frames", "stored_chunks")}
 
-    def fields(self, *names):
-        asked.append(names)
-        return real(self, *names)
+    def spy(name):
+        def read(items, names):
+            asked.append(tuple(names))
+            return real[name](items, names)
 
-    def stored_frames(items, names):
-        asked.append(tuple(names))
-        return real_chunks(items, names)
+        return read
 
-    monkeypatch.setattr(ItemFiles, "fields", fields)
-    monkeypatch.setattr(publish, "stored_frames", stored_frames)
+    monkeypatch.setattr(ItemFiles, "fields", lambda *_: pytest.fail("read as dicts"))
+    for name in real:
+        monkeypatch.setattr(publish, name, spy(name))
     settings = config(sample={"share": 0.5})
     chosen, _ = choose(stored, settings, 7, "toy", None)
     assert "result" not in asked[0] and "id" in asked[0]

@@ -11,11 +11,14 @@ sends only the requests that had not come back.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import polars as pl
 
 from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
@@ -49,8 +52,8 @@ from answerable.pipeline import (
     sorted_ids,
     with_fields,
 )
-from answerable.records import write_jsonl
-from answerable.shards import ShardItems, ShardRejects, StoredUnits, run_in_shards
+from answerable.records import RUN_ROWS, RowReader, write_jsonl
+from answerable.shards import PerProcess, ShardItems, ShardRejects, StoredUnits, run_in_shards
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -462,17 +465,43 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
     def compute() -> StepOutput:
         # every item is a unit: they wait on disk, and each shard reads its own back
         units = StoredUnits(so_far, folder / "shards" / "units.parquet")
-        known = units.columns("id", "db_id", "sql")
-        contexts = contexts_for(ctx, known["db_id"])
-        by_id = {i: {"sql": sql} for i, sql in zip(known["id"], known["sql"], strict=True) if sql}
+        contexts = contexts_for(ctx, units.columns("db_id")["db_id"].unique())
+        parents = ParentSql(units, folder / "shards" / "parents.parquet")
 
         def find(shard: list[str]) -> StepOutput:
             items = units.load(shard)
-            return StepOutput(items=with_candidates(ctx, config, items, contexts, by_id))
+            return StepOutput(
+                items=with_candidates(ctx, config, items, contexts, parents.of(shard))
+            )
 
         return run_in_shards(ctx, folder, CANDIDATES_STEP, units.ids, find, key=str)
 
     return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
+
+
+class ParentSql:
+    """Each unit's parent's SQL, when the parent is a unit with SQL: what a problematic
+    item's candidate is made from. Kept on disk, a row per unit in the units' order, and
+    read back a shard at a time (:meth:`of`), so no process holds every item's SQL."""
+
+    def __init__(self, units: StoredUnits, file: Path):
+        self.units = units
+        stored = pl.scan_parquet(units.file)
+        sqls = stored.select(parent="id", parent_sql="sql").filter(pl.col("parent_sql") != "")
+        parents = stored.select(parent=pl.col("provenance").str.json_path_match("$.parent"))
+        found = parents.join(sqls, on="parent", how="left", maintain_order="left").collect()
+        found.write_parquet(file, compression="zstd", statistics=False, row_group_size=RUN_ROWS)
+        self._reader = PerProcess(functools.partial(RowReader, file, convert=_rows))
+
+    def of(self, shard: list[str]) -> dict[str, dict]:
+        """The parents of a shard's units that have SQL, by id, each as ``{"sql": ...}``
+        (the lookup :func:`offline_candidates` takes)."""
+        rows = self._reader.get().rows(self.units.start(shard), len(shard))
+        return {row["parent"]: {"sql": row["parent_sql"]} for row in rows if row["parent_sql"]}
+
+
+def _rows(table) -> list[dict]:
+    return table.to_pylist()
 
 
 def with_candidates(

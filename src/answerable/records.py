@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -228,8 +228,9 @@ class RowReader:
     group decoded is kept, since shards read consecutive rows and a row group holds
     many shards' (one per process: a forked worker must open its own)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, convert: Callable[[Any], list] = from_arrow):
         self.file = pq.ParquetFile(path)
+        self.convert = convert  # an Arrow table's rows as the reader's callers want them
         sizes = (self.file.metadata.row_group(g).num_rows for g in range(self.file.num_row_groups))
         self.starts = list(itertools.accumulate(sizes, initial=0))  # row of each group
         self._last: tuple[int, Any] = (-1, None)  # (group, its decoded table)
@@ -241,7 +242,7 @@ class RowReader:
         while group < len(self.starts) - 1 and self.starts[group] < stop:
             first = self.starts[group]
             low = max(start - first, 0)
-            items += from_arrow(self._group(group).slice(low, stop - first - low))
+            items += self.convert(self._group(group).slice(low, stop - first - low))
             group += 1
         return items
 

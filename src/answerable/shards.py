@@ -216,7 +216,11 @@ class StoredUnits:
 
     def load(self, ids: list[str]) -> list[dict]:
         """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
-        return self._reader.get().rows(bisect.bisect_left(self.ids, ids[0]), len(ids))
+        return self._reader.get().rows(self.start(ids), len(ids))
+
+    def start(self, ids: list[str]) -> int:
+        """The row of a shard's first unit (files with a row per unit share it)."""
+        return bisect.bisect_left(self.ids, ids[0])
 
     def columns(self, *names: str) -> pl.DataFrame:
         """Some columns of every item, in id order (nested ones as JSON text)."""
