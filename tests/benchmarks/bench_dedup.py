@@ -10,8 +10,8 @@ again with words swapped for values:
   repeated ever more often, so every question has more and more siblings sharing all
   but one word; the work the check must do per question grows with the build there.
 
-Each size runs the check as the drafting stage does (the index told the questions first,
-then check, and remember the question when it passes), timed three times, the fastest
+Each size runs the check as the drafting stage does (check each question, then
+remember it when it passes), timed three times, the fastest
 run counting (the machine is shared). At 1k the scan it replaced
 (``tests/test_drafting_dedup.py``'s ``Scan``) must decide the same.
 
