@@ -535,8 +535,9 @@ class _Groups:
                 lists.append(_between(members, start, before))
                 continue
             rest = grams - core
-            # a member that reaches it has one of any ``probes`` of these: none of those
-            # no member has, so read the shortest postings when they are not enough
+            # a member that reaches it has one of any ``probes`` of these n-grams: take
+            # first those no member has outside the core (nothing to read), then the
+            # shortest postings
             probes = len(rest) - needed + 1
             held = sorted((len(postings[g]), g) for g in rest if g in postings)
             probes -= len(rest) - len(held)
