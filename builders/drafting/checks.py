@@ -27,14 +27,12 @@ children, which are meant to be close to it.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import operator
 import re
 import zlib
 from array import array
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
@@ -306,54 +304,50 @@ class NearDuplicates:
     a bound rules most proposals out, and the exact similarity decides the rest, tried
     in the order they were remembered (the first repeat is the answer).
 
-    The index is prefix filtering (AllPairs, Bayardo et al. 2007): put every n-gram in
-    one fixed order, rarest first. When two n-gram sets have Jaccard similarity >= t,
-    they share at least ``ceil(t|A|)`` of ``A``'s n-grams and ``ceil(t|B|)`` of ``B``'s,
-    so the first ``|A| - ceil(t|A|) + 1`` of ``A`` (its prefix) and the prefix of ``B``
-    share one. So only a remembered question's prefix is indexed, and a new question
-    looks up only its own: the rare n-grams (a value, a name), not the ones a template
-    repeats in every question it makes. The order is the n-grams' frequency among the
-    questions the index starts with (``built``, and the ``coming`` ones it is told of),
-    fixed before the first is remembered; an n-gram it has not counted is the rarest.
-    Any fixed order gives the same answers; this one keeps the lists short.
+    A templated build makes most of its questions from a few templates with other values,
+    and a value (a team, a year) recurs across templates: an index of single n-grams
+    (prefix filtering) proposes ever more questions per check as the build grows, all
+    sharing a value or a template's words with the new one, few close to it. So the
+    index groups the remembered questions by their text with the values masked
+    (:func:`masked`: numbers and capitalized names), and bounds a whole group at once:
+    the n-grams every member has (the group's core) plus the most any member has
+    besides them. A group of another template fails the bound without a look at its
+    members; in a group that passes, a member can reach the threshold only if it shares
+    with the new question at least ``m`` of its n-grams outside the core, so it holds
+    one of any ``|rest| - m + 1`` of the new question's other n-grams (pigeonhole): the
+    group's shortest postings of those propose the members (an n-gram no member has
+    outside the core needs no reading). The mask only decides how the questions are
+    grouped, never an answer: every bound holds for any grouping.
 
-    Templated questions still share rare n-grams (a team's name, a year), so the lists
-    grow with the build; they are read as NumPy views, and a proposal is ruled out
-    without its n-grams when the bound says it cannot reach the threshold: each question
-    keeps a 256-bit signature (one bit per n-gram, by a hash), and a bit of ``A``'s that
-    is not in ``B``'s stands for an n-gram of ``A`` not in ``B`` (distinct bits, distinct
-    n-grams), so ``|A & B| <= |A| - popcount(sig(A) & ~sig(B))``.
+    A proposal is ruled out without its n-grams when the bound says it cannot reach the
+    threshold: each question keeps a 256-bit signature (one bit per n-gram, by a hash),
+    and a bit of ``A``'s that is not in ``B``'s stands for an n-gram of ``A`` not in ``B``
+    (distinct bits, distinct n-grams), so ``|A & B| <= |A| - popcount(sig(A) & ~sig(B))``.
 
     Most drafts of a templated build repeat the text of an earlier one (71% at quota
     200), so each checked text keeps its close questions (whatever their kin) and how
-    many questions they cover: the same text checked again reads only the postings'
-    tails, the questions remembered since (:meth:`_close`).
+    many questions they cover: the same text checked again looks only at the questions
+    remembered since (:meth:`_close`).
 
-    A remembered question costs a few hundred bytes (a build's worth are held at once):
-    its id, kin and normalized text, the size of its n-gram set (the set itself is made
-    again from the text when the similarity is computed), its signature and its place
-    in the postings of its prefix, arrays of 32-bit integers; a checked text, its entry
-    in the cache of close questions.
+    A remembered question costs about a kilobyte (a build's worth are held at once): its
+    id, kin and normalized text, its n-gram set, size and signature, and its place in
+    its group's postings (arrays of 32-bit integers); a checked text, its entry in the
+    cache of close questions.
     """
 
-    def __init__(self, threshold: float, built: Iterable[dict] = (), coming: Iterable[str] = ()):
+    def __init__(self, threshold: float, built: Iterable[dict] = ()):
         self.threshold = threshold
         self._seen: dict[str, _Remembered] = {}
         self._checked = ""  # the last text checked
-        held = [(item["db_id"], item["id"], item["question"], family(item)) for item in built]
-        self._frequency: Counter[str] = Counter()
-        for question in itertools.chain((question for _, _, question, _ in held), coming):
-            self._frequency.update(ngrams(question))
-        for db_id, record_id, question, kin in held:
-            self.add(db_id, record_id, question, kin)
+        for item in built:
+            self.add(item["db_id"], item["id"], item["question"], family(item))
 
     def add(self, db_id: str, record_id: str, question: str, kin: frozenset[str]) -> None:
         """Remember one question."""
         text = normalize(question)
         text = self._checked if text == self._checked else text
-        grams = _grams(text)
         remembered = self._seen.get(db_id) or self._seen.setdefault(db_id, _Remembered())
-        remembered.add((record_id, tuple(kin), text), grams, self._prefix(grams))
+        remembered.add((record_id, tuple(kin), text), _grams(text), masked(question))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
@@ -363,32 +357,46 @@ class NearDuplicates:
         text, grams = normalize(question), ngrams(question)
         same = remembered.first.get(text)
         before = len(remembered.records) if same is None else same  # later ones cannot win
-        for index in self._close(remembered, text, grams, before):
-            other_id, other_kin, other_text = remembered.records[index]
-            if kin.isdisjoint(other_kin):
-                score = similarity(grams, _grams(other_text))
-                return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
+        index = self._first_close(remembered, text, grams, before, kin)
+        if index is not None:
+            other_id, _kin, other_text = remembered.records[index]
+            score = similarity(grams, _grams(other_text))
+            return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
         if same is None:
             return None
         return "duplicate", f"same question as {remembered.records[same][0]}"
 
-    def _close(self, remembered: _Remembered, text: str, grams: frozenset, before: int) -> list:
-        """The indexes below ``before``, ascending, of the remembered questions whose
-        similarity to ``text`` reaches the threshold, whatever their kin.
+    def _first_close(
+        self, remembered: _Remembered, text: str, grams: frozenset, before: int, kin: frozenset
+    ) -> int | None:
+        """The earliest remembered question below ``before`` whose similarity to ``text``
+        reaches the threshold and whose kin is not ``kin``, or None.
 
         Templated drafts repeat: most drafts of a large build have the text of an
-        earlier one. A text's answer is kept (``remembered.close``) with the number of
-        questions it covers, and a check of the same text later looks only at the
-        questions remembered since, in the postings' tails: the cost of a repeated text
-        does not grow with the build."""
+        earlier one. So a text keeps (``remembered.close``) how many questions it has
+        looked at and which of them are close, whatever their kin: a check of the same
+        text later finds its answer there, or looks only at the questions after them.
+        And a look stops at the first close question of another family, the answer:
+        the questions after it are looked at only if a later check needs them."""
         covered, *found = remembered.close.get(text, (0,))
-        if covered < before:
-            prefix = self._prefix(grams)
-            proposed = remembered.proposed(prefix, grams, before, self.threshold, covered)
-            found += [index for index in proposed if self._reaches(grams, remembered, index)]
-            remembered.close[text] = (before, *found)  # one tuple: the cache is per text
         self._checked = text  # remembered next if kept: one string for both
-        return [index for index in found if index < before]
+        for index in found:  # ascending
+            if index >= before:
+                return None
+            if kin.isdisjoint(remembered.records[index][1]):
+                return index
+        if covered >= before:
+            return None
+        answer = None
+        for index in remembered.proposed(grams, before, self.threshold, covered):
+            if self._reaches(grams, remembered, index):
+                found.append(index)
+                if kin.isdisjoint(remembered.records[index][1]):
+                    answer = index
+                    break
+        covered = before if answer is None else answer + 1  # every close one below is found
+        remembered.close[text] = (covered, *found)  # one tuple: the cache is per text
+        return answer
 
     def _reaches(self, grams: frozenset, remembered: _Remembered, index: int) -> bool:
         """Whether the similarity of ``grams`` to a remembered question reaches the threshold."""
@@ -396,15 +404,27 @@ class NearDuplicates:
             return False
         return similarity(grams, _grams(remembered.records[index][2])) >= self.threshold
 
-    def _prefix(self, grams: frozenset[str]) -> list[str]:
-        """The first n-grams of a set in the index's order, as many as a match at the
-        threshold must share one of.
 
-        The margin keeps float rounding from shortening the prefix (longer is always safe).
-        """
-        keep = len(grams) - math.ceil(self.threshold * len(grams) - 1e-9) + 1
-        # by frequency, then by text (a stable sort of the sorted n-grams): one total order
-        return sorted(sorted(grams), key=self._frequency.__getitem__)[:keep]
+_NAME = re.compile(r"[A-Za-z0-9]+")
+
+
+def masked(question: str) -> str:
+    """The words of ``question``, lower case, with each run of values (a word with a
+    digit, a capitalized word after the first) as one ``#``: the template a question
+    was made from, as near as its text tells.
+
+    >>> masked("How many goals did Adam Bradshaw score in 2021-22?")
+    'how many goals did # score in #'
+    """
+    out: list[str] = []
+    for place, match in enumerate(_NAME.finditer(question)):
+        word = match.group()
+        if (place and word[0].isupper()) or any(c.isdigit() for c in word):
+            if out and out[-1] == "#":
+                continue
+            word = "#"
+        out.append(word.lower())
+    return " ".join(out)
 
 
 SIGNATURE_BYTES = 32  # a question's n-gram signature: 256 bits
@@ -413,58 +433,148 @@ _POPCOUNT = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int
 
 class _Remembered:
     """The questions of one database: records in the order remembered, the first index
-    of each normalized text, the sizes and signatures, and the postings of the prefixes."""
+    of each normalized text, the sizes and signatures, and the groups of
+    questions with the same masked text (:class:`_Groups`)."""
 
     def __init__(self):
         self.records: list[tuple[str, tuple, str]] = []  # id, kin, normalized text
         self.first: dict[str, int] = {}
         self.sizes = array("i")
         self.signatures = array("B")  # SIGNATURE_BYTES per question
-        self.postings: dict[str, array] = {}
+        self.groups = _Groups()
         # a checked text -> (how many questions its answer covers, *the close ones' indexes)
         self.close: dict[str, tuple[int, ...]] = {}
 
-    def add(self, record: tuple, grams: frozenset[str], prefix: list[str]) -> None:
+    def add(self, record: tuple, grams: frozenset[str], mask: str) -> None:
         index = len(self.records)
         self.first.setdefault(record[2], index)
-        for gram in prefix:
-            found = self.postings.get(gram)
-            if found is None:
-                self.postings[gram] = found = array("i")
-            found.append(index)
         self.records.append(record)
         self.sizes.append(len(grams))
         self.signatures.frombytes(_signature(grams))
+        self.groups.add(mask, index, grams)
 
-    def proposed(
-        self, prefix: list[str], grams: frozenset, before: int, t: float, start: int = 0
-    ) -> list[int]:
-        """The distinct indexes from ``start`` to below ``before``, ascending, that share a
-        prefix n-gram with ``grams`` and that the sizes and signatures do not rule out at
-        threshold ``t``."""
-        lists = []
-        for gram in prefix:
-            found = self.postings.get(gram)
-            if found is not None:
-                first = bisect_left(found, start) if start else 0
-                end = bisect_left(found, before)
-                if first < end:
-                    lists.append(np.frombuffer(found, np.int32, end - first, 4 * first))
-        if not lists:
+    def proposed(self, grams: frozenset, before: int, t: float, start: int = 0) -> list[int]:
+        """The indexes from ``start`` to below ``before``, ascending, that the groups
+        propose for ``grams`` (:meth:`_Groups.proposed`) and that the sizes and
+        signatures do not rule out at threshold ``t``."""
+        mine = np.frombuffer(_signature(grams), dtype=np.uint64)
+        indexes = self.groups.proposed(grams, mine, before, t, start)
+        if not len(indexes):
             return []
-        indexes = np.concatenate(lists)
-        # the sizes first (4 bytes an entry): shared <= the smaller size
         sizes = np.frombuffer(self.sizes, dtype=np.int32)[indexes]
         size = len(grams)
-        fit = _reach(np.minimum(sizes, size), size, sizes, t)
-        indexes, sizes = indexes[fit], sizes[fit]
-        mine = np.frombuffer(_signature(grams), dtype=np.uint64)
         theirs = np.frombuffer(self.signatures, dtype=np.uint64).reshape(-1, len(mine))[indexes]
         only_mine = _popcount(mine & ~theirs)
         only_theirs = _popcount(theirs & ~mine)
         shared = np.minimum(size - only_mine, sizes - only_theirs)
-        reach = _reach(shared, size, sizes, t)
-        return np.unique(indexes[reach]).tolist()  # an index in several lists: once
+        return indexes[_reach(shared, size, sizes, t)].tolist()
+
+
+class _Groups:
+    """The remembered questions of one database grouped by their masked text: per group
+    its core (the n-grams all its members have), the smallest and largest member, its
+    members and the postings of the members' other n-grams (the member indexes, in
+    order, that have each)."""
+
+    def __init__(self):
+        self.numbers: dict[str, int] = {}  # masked text -> group
+        self.cores: list[frozenset[str]] = []
+        self.members: list[array] = []
+        self.postings: list[dict[str, array]] = []
+        # per group, for the bound on all groups at once (NumPy views)
+        self.core_sizes, self.smallest, self.largest = array("i"), array("i"), array("i")
+        self.last = array("i")  # the latest member
+        self.core_signatures = array("B")
+
+    def add(self, mask: str, index: int, grams: frozenset[str]) -> None:
+        group = self.numbers.setdefault(mask, len(self.cores))
+        if group == len(self.cores):
+            self.cores.append(grams)
+            self.members.append(array("i"))
+            self.postings.append({})
+            self.core_sizes.append(len(grams))
+            self.smallest.append(len(grams))
+            self.largest.append(len(grams))
+            self.last.append(index)
+            self.core_signatures.frombytes(_signature(grams))
+        core, postings = self.cores[group], self.postings[group]
+        lost = core - grams
+        if lost:  # every member so far has these n-grams: now outside the core
+            for gram in lost:
+                postings[gram] = array("i", self.members[group])
+            core = self.cores[group] = core & grams
+            self.core_sizes[group] = len(core)
+            place = group * SIGNATURE_BYTES
+            self.core_signatures[place : place + SIGNATURE_BYTES] = array("B", _signature(core))
+        for gram in grams - core:
+            found = postings.get(gram)
+            if found is None:
+                postings[gram] = found = array("i")
+            found.append(index)
+        self.members[group].append(index)
+        self.smallest[group] = min(self.smallest[group], len(grams))
+        self.largest[group] = max(self.largest[group], len(grams))
+        self.last[group] = index
+
+    def proposed(
+        self, grams: frozenset, signature: np.ndarray, before: int, t: float, start: int
+    ) -> np.ndarray:
+        """The distinct member indexes from ``start`` to below ``before``, ascending, of
+        the groups whose bound reaches threshold ``t``, that share enough n-grams
+        outside their group's core with ``grams`` to reach it."""
+        size = len(grams)
+        lists = []
+        for group in self._reaching(size, signature, start, t):
+            core, postings, members = self.cores[group], self.postings[group], self.members[group]
+            shared = len(grams & core)
+            # a member of size s needs |A & B| >= t (|A| + s) / (1 + t), of which the core
+            # gives ``shared``; the smallest size it may have needs the fewest
+            least = max(self.smallest[group], math.ceil(t * size - 1e-9))
+            needed = math.ceil(t * (size + least) / (1 + t) - shared - 1e-9)
+            if needed <= 0:  # the core may be enough: every member is proposed
+                lists.append(_between(members, start, before))
+                continue
+            rest = grams - core
+            # a member that reaches it has one of any ``probes`` of these n-grams: take
+            # first those no member has outside the core (nothing to read), then the
+            # shortest postings
+            probes = len(rest) - needed + 1
+            held = sorted((len(postings[g]), g) for g in rest if g in postings)
+            probes -= len(rest) - len(held)
+            lists += [_between(postings[g], start, before) for _, g in held[: max(probes, 0)]]
+        if not lists:
+            return _NONE
+        return np.unique(np.concatenate(lists))  # an index in several lists: once
+
+    def _reaching(self, size: int, signature: np.ndarray, start: int, t: float) -> list[int]:
+        """The groups with a member from ``start`` on whose size fits and whose core
+        plus the most n-grams a member has besides it can reach threshold ``t``: a
+        member's overlap is at most its core's (bounded by the signatures) plus its other
+        n-grams, and the test at the largest member is the loosest."""
+        if not self.cores:
+            return []
+        cores = np.frombuffer(self.core_sizes, dtype=np.int32)
+        largest = np.frombuffer(self.largest, dtype=np.int32)
+        smallest = np.frombuffer(self.smallest, dtype=np.int32)
+        theirs = np.frombuffer(self.core_signatures, dtype=np.uint64).reshape(len(cores), -1)
+        shared = np.minimum(cores - _popcount(theirs & ~signature), size)
+        other = largest - cores
+        fit = (largest >= t * size - 1e-9) & (smallest * t <= size + 1e-9)
+        fit &= np.frombuffer(self.last, dtype=np.int32) >= start
+        fit &= _reach(shared + other, size, largest, t)
+        return np.flatnonzero(fit).tolist()
+
+
+def _between(indexes: array, start: int, before: int) -> np.ndarray:
+    """The part of an ascending array from ``start`` to below ``before``, as a NumPy view."""
+    first = bisect_left(indexes, start) if start else 0
+    end = bisect_left(indexes, before)
+    if end <= first:
+        return _NONE
+    return np.frombuffer(indexes, np.int32, end - first, 4 * first)
+
+
+_NONE = np.zeros(0, dtype=np.int32)
 
 
 def _reach(shared, size_a: int, sizes_b: np.ndarray, t: float) -> np.ndarray:

@@ -309,34 +309,20 @@ def write_unrepeated(
     """The pass over the drafts of one database: its kept drafts and its other drafts'
     rejects, in the drafts' order, as the lines of one shard file (see
     :func:`answerable.shards.store_shard`), written as they are found."""
-    mine = DatabaseDrafts(drafts, db_id)
+    mine = database_drafts(drafts, db_id)
     own = (item for item in with_fields(built, *BUILT_FIELDS) if item["db_id"] == db_id)
-    seen = NearDuplicates(threshold, own, questions(mine))
+    seen = NearDuplicates(threshold, own)
     return write_jsonl(unrepeated_questions(mine, seen, check), file)
 
 
 BUILT_FIELDS = ("db_id", "question", "provenance")  # what the near-duplicate index reads
 
 
-class DatabaseDrafts(Iterable):
-    """The drafts of one database, in order, read again on each pass (the near-duplicate
-    pass reads them twice); of stored shards, only its lines are decoded."""
-
-    def __init__(self, drafts: Iterable[dict], db_id: str):
-        self.drafts, self.db_id = drafts, db_id
-
-    def __iter__(self) -> Iterator[dict]:
-        drafts = self.drafts
-        if isinstance(drafts, ShardItems):  # a line that can be one of its drafts
-            drafts = drafts.containing(f'"db_id":{canonical_json(self.db_id)}')
-        return (item for item in drafts if item["db_id"] == self.db_id)
-
-
-def questions(items: Iterable[dict]) -> Iterator[str]:
-    """The items' questions, which the near-duplicate index is told before the first
-    check, to order its n-grams by how common they are (a second pass over ``items``,
-    which may be read from disk)."""
-    return (item["question"] for item in items)
+def database_drafts(drafts: Iterable[dict], db_id: str) -> Iterator[dict]:
+    """The drafts of one database, in order; of stored shards, only its lines are decoded."""
+    if isinstance(drafts, ShardItems):  # a line that can be one of its drafts
+        drafts = drafts.containing(f'"db_id":{canonical_json(db_id)}')
+    return (item for item in drafts if item["db_id"] == db_id)
 
 
 def draft_check(

@@ -10,8 +10,8 @@ again with words swapped for values:
   repeated ever more often, so every question has more and more siblings sharing all
   but one word; the work the check must do per question grows with the build there.
 
-Each size runs the check as the drafting stage does (the index told the questions first,
-then check, and remember the question when it passes), timed three times, the fastest
+Each size runs the check as the drafting stage does (check each question, then
+remember it when it passes), timed three times, the fastest
 run counting (the machine is shared). At 1k the scan it replaced
 (``tests/test_drafting_dedup.py``'s ``Scan``) must decide the same.
 
@@ -75,8 +75,7 @@ def growth_of(pool: list[tuple[str, str]], dense: bool) -> tuple[list[float], fl
     seconds = []
     for size in SIZES:
         questions = stream(pool, size, dense)
-        told = [question for _db, _id, question, _kin in questions]  # as drafting tells it
-        runs = [timed(NearDuplicates(THRESHOLD, coming=told), questions) for _ in range(RUNS)]
+        runs = [timed(NearDuplicates(THRESHOLD), questions) for _ in range(RUNS)]
         took, answers = min(runs, key=lambda run: run[0])
         kept = sum(answer is None for answer in answers)
         line = f"  {size} questions: index {took:.2f} s ({kept} kept)"
