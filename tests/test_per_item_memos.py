@@ -1,10 +1,12 @@
-"""The memos that keep per-templated-item work per shape or per table (issue 14) give
-what the uncached path gives: a parent's first table (drafting's ``main_table``), the
-missing-column drafter's pools of absent attributes."""
+"""The memos that keep per-templated-item work per shape, per table or per phrase
+(issue 14) give what the uncached path gives: a parent's first table (drafting's
+``main_table``), the missing-column drafter's pools of absent attributes, the compiled
+whole-word patterns of ``find_phrase``."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from sqlglot import exp
@@ -13,6 +15,7 @@ from answerable.builders import sqlkit
 from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import drafts, offline
 from answerable.builders.drafting.context import foreign_columns, load_context
+from answerable.builders.drafting.text import find_phrase
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
@@ -135,3 +138,25 @@ def test_absent_columns_of_a_table_outside_the_schema():
     for subtype in offline.COLUMN_SUBTYPES:
         expected = offline._absent_columns(subtype, alike, context)
         assert offline.absent_columns(subtype, alike, context) == expected
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    ["Recent", "recent", "C++", "100%", "a.b", "(x)", "Zürich", "O'Brien", "x_y", " Leeds ", "s"],
+)
+def test_find_phrase_with_compiled_patterns_finds_what_a_search_finds(phrase):
+    """``find_phrase`` through the kept patterns (``whole_words``) finds the span that a
+    search with the pattern compiled anew finds, on texts around the phrase's edges."""
+    texts = [
+        f"Which {phrase} ones?",
+        f"{phrase.upper()}!",
+        f"Which{phrase}?",
+        f"in ({phrase}) and {phrase.lower()}",
+        "nothing here",
+    ]
+    for text in texts * 2:
+        stripped = phrase.strip()
+        match = re.search(rf"(?<![\w]){re.escape(stripped)}(?![\w])", text, flags=re.IGNORECASE)
+        expected = (match.start(), match.end()) if match else None
+        assert find_phrase(text, phrase) == expected, (text, phrase)
+    assert find_phrase("any text", "  ") is None
