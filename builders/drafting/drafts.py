@@ -152,7 +152,7 @@ def _first_table(sql: str, dialect: str) -> str | None:
     return name
 
 
-FIRST_TABLES_KEPT = 4096
+FIRST_TABLES_KEPT = 1024  # shapes, as shapes.SHARED_LIMIT: a build has a few hundred
 _FIRST_TABLES: dict[tuple, str | None] = {}  # this process's first table by query shape
 
 
