@@ -5,7 +5,6 @@ whole-word patterns of ``find_phrase``."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -19,9 +18,9 @@ from answerable.builders.drafting.text import find_phrase
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
-from answerable.builders.templates import Settings, expand_templates, load_templates
 from answerable.errors import SQLError
-from tests.conftest import REPO, shared_data
+from tests.conftest import shared_data
+from tests.test_shapes import demo_items
 from tests.test_templates_demo import demo_refs  # noqa: F401 (a fixture)
 
 
@@ -52,20 +51,9 @@ def assert_first_tables(sqls: list[str], dialect: str = "sqlite") -> None:
         ), sql
 
 
-def demo_items(demo_refs) -> list[dict]:  # noqa: F811
-    """The demo's templates expanded a few per template, and its seeds."""
-    loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
-    made = expand_templates(loaded.templates, demo_refs, Settings(seed=3, quota=4)).items
-    seeds = [
-        json.loads(line)
-        for name in ("clinic", "league")
-        for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines()
-    ]
-    return [*made, *seeds]
-
-
 def test_first_tables_of_the_demo_templates_and_seeds(demo_refs, fresh_memo):  # noqa: F811
-    items = demo_items(demo_refs)
+    made, seeds = demo_items(demo_refs)
+    items = [*made, *seeds]
     assert_first_tables([item["sql"] for item in items])
     assert len(drafts._FIRST_TABLES) < len(items) // 2  # shapes were reused
 
