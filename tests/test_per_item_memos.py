@@ -11,7 +11,6 @@ import pytest
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import drafts, offline
 from answerable.builders.drafting.context import foreign_columns, load_context
 from answerable.builders.drafting.text import find_phrase
@@ -35,10 +34,9 @@ def parsed_first_table(sql: str, dialect: str = "sqlite") -> str | None:
 
 @pytest.fixture
 def fresh_memo():
-    """An empty first-table memo (and token memo), as a new process starts with."""
+    """An empty first-table memo, as a new process starts with."""
     drafts._first_table.cache_clear()
     drafts._FIRST_TABLES.clear()
-    shapes.sql_tokens.cache_clear()
     yield
     drafts._first_table.cache_clear()
     drafts._FIRST_TABLES.clear()

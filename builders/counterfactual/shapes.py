@@ -179,10 +179,10 @@ def shared() -> Shapes:
     return Shapes(SHARED_LIMIT)
 
 
-@functools.lru_cache(maxsize=256)
 def sql_tokens(sql: str, dialect: str) -> tuple[Token, ...]:
-    """The query's tokens (read them, change none). The last few queries' are kept: the
-    steps that ask about one parent (its first table, its values) tokenize it once.
+    """The query's tokens. None are kept between calls: a memo of the last 256 queries'
+    made each query of the other steps about 0.04 ms slower (kept tokens outlive the
+    young garbage-collector generations), about what it saved in drafting.
 
     Raises :class:`SQLError` when the query does not tokenize."""
     try:
