@@ -98,9 +98,9 @@ def test_shared_is_one_per_process():
     assert shapes.shared().limit == shapes.SHARED_LIMIT
 
 
-def test_the_demo_templates_and_seeds(demo_refs):  # noqa: F811
-    """Every query of the demo's templates (a few per template, so shapes are reused)
-    and its seeds, through one Shapes as a build's process asks it."""
+def demo_items(demo_refs) -> tuple[list[dict], list[dict]]:  # noqa: F811
+    """The demo's templates expanded a few per template (so shapes are reused), and its
+    seeds."""
     loaded = load_templates([REPO / "raw" / "demo" / "templates"], REPO / "raw" / "demo")
     made = expand_templates(loaded.templates, demo_refs, Settings(seed=3, quota=4)).items
     seeds = [
@@ -108,6 +108,13 @@ def test_the_demo_templates_and_seeds(demo_refs):  # noqa: F811
         for name in ("clinic", "league")
         for line in (REPO / "raw" / "demo" / "seeds" / f"{name}.jsonl").read_text().splitlines()
     ]
+    return made, seeds
+
+
+def test_the_demo_templates_and_seeds(demo_refs):  # noqa: F811
+    """Every query of the demo's templates and its seeds, through one Shapes as a
+    build's process asks it."""
+    made, seeds = demo_items(demo_refs)
     shapes_ = Shapes()
     for item in [*made, *seeds]:
         assert_same(shapes_, item["sql"], demo_refs[item["db_id"]].schema)

@@ -36,6 +36,7 @@ from answerable.builders.counterfactual.lexicon import (
     name_tokens,
     singular,
 )
+from answerable.builders.drafting.text import whole_words
 from answerable.builders.sqlkit import Literal, Refs
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -270,16 +271,10 @@ def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention
     if literal.column is None or literal.operator not in VALUE_OPERATORS:
         return None
     for text in value_texts(literal):
-        for match in _whole_words(text).finditer(question):
+        for match in whole_words(text).finditer(question):
             mention = Mention(
                 match.start(), match.end(), match.group(), literal.column, "value", literal
             )
             if not any(mention.overlaps(t) for t in taken):
                 return mention
     return None
-
-
-@lru_cache(maxsize=1 << 14)
-def _whole_words(text: str) -> re.Pattern:
-    """``text`` as whole words, case-insensitive (compiled once per text)."""
-    return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE)

@@ -364,7 +364,24 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
 
 
 def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
-    """The attributes (humanized) a question of ``subtype`` may ask of ``table``."""
+    """The attributes (humanized) a question of ``subtype`` may ask of ``table``.
+
+    They depend on the table and the schema alone, so a table of the context's schema
+    gets them worked out once per process (every parent reading it asks again)."""
+    index = next((i for i, t in enumerate(context.schema.tables) if t is table), None)
+    if index is None:  # a table from elsewhere: nothing to key it by
+        return _absent_columns(subtype, table, context)
+    return list(_absent_columns_of(subtype, index, context))
+
+
+@lru_cache(maxsize=4096)
+def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tuple[str, ...]:
+    """:func:`_absent_columns` of the context's ``index``-th table (the context is
+    hashed by identity and its schema is not changed once loaded)."""
+    return tuple(_absent_columns(subtype, context.schema.tables[index], context))
+
+
+def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     if subtype == "surface":
         return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
     if subtype == "unrelated":

@@ -8,6 +8,7 @@ phrases found on word boundaries, and schema names turned into words (``length_o
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -47,8 +48,15 @@ def find_phrase(text: str, phrase: str) -> tuple[int, int] | None:
     phrase = phrase.strip()
     if not phrase:
         return None
-    match = re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", text, flags=re.IGNORECASE)
+    match = whole_words(phrase).search(text)
     return (match.start(), match.end()) if match else None
+
+
+@lru_cache(maxsize=1 << 14)
+def whole_words(phrase: str) -> re.Pattern:
+    """``phrase`` as whole words, case-insensitive, compiled once per phrase (``re``'s own
+    cache keeps 512 patterns; a build asks about many more values)."""
+    return re.compile(rf"(?<![\w]){re.escape(phrase)}(?![\w])", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
