@@ -308,9 +308,9 @@ def _released_fields(
     """``id`` and the fields ``names`` of the released items, typed as the release writes
     them, :data:`RUN_ROWS` items read at a time in id order, from their stored form
     (:func:`typed_fields`)."""
-    kept = ["id", *names]
+    kept, wanted = ["id", *names], released.implode()
     for chunk in stored_chunks(items, kept):
-        yield typed_fields(chunk.filter(pl.col("id").is_in(released.implode())), kept)
+        yield typed_fields(chunk.filter(pl.col("id").is_in(wanted)), kept)
 
 
 def stored_chunks(items: Sequence[dict], names: list[str]) -> Iterator[pl.DataFrame]:

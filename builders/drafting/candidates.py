@@ -28,6 +28,7 @@ Candidates are stored in the item's optional ``candidates`` field.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 
@@ -317,28 +318,25 @@ def label(item: dict, found: dict, database: ReadOnlyDatabase | None) -> dict:
 
 RUNS_KEPT = 4096
 """How many statements' outcomes :func:`outcome` keeps (per process)."""
-_runs: dict[tuple, tuple[str | None, str | None]] = {}
 
 
 def outcome(database, sql: str, ordered: bool | None) -> tuple[str | None, str | None]:
     """``(result hash, None)`` of ``sql`` on ``database``, or ``(None, error reason)``.
 
     A statement run on the same database before (in this process, among the last
-    :data:`RUNS_KEPT`) is not run again: dropping the WHERE of a template's items gives
-    one query for all of them, and a model's samples often repeat one another. The
+    :data:`RUNS_KEPT` used) is not run again: dropping the WHERE of a template's items
+    gives one query for all of them, and a model's samples often repeat one another. The
     database is read-only, so the outcome is the same (the key holds the database
     object itself: an id is never reused while its entry lives)."""
-    key = (database, sql, ordered)
-    known = _runs.get(key)
-    if known is None:
-        try:
-            known = (database.execute(sql, ordered=ordered).hash, None)
-        except SQLError as error:
-            known = (None, error.reason)
-        if len(_runs) >= RUNS_KEPT:
-            del _runs[next(iter(_runs))]  # the oldest
-        _runs[key] = known
-    return known
+    return _run(database, sql, ordered)
+
+
+@functools.lru_cache(maxsize=RUNS_KEPT)
+def _run(database, sql: str, ordered: bool | None) -> tuple[str | None, str | None]:
+    try:
+        return database.execute(sql, ordered=ordered).hash, None
+    except SQLError as error:
+        return None, error.reason
 
 
 def _typed(item: dict, found: dict) -> dict:
