@@ -142,12 +142,13 @@ UNREAD_BY_CHOICE = (
     "sql_by_dialect",
 )
 
-# The parts of the nested fields that the choice and the documents read (the split's
-# skeleton, the family's parent, the card's generators); a stratum adds the part it names.
-# Their other parts (candidate SQL, generator parameters, tables and columns) join only
-# the released items, with the fields above.
+# The parts of the nested fields that the choice and the documents read (the family's
+# parent, the card's generators); a stratum adds the part it names, and a query split or
+# a skeleton check the skeleton (:func:`_read_parts`). Their other parts (candidate SQL,
+# generator parameters, tables and columns) join only the released items, with the
+# fields above.
 READ_PARTS = {
-    "sql_meta": ("skeleton",),
+    "sql_meta": (),
     "provenance": ("parent", *PROVENANCE),
     "candidates": (),
 }
@@ -177,6 +178,8 @@ def _read_parts(config: ReleaseConfig) -> dict[str, set[str]]:
     """:data:`READ_PARTS` and the parts the strata name (a field a stratum names whole
     is read whole, so it is not there)."""
     parts = {name: set(read) for name, read in READ_PARTS.items()}
+    if config.split.kind == "query" or config.severity.get("same_skeleton", "off") != "off":
+        parts["sql_meta"].add("skeleton")  # a text as long as the SQL: read only when used
     if "scare_stratum" in _strata_paths(config):
         parts["candidates"].add("stratum")  # keys.field_expr: the first candidate's
     for head, _, rest in (path.partition(".") for path in _strata_paths(config)):

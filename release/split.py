@@ -31,11 +31,9 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
     leakage check), and the report's ``splits`` section."""
     kind = config.split.kind
     work = frame.select("id", "db_id", "question", "label", "split", "provenance")
-    work = with_family(work)
-    work = work.with_columns(
-        question_key=normalized_question(),
-        skeleton=frame["sql_meta"].struct.field("skeleton"),
-    )
+    work = with_family(work).with_columns(question_key=normalized_question())
+    if "skeleton" in LINKS[kind]:  # the narrow frame holds it only then (publish.READ_PARTS)
+        work = work.with_columns(skeleton=frame["sql_meta"].struct.field("skeleton"))
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
     work = work.with_columns(

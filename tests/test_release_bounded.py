@@ -134,11 +134,17 @@ def test_choose_reads_only_some_columns_for_the_choice(tmp_path, monkeypatch):
 def test_the_narrow_frame_holds_only_the_parts_the_choice_reads(tmp_path):
     stored = ItemFiles([write_parquet(items(50), tmp_path / "items.parquet")])
     frame = publish.narrow_frame(stored, config(sample={"share": 0.5}))
-    assert frame.schema["sql_meta"] == pl.Struct({"skeleton": pl.String})
     assert "params" not in frame.schema["provenance"].to_schema()
     assert frame["candidates"].null_count() == frame["result"].null_count() == 50
+    # the skeleton (as long as the SQL) only for a query split or a skeleton check
+    assert frame["sql_meta"].null_count() == 50
+    for section in ({"split": {"kind": "query"}}, {"leakage": {"same_skeleton": "warn"}}):
+        frame = publish.narrow_frame(stored, config(**section))
+        assert frame.schema["sql_meta"] == pl.Struct({"skeleton": pl.String})
+        assert frame["sql_meta"].struct.field("skeleton").null_count() == 0
     # a stratum adds the part it names; the first candidate's stratum for scare_stratum
-    named = config(sample={"share": 0.5, "strata": ["hardness", "scare_stratum"]})
+    strata = {"share": 0.5, "strata": ["hardness", "scare_stratum"]}
+    named = config(sample=strata, split={"kind": "query"})
     schema = publish.narrow_schema(named)
     assert set(schema["sql_meta"].to_schema()) == {"skeleton", "hardness"}
     assert schema["candidates"] == pl.List(pl.Struct({"stratum": pl.String}))
