@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 MASK = (1 << 64) - 1
+PIECE_ROWS = 4096  # rows whose compared values are made at once (key_hashes)
 _GOLDEN, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
@@ -164,16 +165,26 @@ def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def hashed(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:
     """Codes that are equal exactly when the values are (null stays null), for a key that
-    is only compared: 64-bit hashes of the values, so no text is held for every item.
-    The values of the items whose hash another item shares are compared, and if two of
-    them differ (a collision) the codes are made from the values instead."""
-    both = frame.lazy().select(key=key_hash(values), present=values.is_not_null()).collect()
-    key = both.select(pl.when("present").then("key")).to_series()
+    is only compared: 64-bit hashes of the values (:func:`key_hashes`), so no text is
+    held for every item. The values of the items whose hash another item shares are
+    compared, and if two of them differ (a collision) the codes are made from the values
+    instead."""
+    key = key_hashes(frame, values)
     shared = key.is_duplicated() & key.is_not_null()
     sharing = frame.filter(shared).select(values.alias("value"), key.filter(shared).alias("key"))
     if sharing.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
         key = frame.select(values.cast(pl.String).cast(pl.Categorical).to_physical()).to_series()
     return key.alias("key")
+
+
+def key_hashes(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:
+    """The :func:`key_hash` of each row's value (null for a null value), computed
+    :data:`PIECE_ROWS` rows at a time, so a value made from the item's text (a normalized
+    question or SQL) is held for one piece of the items, never for all."""
+    key = pl.when(values.is_not_null()).then(key_hash(values)).alias("key")
+    pieces = range(0, frame.height, PIECE_ROWS)
+    hashes = [frame.slice(start, PIECE_ROWS).select(key).to_series() for start in pieces]
+    return pl.concat(hashes) if hashes else pl.Series("key", [], pl.UInt64)
 
 
 def key_hash(values: pl.Expr) -> pl.Expr:

@@ -14,7 +14,7 @@ import polars as pl
 from answerable.builders.drafting.checks import ngrams, similarity
 from answerable.errors import AnswerableError
 from answerable.release.config import CHECKS, ReleaseConfig
-from answerable.release.keys import key_hash, normalized_question, with_family
+from answerable.release.keys import key_hash, key_hashes, normalized_question, with_family
 
 EXAMPLES = 3  # leaks shown per check in the report
 NEAR_PAIR_LIMIT = 2_000_000  # question pairs the near-duplicate check compares at most
@@ -69,10 +69,11 @@ def _shared(work: pl.DataFrame, value: pl.Expr) -> dict:
     values are computed only for the items whose hash is in two splits. When two of
     those values share a hash (a collision), the check is made again on the values, so
     a collision never changes a count or an example."""
-    rows = _in_two_splits(work, key_hash(value), value)
+    rows = _in_two_splits(work, key_hashes(work, value))
     found = work[rows].select("id", "split", value.alias("value"), key_hash(value).alias("key"))
     if found.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
-        found = work[_in_two_splits(work, value, value)].select("id", "split", value.alias("value"))
+        exact = work.select(value).to_series()
+        found = work[_in_two_splits(work, exact)].select("id", "split", value.alias("value"))
     leaking = found.select("value").unique().sort("value")
     shown = (
         found.join(leaking.head(EXAMPLES), on="value")
@@ -87,16 +88,15 @@ def _shared(work: pl.DataFrame, value: pl.Expr) -> dict:
     return {"leaks": leaking.height, "examples": examples}
 
 
-def _in_two_splits(work: pl.DataFrame, key: pl.Expr, value: pl.Expr) -> pl.Series:
-    """The rows of the items whose ``key`` (of a non-null ``value``) items of two or
-    more splits share."""
+def _in_two_splits(work: pl.DataFrame, key: pl.Series) -> pl.Series:
+    """The rows of the items whose ``key`` (not null) items of two or more splits
+    share."""
     code = pl.col("split").cast(pl.Categorical).to_physical()  # min != max: two splits
     keyed = (
-        work.lazy()
+        work.select(code.alias("code"))
+        .with_columns(key=key)
         .with_row_index("row")
-        .filter(value.is_not_null())
-        .select("row", key.alias("key"), code.alias("code"))
-        .collect()
+        .filter(pl.col("key").is_not_null())
     )
     spread = keyed.group_by("key").agg(low=pl.col("code").min(), high=pl.col("code").max())
     leaking = spread.filter(pl.col("low") != pl.col("high")).select("key")
