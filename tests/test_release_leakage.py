@@ -135,6 +135,9 @@ def test_a_hash_collision_changes_no_count_and_no_example(monkeypatch):
         item["sql"] = f"SELECT  count(*) FROM t{n % 11}"
         item["sql_meta"]["skeleton"] = f"SELECT _ FROM t{n % 5}"
         items.append(item)
+    for n in range(10):  # values of one item each: no leak, whatever their hash
+        item = make_item(f"lone{n}", db_id=f"lone{n}", split="train", skeleton=f"SELECT {n}")
+        items.append({**item, "question": f"Lone question {n}?", "sql": f"SELECT {n}"})
     real = _found(items, near_question="off")
     assert all(real[check]["leaks"] > 1 for check in ALL_WARN if check != "near_question")
     monkeypatch.setattr(keys, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
