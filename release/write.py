@@ -276,11 +276,14 @@ def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
         return first.height
     rows = 0
     tables = (group.to_arrow() for group in itertools.chain([first, second], groups))
+    del first, second  # held by the chain until written, no longer
     head = next(tables)  # each group converted once; the first gives the file's schema
     with pq.ParquetWriter(path, head.schema, compression="zstd", write_statistics=False) as out:
-        for table in itertools.chain([head], tables):
+        tables, head = itertools.chain([head], tables), None
+        for table in tables:
             out.write_table(table, row_group_size=ROW_GROUP_ROWS)
             rows += table.num_rows
+            del table  # not held while the next row group is gathered
     return rows
 
 
