@@ -34,6 +34,22 @@ def fresh_peak(script: str) -> tuple[int, float]:
     return count, rss_kb / 1024
 
 
+def choice_peak(file: Path, settings: str = "config()", setup: str = "") -> tuple[int, float]:
+    """:func:`fresh_peak` of :func:`publish.choose_narrow` on the items of ``file`` (with
+    ``settings``, the Python text of a release config, after the lines ``setup``): the
+    count of items chosen and the peak in MB."""
+    script = f"""
+from answerable.records import ItemFiles
+from answerable.release import keys, publish
+from tests.release_helpers import config
+{setup}
+frame, _ = publish.choose_narrow(ItemFiles([{str(file)!r}]), {settings}, 7, "toy", None)
+status = open("/proc/self/status").read()  # this process's own peak
+print(frame.height, status.split("VmHWM:")[1].split()[0])
+"""
+    return fresh_peak(script)
+
+
 def items(count: int, bulk: str = "x"):
     """``count`` items in families of four, each with a result of one ``bulk`` cell and
     tags (a field a stratum may name)."""
@@ -266,16 +282,7 @@ def test_the_choice_holds_no_candidate_sql(tmp_path):
             yield item
 
     def peak(count: int) -> float:
-        file = write_parquet(bulky(count), tmp_path / f"{count}.parquet")
-        script = textwrap.dedent(f"""
-            from answerable.records import ItemFiles
-            from answerable.release import publish
-            from tests.release_helpers import config
-            frame, _ = publish.choose_narrow(ItemFiles([{str(file)!r}]), config(), 7, "toy", None)
-            status = open("/proc/self/status").read()  # this process's own peak
-            print(frame.height, status.split("VmHWM:")[1].split()[0])
-        """)
-        height, megabytes = fresh_peak(script)
+        height, megabytes = choice_peak(write_parquet(bulky(count), tmp_path / f"{count}.pq"))
         assert height == count
         return megabytes
 
@@ -318,17 +325,9 @@ def test_the_choice_holds_its_text_once_and_no_stored_json(tmp_path, monkeypatch
 
     def peak(count: int) -> float:
         file = write_parquet(_bulky(count, part), tmp_path / f"{count}.parquet")
-        script = textwrap.dedent(f"""
-            from answerable.records import ItemFiles
-            from answerable.release import keys, publish
-            from tests.release_helpers import config
-            publish.RUN_ROWS = keys.PIECE_ROWS = 256  # pieces as full at both sizes
-            settings = config(split={{"kind": "question"}}, leakage={{"near_question": "off"}})
-            frame, _ = publish.choose_narrow(ItemFiles([{str(file)!r}]), settings, 7, "t", None)
-            status = open("/proc/self/status").read()  # this process's own peak
-            print(frame.height, status.split("VmHWM:")[1].split()[0])
-        """)
-        height, megabytes = fresh_peak(script)
+        settings = 'config(split={"kind": "question"}, leakage={"near_question": "off"})'
+        pieces = "publish.RUN_ROWS = keys.PIECE_ROWS = 256  # pieces as full at both sizes"
+        height, megabytes = choice_peak(file, settings, pieces)
         assert height == count
         return megabytes
 
