@@ -38,8 +38,8 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
     and the report's ``splits`` section."""
     kind = config.split.kind
     work = frame.select("id", "db_id", "question", "label", "split", "provenance")
-    # the question compared as codes: its normalized text is never held for every item
     work = with_family(work)
+    # the question compared as codes: its normalized text is never held for every item
     work = work.with_columns(question_key=hashed(work, normalized_question()))
     if "skeleton" in LINKS[kind]:  # the narrow frame holds it only then (publish.READ_PARTS)
         work = work.with_columns(skeleton=frame["sql_meta"].struct.field("skeleton"))
