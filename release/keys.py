@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 MASK = (1 << 64) - 1
+PIECE_ROWS = 4096  # rows whose compared values are made at once (key_hashes)
 _GOLDEN, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
@@ -108,9 +109,7 @@ def with_family(frame: pl.DataFrame) -> pl.DataFrame:
     The chain is walked on row numbers (numpy), a few vector steps for any frame size.
     """
     ids, parents = frame["id"], frame["provenance"].struct.field("parent")
-    rows = pl.DataFrame({"id": ids, "row": pl.int_range(frame.height, eager=True)})
-    up = pl.DataFrame({"id": parents}).join(rows, on="id", how="left", maintain_order="left")
-    up = up["row"].fill_null(-1).to_numpy()
+    up = rows_of(ids, parents)
     top = np.arange(frame.height)
     for _ in range(64):  # parent chains are a few links deep; 64 stops a cycle
         above = up[top]
@@ -123,16 +122,34 @@ def with_family(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(family=family)
 
 
+def rows_of(ids: pl.Series, wanted: pl.Series) -> np.ndarray:
+    """The row of each value of ``wanted`` in ``ids`` (unique ids), -1 where it is not
+    there (or null): a binary search of the ids in id order, which a frame of items
+    already is, so no hash table of every id is built."""
+    if ids.is_empty():
+        return np.full(len(wanted), -1)
+    order = None if ids.is_sorted() else ids.arg_sort()
+    ordered = ids if order is None else ids.gather(order)
+    at = ordered.search_sorted(wanted).clip(0, len(ids) - 1)
+    found = (ordered.gather(at) == wanted).fill_null(False).to_numpy()
+    rows = (at if order is None else order.gather(at)).to_numpy().astype(np.int64)
+    return np.where(found, rows, -1)
+
+
 def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """``frame`` with a ``group`` column: items linked through equal values of any of
     ``keys`` (null values link nothing) share a group, numbered by its first row (the
-    row of its smallest id, as frames are sorted by id)."""
+    row of its smallest id, as frames are sorted by id). An integer key column is taken
+    as codes of the values (see :func:`hashed`)."""
     group = np.arange(frame.height)
     codes = []
     for key in keys:
-        code = frame[key].cast(pl.String).cast(pl.Categorical).to_physical()
-        valid = code.is_not_null().to_numpy()
-        codes.append((code.fill_null(0).to_numpy()[valid].astype(np.int64), valid))
+        column = frame[key]
+        if not column.dtype.is_integer():
+            column = column.cast(pl.String).cast(pl.Categorical).to_physical()
+        valid = column.is_not_null().to_numpy()
+        _, code = np.unique(column.drop_nulls().to_numpy(), return_inverse=True)  # 0, 1, ...
+        codes.append((code.astype(np.int64), valid))
     while True:
         before = group.copy()
         for code, valid in codes:
@@ -144,3 +161,33 @@ def with_groups(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         if np.array_equal(group, before):
             break
     return frame.with_columns(group=pl.Series(group, dtype=pl.UInt32))
+
+
+def hashed(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:
+    """Codes that are equal exactly when the values are (null stays null), for a key that
+    is only compared: 64-bit hashes of the values (:func:`key_hashes`), so no text is
+    held for every item. The values of the items whose hash another item shares are
+    compared, and if two of them differ (a collision) the codes are made from the values
+    instead."""
+    key = key_hashes(frame, values)
+    shared = key.is_duplicated() & key.is_not_null()
+    sharing = frame.filter(shared).select(values.alias("value"), key.filter(shared).alias("key"))
+    if sharing.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
+        key = frame.select(values.cast(pl.String).cast(pl.Categorical).to_physical()).to_series()
+    return key.alias("key")
+
+
+def key_hashes(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:
+    """The :func:`key_hash` of each row's value (null for a null value), computed
+    :data:`PIECE_ROWS` rows at a time, so a value made from the item's text (a normalized
+    question or SQL) is held for one piece of the items, never for all."""
+    key = pl.when(values.is_not_null()).then(key_hash(values)).alias("key")
+    pieces = range(0, frame.height, PIECE_ROWS)
+    hashes = [frame.slice(start, PIECE_ROWS).select(key).to_series() for start in pieces]
+    return pl.concat(hashes) if hashes else pl.Series("key", [], pl.UInt64)
+
+
+def key_hash(values: pl.Expr) -> pl.Expr:
+    """The 64-bit hash that stands for a value that is only compared (see :func:`hashed`
+    and the leakage check)."""
+    return values.hash(seed=0)

@@ -14,7 +14,7 @@ import polars as pl
 from answerable.builders.drafting.checks import ngrams, similarity
 from answerable.errors import AnswerableError
 from answerable.release.config import CHECKS, ReleaseConfig
-from answerable.release.keys import normalized_question, with_family
+from answerable.release.keys import key_hash, key_hashes, normalized_question, with_family
 
 EXAMPLES = 3  # leaks shown per check in the report
 NEAR_PAIR_LIMIT = 2_000_000  # question pairs the near-duplicate check compares at most
@@ -27,20 +27,9 @@ class LeakageError(AnswerableError):
 def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     """The ``leakage`` section for a frame whose ``split`` column is set; raises
     :class:`LeakageError` naming the first check set to error that found a leak."""
-    reused = [name for name in ("family", "question_key") if name in frame.columns]
-    narrow = frame.select(
-        "id", "db_id", "question", "sql", "split", "sql_meta", "provenance", *reused
-    )
     wanted = {check for check in CHECKS if config.severity.get(check, "off") != "off"}
-    columns = {
-        "same_question": pl.col("question_key") if reused else normalized_question(),
-        "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
-        "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
-        "same_database": pl.col("db_id"),
-    }
-    if "near_question" in wanted:
-        wanted.add("same_question")
-    work = narrow.with_columns(**{name: expr for name, expr in columns.items() if name in wanted})
+    kept = [name for name in ("family",) if name in frame.columns]
+    work = frame.select("id", "db_id", "question", "sql", "split", "sql_meta", "provenance", *kept)
     if wanted & {"family", "near_question"} and "family" not in work.columns:
         work = with_family(work)
     section = {}
@@ -51,7 +40,7 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
         elif check == "near_question":
             section[check] = {"severity": severity, **_near(work, config.near_threshold)}
         else:
-            section[check] = {"severity": severity, **_shared(work, check)}
+            section[check] = {"severity": severity, **_shared(work, VALUES[check])}
     for check, found in section.items():
         if found["severity"] == "error" and found.get("leaks"):
             example = found["examples"][0]
@@ -63,23 +52,55 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     return section
 
 
-def _shared(work: pl.DataFrame, column: str) -> dict:
-    """Values of ``column`` that items of two or more splits share."""
-    keyed = work.select(column, "split", "id").filter(pl.col(column).is_not_null())
-    code = pl.col("split").cast(pl.Categorical).to_physical()  # min != max: two splits
-    spread = keyed.group_by(column).agg(low=code.min(), high=code.max())
-    leaking = spread.filter(pl.col("low") != pl.col("high")).select(column).sort(column)
+# What each check compares, per item (null compares with nothing).
+VALUES = {
+    "same_question": normalized_question(),
+    "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
+    "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
+    "same_database": pl.col("db_id"),
+    "family": pl.col("family"),
+}
+
+
+def _shared(work: pl.DataFrame, value: pl.Expr) -> dict:
+    """Values of ``value`` that items of two or more splits share.
+
+    The values are compared as 64-bit hashes, so no text is held for every item; the
+    values are computed only for the items whose hash is in two splits. When two of
+    those values share a hash (a collision), the check is made again on the values, so
+    a collision never changes a count or an example."""
+    rows = _in_two_splits(work, key_hashes(work, value))
+    found = work[rows].select("id", "split", value.alias("value"), key_hash(value).alias("key"))
+    if found.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
+        exact = work.select(value).to_series()
+        found = work[_in_two_splits(work, exact)].select("id", "split", value.alias("value"))
+    leaking = found.select("value").unique().sort("value")
     shown = (
-        keyed.join(leaking.head(EXAMPLES), on=column)
-        .group_by(column)
+        found.join(leaking.head(EXAMPLES), on="value")
+        .group_by("value")
         .agg(pl.col("split").unique().sort().alias("splits"), pl.col("id").sort().alias("ids"))
-        .sort(column)
+        .sort("value")
     )
     examples = [
-        {"value": row[column], "splits": row["splits"], "ids": row["ids"][:4]}
+        {"value": row["value"], "splits": row["splits"], "ids": row["ids"][:4]}
         for row in shown.iter_rows(named=True)
     ]
     return {"leaks": leaking.height, "examples": examples}
+
+
+def _in_two_splits(work: pl.DataFrame, key: pl.Series) -> pl.Series:
+    """The rows of the items whose ``key`` (not null) items of two or more splits
+    share."""
+    code = pl.col("split").cast(pl.Categorical).to_physical()  # min != max: two splits
+    keyed = (
+        work.select(code.alias("code"))
+        .with_columns(key=key)
+        .with_row_index("row")
+        .filter(pl.col("key").is_not_null())
+    )
+    spread = keyed.group_by("key").agg(low=pl.col("code").min(), high=pl.col("code").max())
+    leaking = spread.filter(pl.col("low") != pl.col("high")).select("key")
+    return keyed.join(leaking, on="key", how="semi")["row"].sort()
 
 
 def _near(work: pl.DataFrame, threshold: float) -> dict:
@@ -90,7 +111,8 @@ def _near(work: pl.DataFrame, threshold: float) -> dict:
     if pairs > NEAR_PAIR_LIMIT:
         return {"skipped": f"{pairs} question pairs exceed the limit of {NEAR_PAIR_LIMIT}"}
     by_db: dict[str, list] = {}
-    for row in work.select("id", "db_id", "split", "family", "question", "same_question").rows():
+    question = normalized_question().alias("same_question")
+    for row in work.select("id", "db_id", "split", "family", "question", question).rows():
         by_db.setdefault(row[1], []).append(row)
     leaks = []
     for db_rows in by_db.values():

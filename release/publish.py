@@ -119,7 +119,9 @@ def items_frame(items: Iterable[dict]) -> pl.DataFrame:
 
 
 def _sorted(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    frame = pl.concat(frames).rechunk() if len(frames) > 1 else frames[0]
+    """The frames as one, sorted by id: pieces already in id order are kept as its
+    chunks (a rechunk would copy the whole frame once more)."""
+    frame = pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
     return frame if frame["id"].is_sorted() else frame.sort("id")
 
 
@@ -140,12 +142,13 @@ UNREAD_BY_CHOICE = (
     "sql_by_dialect",
 )
 
-# The parts of the nested fields that the choice and the documents read (the split's
-# skeleton, the family's parent, the card's generators); a stratum adds the part it names.
-# Their other parts (candidate SQL, generator parameters, tables and columns) join only
-# the released items, with the fields above.
+# The parts of the nested fields that the choice and the documents read (the family's
+# parent, the card's generators); a stratum adds the part it names, and a query split or
+# a skeleton check the skeleton (:func:`_read_parts`). Their other parts (candidate SQL,
+# generator parameters, tables and columns) join only the released items, with the
+# fields above.
 READ_PARTS = {
-    "sql_meta": ("skeleton",),
+    "sql_meta": (),
     "provenance": ("parent", *PROVENANCE),
     "candidates": (),
 }
@@ -175,6 +178,8 @@ def _read_parts(config: ReleaseConfig) -> dict[str, set[str]]:
     """:data:`READ_PARTS` and the parts the strata name (a field a stratum names whole
     is read whole, so it is not there)."""
     parts = {name: set(read) for name, read in READ_PARTS.items()}
+    if config.split.kind == "query" or config.severity.get("same_skeleton", "off") != "off":
+        parts["sql_meta"].add("skeleton")  # a text as long as the SQL: read only when used
     if "scare_stratum" in _strata_paths(config):
         parts["candidates"].add("stratum")  # keys.field_expr: the first candidate's
     for head, _, rest in (path.partition(".") for path in _strata_paths(config)):
@@ -250,9 +255,8 @@ def narrow_frame(items: Sequence[dict], config: ReleaseConfig) -> pl.DataFrame:
         for field in read
         if field in NESTED_FIELDS and field not in OPEN_FIELDS
     ]
-    # the streaming engine decodes a piece at a time: the JSON text is never held whole
-    stored = (frame.with_columns(decoded) for frame in stored_frames(items, read))
-    frames = [frame.collect(engine="streaming") for frame in stored]
+    # a piece decoded at a time: only one piece's JSON text is held, never all of it
+    frames = [frame.with_columns(decoded).collect() for frame in stored_frames(items, read)]
     frame = _sorted(frames or [pl.DataFrame(schema={field: schema[field] for field in read})])
     left_out = [pl.lit(None, schema[field]).alias(field) for field in schema if field not in read]
     return frame.with_columns(left_out).select(list(schema))
@@ -272,12 +276,22 @@ def _holds_open(dtype: pl.DataType, path: str) -> bool:
 def stored_frames(items: Sequence[dict], names: list[str]) -> Iterator[pl.LazyFrame]:
     """The fields ``names`` of the items in their stored form (records.to_frame: text
     columns, nested fields as JSON): the Parquet files of :class:`ItemFiles` scanned, else
-    the items put in that form :data:`RUN_ROWS` at a time."""
+    the items put in that form, :data:`RUN_ROWS` at a time either way (a slice of a
+    file reads only the row groups it covers)."""
     if isinstance(items, ItemFiles):
-        yield pl.scan_parquet(items.files).select(names)
+        yield from _pieces(items.files, names)
         return
     for chunk in in_chunks(fields_of(items, names), RUN_ROWS):
         yield stored_frame(chunk).lazy().select(names)
+
+
+def _pieces(files: list[Path], names: list[str]) -> Iterator[pl.LazyFrame]:
+    """The columns ``names`` of Parquet files, :data:`RUN_ROWS` rows at a time: a slice
+    reads only the row groups it covers, and polars' allocator serves it (pyarrow's pool
+    kept about 60 MB more of the pages it read through)."""
+    for file in files:
+        for start in range(0, pq.ParquetFile(file).metadata.num_rows, RUN_ROWS):
+            yield pl.scan_parquet(file).slice(start, RUN_ROWS).select(names)
 
 
 def released_chunks(
@@ -319,10 +333,7 @@ def stored_chunks(items: Sequence[dict], names: list[str]) -> Iterator[pl.DataFr
     read a batch at a time when their ids are sorted, else the items sorted
     (:func:`in_id_order`) and put in that form."""
     if isinstance(items, ItemFiles) and pl.Series(items.ids()).is_sorted():
-        for file in items.files:
-            stored = pq.ParquetFile(file, pre_buffer=False)
-            for batch in stored.iter_batches(RUN_ROWS, columns=names, use_threads=False):
-                yield pl.from_arrow(batch)
+        yield from (piece.collect() for piece in _pieces(items.files, names))
         return
     for chunk in in_chunks(fields_of(in_id_order(items), names), RUN_ROWS):
         yield stored_frame(chunk).select(names)

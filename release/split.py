@@ -14,7 +14,14 @@ import numpy as np
 import polars as pl
 
 from answerable.release.config import TEST_SPLIT, ReleaseConfig
-from answerable.release.keys import item_hash, normalized_question, unit, with_family, with_groups
+from answerable.release.keys import (
+    hashed,
+    item_hash,
+    normalized_question,
+    unit,
+    with_family,
+    with_groups,
+)
 
 STEP = "split"
 LINKS = {
@@ -27,15 +34,15 @@ LINKS = {
 
 
 def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with its ``split`` column set (and ``family``, ``question_key`` for the
-    leakage check), and the report's ``splits`` section."""
+    """``frame`` with its ``split`` column set (and ``family`` for the leakage check),
+    and the report's ``splits`` section."""
     kind = config.split.kind
     work = frame.select("id", "db_id", "question", "label", "split", "provenance")
     work = with_family(work)
-    work = work.with_columns(
-        question_key=normalized_question(),
-        skeleton=frame["sql_meta"].struct.field("skeleton"),
-    )
+    # the question compared as codes: its normalized text is never held for every item
+    work = work.with_columns(question_key=hashed(work, normalized_question()))
+    if "skeleton" in LINKS[kind]:  # the narrow frame holds it only then (publish.READ_PARTS)
+        work = work.with_columns(skeleton=frame["sql_meta"].struct.field("skeleton"))
     _check_skeletons(work, config)
     work = with_groups(work, LINKS[kind])
     work = work.with_columns(
@@ -55,9 +62,8 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
         "groups_moved_to_test": _moved(work, config),
         "counts": _counts(work),
     }
-    # the family and question keys ride along for the leakage check (writers drop them)
-    keys = {"family": work["family"], "question_key": work["question_key"]}
-    return frame.with_columns(split=work["placed"], **keys), report
+    # the family rides along for the leakage check (writers drop it)
+    return frame.with_columns(split=work["placed"], family=work["family"]), report
 
 
 def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:

@@ -3,8 +3,10 @@ the release, warnings only report."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
+from answerable.release import keys, leakage
 from answerable.release.leakage import LeakageError, check_leakage
 from tests.release_helpers import config, frame_of, hex_id, make_item
 
@@ -120,3 +122,24 @@ def test_off_checks_are_not_run_and_defaults_follow_the_split_kind():
         frame_of(_clean()), config(split={"kind": "database", "ratios": {"test": 1}})
     )
     assert report["same_database"]["severity"] == "error"
+
+
+def test_a_hash_collision_changes_no_count_and_no_example(monkeypatch):
+    """The checks compare 64-bit hashes of the values; when every value hashes alike (each
+    a collision), the values are compared instead and the section is the same."""
+    items = []
+    for n in range(40):
+        split = ("train", "dev", "test")[n % 3]
+        item = make_item(f"i{n}", db_id=f"db{n % 4}", parent=f"p{n % 7}", split=split)
+        item["question"] = f"How many rows in table {n % 10}?"
+        item["sql"] = f"SELECT  count(*) FROM t{n % 11}"
+        item["sql_meta"]["skeleton"] = f"SELECT _ FROM t{n % 5}"
+        items.append(item)
+    for n in range(10):  # values of one item each: no leak, whatever their hash
+        item = make_item(f"lone{n}", db_id=f"lone{n}", split="train", skeleton=f"SELECT {n}")
+        items.append({**item, "question": f"Lone question {n}?", "sql": f"SELECT {n}"})
+    real = _found(items, near_question="off")
+    assert all(real[check]["leaks"] > 1 for check in ALL_WARN if check != "near_question")
+    monkeypatch.setattr(keys, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
+    monkeypatch.setattr(leakage, "key_hash", keys.key_hash)
+    assert _found(items, near_question="off") == real

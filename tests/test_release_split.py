@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from answerable.errors import ConfigError
+from answerable.release import keys
 from answerable.release.keys import with_family
 from answerable.release.split import split_items
 from tests.release_helpers import config, frame_of, hex_id, make_item
@@ -189,3 +190,21 @@ def test_families_sent_to_test_count_toward_its_share_of_the_other_labels():
         assert abs(shares[name] - ratio) < 0.06, shares
     assert report["free_ratios"]["test"] < 0.01  # the forced parents fill test already
     assert report["free_ratios"]["train"] == pytest.approx(0.75)
+
+
+def test_a_hash_collision_changes_no_split(monkeypatch):
+    """Equal questions are grouped by 64-bit hashes; when every question hashes alike
+    (each a collision), the questions are compared instead and every item lands where
+    it did."""
+    items = _pool(100)
+    for n, item in enumerate(items[::10]):  # 30 items of 4 questions: they link families
+        item["question"] = f"How many rows in table {n % 4}?"
+    settings = config(split={"ratios": RATIOS})
+    real, report = split_items(frame_of(items), settings, seed=1)
+    assert report["groups"] < report["families"]  # the questions joined families
+    codes = keys.hashed(real, keys.normalized_question())
+    assert codes.n_unique() == 274 and codes.dtype == pl.UInt64
+    monkeypatch.setattr(keys, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
+    assert keys.hashed(real, keys.normalized_question()).n_unique() == 274
+    colliding, again = split_items(frame_of(items), settings, seed=1)
+    assert colliding.equals(real) and again == report
