@@ -35,10 +35,13 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import polars as pl
+
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.text import words as split_words
 from answerable.errors import ConfigError
 from answerable.ids import content_hash
+from answerable.records import ItemFiles
 
 FOLDS = 5
 TREE_DEPTH = 5
@@ -91,13 +94,9 @@ def audit(
     """The audit report of ``items`` (``schemas``: db_id -> :func:`schema_words`), fitted
     on at most ``limit`` of them (a sample of whole families drawn with ``seed``).
 
-    Only what the models read is kept of each item, so ``items`` may be a stream."""
-    rows = sorted(
-        (_audited(i) for i in items if i.get("label") and i.get("question")),
-        key=lambda row: row["id"],
-    )
-    everything = len(rows)
-    rows = sample_families(rows, limit, seed)
+    Only what the models read is kept of each item, so ``items`` may be a stream; of
+    items in Parquet files (a build's candidates) only the sampled ones become rows."""
+    rows, everything = audited_rows(items, limit, seed)
     labels = [row["label"] for row in rows]
     groups = [row["family"] for row in rows]
     if len(set(labels)) < 2 or len(rows) < MIN_ITEMS:
@@ -131,6 +130,50 @@ def audit(
     }
 
 
+def audited_rows(items: Iterable[dict], limit: int, seed: int) -> tuple[list[dict], int]:
+    """The rows the fits read (:func:`sample_families` of the items that have a label and
+    a question, sorted by id) and how many items had both. Items in Parquet files are
+    read as columns and sampled there: a large build's items never all become rows."""
+    if not isinstance(items, ItemFiles):
+        rows = sorted(
+            (_audited(i) for i in items if i.get("label") and i.get("question")),
+            key=lambda row: row["id"],
+        )
+        return sample_families(rows, limit, seed), len(rows)
+    frame = _audited_frame(items)
+    everything = frame.height
+    if everything > limit:
+        sizes = dict(frame.group_by("family").len().iter_rows())
+        frame = frame.filter(pl.col("family").is_in(chosen_families(sizes, limit, seed)))
+    return frame.to_dicts(), everything
+
+
+def _audited_frame(items: ItemFiles) -> pl.DataFrame:
+    """:func:`_audited` of every item with a label and a question, as columns sorted by
+    id, from the stored columns (the provenance's two parts read from its JSON text)."""
+    provenance = pl.col("provenance")
+    parent = provenance.str.json_path_match("$.parent")
+    generator = provenance.str.json_path_match("$.generator")
+    read = ["id", "label", "question", "db_id", "provenance"]
+    stored = pl.concat([pl.scan_parquet(file).select(read) for file in items.files])
+    present = (pl.col("label").fill_null("") != "") & (pl.col("question").fill_null("") != "")
+    return (
+        stored.filter(present)
+        .select(
+            "id",
+            "label",
+            "question",
+            "db_id",
+            family=pl.when(parent.fill_null("") != "").then(parent).otherwise(pl.col("id")),
+            generator=pl.when(generator.fill_null("") != "").then(generator).otherwise(
+                pl.lit("unknown")
+            ),
+        )
+        .sort("id")
+        .collect(engine="streaming")
+    )
+
+
 def _audited(item: dict) -> dict:
     """What the audit reads of an item."""
     return {
@@ -153,14 +196,20 @@ def sample_families(rows: list[dict], limit: int, seed: int) -> list[dict]:
     """
     if len(rows) <= limit:
         return rows
-    sizes = Counter(row["family"] for row in rows)
+    chosen = chosen_families(Counter(row["family"] for row in rows), limit, seed)
+    return [row for row in rows if row["family"] in chosen]
+
+
+def chosen_families(sizes: dict[str, int], limit: int, seed: int) -> set[str]:
+    """The families (name -> items) :func:`sample_families` keeps: whole families in a
+    seeded order of their names, each taken while the items taken stay within ``limit``."""
     chosen, taken = set(), 0
     for name in sorted(sizes, key=lambda name: content_hash([seed, name])):
         if taken + sizes[name] > limit:
             continue
         chosen.add(name)
         taken += sizes[name]
-    return [row for row in rows if row["family"] in chosen]
+    return chosen
 
 
 def _surface_model(features, labels, groups, folds):

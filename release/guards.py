@@ -118,14 +118,15 @@ def _short_fields(items: ItemFiles) -> pl.DataFrame:
     """:data:`SHORT_FIELDS` of items in Parquet files, read as columns (the result's hash
     taken from its JSON text): no item is decoded whole, none held as a dict."""
     columns = ["id", "db_id", "db_variant", "question", "result"]
-    frames = [pl.read_parquet(file, columns=columns) for file in items.files]
-    return pl.concat(frames).select(
+    frames = [pl.scan_parquet(file).select(columns) for file in items.files]
+    short = pl.concat(frames).select(
         "id",
         "db_id",
         pl.col("db_variant").fill_null(""),
         "question",
         hash=pl.col("result").str.json_path_match("$.hash"),
     )
+    return short.collect(engine="streaming")  # the results' JSON is read a piece at a time
 
 
 def contradictions(items: Iterable[dict]) -> dict[str, list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from answerable.records import write_jsonl
+from answerable.records import ItemFiles, write_jsonl, write_parquet
 from answerable.release.audit import audit, family, surface_features
 from tests.conftest import DEMO_RECIPE, run_in
 
@@ -64,6 +64,20 @@ def test_a_large_build_is_audited_on_a_seeded_sample_of_whole_families():
     assert audit(list(reversed(items)), limit=150, seed=5) == report
     assert audit(items, limit=150, seed=6) != report  # another seed, another sample
     assert "sampled" not in audit(items, limit=400)
+
+
+def test_a_builds_candidates_are_audited_from_their_columns(tmp_path, monkeypatch):
+    """Items in Parquet files (a build's candidates) give the report the dicts give, and
+    only the sampled ones become rows: no item is decoded whole."""
+    items = planted(200)
+    items[3]["question"] = ""  # neither kind of item without a question is audited
+    items[5] = {**items[5], "provenance": {"parent": "", "generator": ""}}  # its own family
+    stored = ItemFiles([write_parquet(items, tmp_path / "candidates.parquet")])
+    wanted = {limit: audit(items, limit=limit, seed=5) for limit in (150, 1000)}
+    monkeypatch.setattr(ItemFiles, "_read", lambda _self: iter(()))  # decoding gives nothing
+    for limit, report in wanted.items():
+        assert audit(stored, limit=limit, seed=5) == report
+    assert wanted[150]["sampled"] == {"of": 399, "seed": 5}
 
 
 def test_features_and_families():
