@@ -182,3 +182,34 @@ def test_a_row_reader_reads_rows_by_position_and_keeps_the_last_group(tmp_path, 
     assert reader.rows(5, 20) == whole[5:25] and reader.rows(28, 9) == whole[28:]
     assert reader.rows(0, 2) == whole[:2] and reader.rows(30, 4) == []
     assert read_rows(path, 6, 5) == whole[6:11]
+
+
+class _Counted(dict):
+    """An item that counts how many of its kind are alive (a dict cannot be weakly
+    referenced, a subclass can)."""
+
+    alive = 0
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        _Counted.alive += 1
+
+    def __del__(self):
+        _Counted.alive -= 1
+
+
+def test_a_writer_holds_a_batch_of_items_as_dicts_not_runs_of_them(tmp_path, monkeypatch):
+    """write_parquet turns items into columns a batch at a time: a stream of large items
+    is never held as dicts beyond a batch (it held two runs of them)."""
+    monkeypatch.setattr(records, "RUN_ROWS", 64)
+    monkeypatch.setattr(records, "BATCH_ROWS", 8)
+    most = []
+
+    def stream():
+        for item in many(300):
+            most.append(_Counted.alive)
+            yield _Counted(item)
+
+    stored = write_parquet(stream(), tmp_path / "items.parquet")
+    assert max(most) <= 8  # a batch in hand (the one being made is not yet counted)
+    assert read_parquet(stored) == read_parquet(write_parquet(many(300), tmp_path / "b.parquet"))

@@ -17,6 +17,7 @@ import bisect
 import errno
 import heapq
 import itertools
+import math
 import json
 import os
 import shutil
@@ -54,8 +55,8 @@ NESTED_FIELDS += ("sql_by_dialect",)  # in a release: gold SQL per dialect (rele
 FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
-RUN_ROWS = 2048  # items a writer sorts in memory at once (~25 MB); more are merged from runs
-BATCH_ROWS = 256  # items a reader decodes at once
+RUN_ROWS = 2048  # items a writer sorts at once (as columns); more are merged from runs
+BATCH_ROWS = 256  # items a reader decodes, or a writer holds as dicts, at once
 # a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
 # merge holds one group per run (big groups would hold every run, the whole file, at once)
 RUN_GROUP_ROWS = 64
@@ -73,12 +74,22 @@ def sort_items(items: Iterable[dict]) -> list[dict]:
 
 def to_frame(items: Iterable[dict]) -> pl.DataFrame:
     """A polars frame of items, nested fields as JSON text, sorted by id."""
+    return _by_id(_unsorted_frame(items))
+
+
+def _unsorted_frame(items: Iterable[dict]) -> pl.DataFrame:
     rows = []
-    for item in sort_items(complete(i) for i in items):
+    for item in map(complete, items):
         row = {name: item[name] for name in PLAIN_FIELDS}
         row.update({name: _dump(item[name]) for name in NESTED_FIELDS})
         rows.append(row)
     return pl.DataFrame(rows, schema=PARQUET_SCHEMA, orient="row")
+
+
+def _by_id(frame: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by id as :func:`sort_items` sorts (stable; a string's UTF-8 bytes order it
+    as its code points do)."""
+    return frame.sort("id", maintain_order=True)
 
 
 def from_frame(frame: pl.DataFrame) -> list[dict]:
@@ -114,22 +125,38 @@ def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
     that many, stored beside the file, and merged into it in row groups of that many, so
     the items need not all be in memory at once (``items`` may be a stream)."""
     path = Path(path)
-    chunks = in_chunks(items, RUN_ROWS)
-    first = next(chunks, [])
-    second = next(chunks, None)
+    frames = _run_frames(items)
+    first = next(frames)
+    second = next(frames, None)
     if second is None:
-        _write_frame(to_frame(first), path)
+        _write_frame(first, path)
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{path.name}.runs-", dir=path.parent) as folder:
         runs = []
-        for number, chunk in enumerate(itertools.chain([first, second], chunks)):
+        for number, frame in enumerate(itertools.chain([first, second], frames)):
             run = Path(folder) / f"{number}.parquet"
-            runs.append(_write_frame(to_frame(chunk), run, row_group_size=RUN_GROUP_ROWS))
-            first = second = chunk = None  # each run's items go once it is written
+            runs.append(_write_frame(frame, run, row_group_size=RUN_GROUP_ROWS))
+            first = second = frame = None  # each run goes once it is written
         with _atomic(path) as tmp:
             _merge_runs(runs, tmp)
     return path
+
+
+def _run_frames(items: Iterable[dict]) -> Iterator[pl.DataFrame]:
+    """The items as :func:`to_frame` frames of :data:`RUN_ROWS` (one frame, maybe empty,
+    for fewer), made :data:`BATCH_ROWS` items at a time: only that many items are held as
+    dicts, the rest of a run as its typed columns (a stream of large items would
+    otherwise hold two runs of dicts, ~100 MB, while the first is written)."""
+    held, rows, made = [], 0, 0
+    for piece in in_chunks(items, math.gcd(BATCH_ROWS, RUN_ROWS)):  # whole runs of pieces
+        held.append(_unsorted_frame(piece))
+        rows, piece = rows + len(piece), None  # its dicts go before the next are read
+        if rows == RUN_ROWS:
+            yield _by_id(pl.concat(held))
+            held, rows, made = [], 0, made + 1
+    if held or not made:
+        yield _by_id(pl.concat(held) if held else _unsorted_frame([]))
 
 
 def in_chunks(values: Iterable, size: int) -> Iterator[list]:
@@ -137,6 +164,7 @@ def in_chunks(values: Iterable, size: int) -> Iterator[list]:
     values = iter(values)
     while chunk := list(itertools.islice(values, size)):
         yield chunk
+        chunk = None  # the caller's list only, while the next is read
 
 
 def _write_frame(frame: pl.DataFrame, path: Path, row_group_size: int | None = None) -> Path:
