@@ -165,9 +165,9 @@ def _audited_frame(items: ItemFiles) -> pl.DataFrame:
             "question",
             "db_id",
             family=pl.when(parent.fill_null("") != "").then(parent).otherwise(pl.col("id")),
-            generator=pl.when(generator.fill_null("") != "").then(generator).otherwise(
-                pl.lit("unknown")
-            ),
+            generator=pl.when(generator.fill_null("") != "")
+            .then(generator)
+            .otherwise(pl.lit("unknown")),
         )
         .sort("id")
         .collect(engine="streaming")

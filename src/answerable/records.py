@@ -17,8 +17,8 @@ import bisect
 import errno
 import heapq
 import itertools
-import math
 import json
+import math
 import os
 import shutil
 import tempfile
