@@ -169,7 +169,7 @@ def _audited_frame(items: ItemFiles) -> pl.DataFrame:
             .then(generator)
             .otherwise(pl.lit("unknown")),
         )
-        .sort("id")
+        .sort("id", maintain_order=True)  # as sorted() orders items of one id
         .collect(engine="streaming")
     )
 
