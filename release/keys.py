@@ -172,9 +172,15 @@ def hashed(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:
     key = key_hashes(frame, values)
     shared = key.is_duplicated() & key.is_not_null()
     sharing = frame.filter(shared).select(values.alias("value"), key.filter(shared).alias("key"))
-    if sharing.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
+    if collides(sharing):
         key = frame.select(values.cast(pl.String).cast(pl.Categorical).to_physical()).to_series()
     return key.alias("key")
+
+
+def collides(keyed: pl.DataFrame) -> bool:
+    """Whether two different values of ``keyed`` (columns ``key`` and ``value``) share a
+    key: a hash collision, after which the values themselves must be compared."""
+    return keyed.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any()
 
 
 def key_hashes(frame: pl.DataFrame, values: pl.Expr) -> pl.Series:

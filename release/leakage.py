@@ -14,7 +14,7 @@ import polars as pl
 from answerable.builders.drafting.checks import ngrams, similarity
 from answerable.errors import AnswerableError
 from answerable.release.config import CHECKS, ReleaseConfig
-from answerable.release.keys import key_hash, key_hashes, normalized_question, with_family
+from answerable.release.keys import collides, key_hashes, normalized_question, with_family
 
 EXAMPLES = 3  # leaks shown per check in the report
 NEAR_PAIR_LIMIT = 2_000_000  # question pairs the near-duplicate check compares at most
@@ -69,9 +69,12 @@ def _shared(work: pl.DataFrame, value: pl.Expr) -> dict:
     values are computed only for the items whose hash is in two splits. When two of
     those values share a hash (a collision), the check is made again on the values, so
     a collision never changes a count or an example."""
-    rows = _in_two_splits(work, key_hashes(work, value))
-    found = work[rows].select("id", "split", value.alias("value"), key_hash(value).alias("key"))
-    if found.group_by("key").agg(pl.col("value").n_unique() > 1)["value"].any():
+    hashes = key_hashes(work, value)
+    rows = _in_two_splits(work, hashes)
+    found = (
+        work[rows].select("id", "split", value.alias("value")).with_columns(key=hashes.gather(rows))
+    )
+    if collides(found):
         exact = work.select(value).to_series()
         found = work[_in_two_splits(work, exact)].select("id", "split", value.alias("value"))
     leaking = found.select("value").unique().sort("value")
