@@ -98,7 +98,13 @@ class DatabaseSchema:
         return cls(entry["db_id"], tables)
 
 
-def _quote(name: str) -> str:
+def quote_identifier(name: str) -> str:
+    """``name`` as a double-quoted SQL identifier, the one way every engine's DDL and
+    catalog queries quote names (SQLite, DuckDB and PostgreSQL alike).
+
+    >>> quote_identifier('a"b')
+    '"a""b"'
+    """
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -130,11 +136,11 @@ def _merged_tables(entries: list[sqlite_files.DeltaEntry]) -> dict[str, Table]:
 
 
 def _read_table(con: sqlite3.Connection, name: str) -> Table:
-    info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+    info = con.execute(f"PRAGMA table_info({quote_identifier(name)})").fetchall()
     columns = [Column(row[1], row[2] or "") for row in info]
     primary = [row[1] for row in sorted(info, key=lambda r: r[5]) if row[5] > 0]
     fks = [
         (row[3], row[2], row[4])
-        for row in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall()
+        for row in con.execute(f"PRAGMA foreign_key_list({quote_identifier(name)})").fetchall()
     ]
     return Table(name, columns, primary, fks)

@@ -52,7 +52,7 @@ from answerable.builders.executor import (
     first_keyword,
     has_order_by,
 )
-from answerable.builders.schema import DatabaseSchema
+from answerable.builders.schema import DatabaseSchema, quote_identifier
 from answerable.errors import SQLError
 
 _CONFIG = {
@@ -417,26 +417,20 @@ class DuckDBEngine(Engine):
 
 
 def _column_type(con, table: str, column: str, declared: str) -> str:
-    kinds = {
-        kind
-        for (kind,) in con.execute(f"SELECT DISTINCT typeof({_quote(column)}) FROM {_quote(table)}")
-    }
+    column, table = quote_identifier(column), quote_identifier(table)
+    kinds = {kind for (kind,) in con.execute(f"SELECT DISTINCT typeof({column}) FROM {table}")}
     return engine_type("duckdb", value_kind(declared, kinds) or TEXT)
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _create_sql(table, types: list[str], keys: bool) -> str:
-    parts = [f"{_quote(c.name)} {t}" for c, t in zip(table.columns, types, strict=True)]
+    parts = [f"{quote_identifier(c.name)} {t}" for c, t in zip(table.columns, types, strict=True)]
     if keys and table.primary_key:
-        parts.append(f"PRIMARY KEY ({', '.join(_quote(c) for c in table.primary_key)})")
+        parts.append(f"PRIMARY KEY ({', '.join(quote_identifier(c) for c in table.primary_key)})")
     if keys:
         for column, other, other_column in table.foreign_keys:
-            target = f"{_quote(other)} ({_quote(other_column)})"
-            parts.append(f"FOREIGN KEY ({_quote(column)}) REFERENCES {target}")
-    return f"CREATE TABLE {_quote(table.name)} ({', '.join(parts)})"
+            target = f"{quote_identifier(other)} ({quote_identifier(other_column)})"
+            parts.append(f"FOREIGN KEY ({quote_identifier(column)}) REFERENCES {target}")
+    return f"CREATE TABLE {quote_identifier(table.name)} ({', '.join(parts)})"
 
 
 def _creation_order(tables: list) -> list:
@@ -496,8 +490,8 @@ def _copy_table(source, out, table, duckdb) -> None:
     import pyarrow as pa
 
     types = [_column_type(source, table.name, c.name, c.type) for c in table.columns]
-    names = ", ".join(_quote(c.name) for c in table.columns)
-    rows = source.execute(f"SELECT {names} FROM {_quote(table.name)}").fetchall()
+    names = ", ".join(quote_identifier(c.name) for c in table.columns)
+    rows = source.execute(f"SELECT {names} FROM {quote_identifier(table.name)}").fetchall()
     arrow = _arrow_types()
     arrays = {
         f"c{i}": pa.array([_as(kind, row[i]) for row in rows], type=arrow[kind]())
@@ -509,11 +503,12 @@ def _copy_table(source, out, table, duckdb) -> None:
             out.execute(_create_sql(table, types, keys))
             if frame is not None and rows:
                 out.register("_answerable_rows", frame)
-                out.execute(f"INSERT INTO {_quote(table.name)} SELECT * FROM _answerable_rows")
+                name = quote_identifier(table.name)
+                out.execute(f"INSERT INTO {name} SELECT * FROM _answerable_rows")
                 out.unregister("_answerable_rows")
             return
         except duckdb.ConstraintException:
-            out.execute(f"DROP TABLE IF EXISTS {_quote(table.name)}")
+            out.execute(f"DROP TABLE IF EXISTS {quote_identifier(table.name)}")
 
 
 def _as(kind: str, value):

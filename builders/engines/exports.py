@@ -24,16 +24,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from answerable.builders.engines.types import sqlite_declared, sqlite_value
-from answerable.builders.schema import DatabaseSchema, Table
+from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
 
 Rows = Callable[[Table], Iterable[list[tuple]]]  # a table's rows, in batches
 _BATCH = 5000
-
-
-def quote(name: str) -> str:
-    """``name`` as a double-quoted identifier (SQLite, DuckDB and PostgreSQL alike)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def write_sqlite(path: str | Path, tables: list[Table], rows: Rows) -> Path:
@@ -71,19 +66,19 @@ def _declared(table: Table, column) -> str:
 
 def _write_table(out: sqlite3.Connection, table: Table, kept: set[str], rows: Rows) -> None:
     kinds = [_declared(table, c) for c in table.columns]
-    parts = [f"{quote(c.name)} {k}" for c, k in zip(table.columns, kinds, strict=True)]
+    parts = [f"{quote_identifier(c.name)} {k}" for c, k in zip(table.columns, kinds, strict=True)]
     if table.primary_key:
-        parts.append(f"PRIMARY KEY ({', '.join(map(quote, table.primary_key))})")
+        parts.append(f"PRIMARY KEY ({', '.join(map(quote_identifier, table.primary_key))})")
     # SQLite lists foreign keys last declared first: declare them reversed so the file
     # reads back in the engine's order.
     parts += [
-        f"FOREIGN KEY ({quote(c)}) REFERENCES {quote(o)} ({quote(oc)})"
+        "FOREIGN KEY ({}) REFERENCES {} ({})".format(*map(quote_identifier, (c, o, oc)))
         for c, o, oc in reversed(table.foreign_keys)
         if o.lower() in kept
     ]
-    out.execute(f"CREATE TABLE {quote(table.name)} ({', '.join(parts)})")
+    out.execute(f"CREATE TABLE {quote_identifier(table.name)} ({', '.join(parts)})")
     marks = ", ".join("?" * len(table.columns))
-    insert = f"INSERT INTO {quote(table.name)} VALUES ({marks})"
+    insert = f"INSERT INTO {quote_identifier(table.name)} VALUES ({marks})"
     for batch in rows(table):
         out.executemany(insert, [tuple(map(sqlite_value, row)) for row in batch])
 
@@ -113,8 +108,9 @@ def export_duckdb(source: str | Path, path: str | Path, tables: Iterable[str] | 
         chosen = chosen_tables(schema, tables, str(source))
 
         def rows(table: Table):
-            names = ", ".join(quote(c.name) for c in table.columns)
-            cursor = con.execute(f"SELECT {names} FROM {quote(table.name)} ORDER BY rowid")
+            names = ", ".join(quote_identifier(c.name) for c in table.columns)
+            name = quote_identifier(table.name)
+            cursor = con.execute(f"SELECT {names} FROM {name} ORDER BY rowid")
             return iter(lambda: cursor.fetchmany(_BATCH), [])
 
         return write_sqlite(path, chosen, rows)

@@ -44,7 +44,7 @@ from pathlib import Path
 from answerable.builders import sqlite_files
 from answerable.builders.engines.exports import chosen_tables, write_sqlite
 from answerable.builders.engines.types import engine_type, value_kind
-from answerable.builders.schema import DatabaseSchema, Table
+from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
 
 _COPY_BATCH = 5000
@@ -114,17 +114,14 @@ def _tables_only(lite: sqlite3.Connection, source: DatabaseSchema) -> list[Table
     return [t for t in source.tables if t.name.lower() not in views]
 
 
-def _quote_lite(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _column_types(lite: sqlite3.Connection, table: Table) -> list[str]:
     types = []
     for column in table.columns:
         storage = {
             kind
             for (kind,) in lite.execute(
-                f"SELECT DISTINCT typeof({_quote_lite(column.name)}) FROM {_quote_lite(table.name)}"
+                f"SELECT DISTINCT typeof({quote_identifier(column.name)}) "
+                f"FROM {quote_identifier(table.name)}"
             )
         }
         kind = postgres_type(column.type, storage)
@@ -164,8 +161,8 @@ def _copy_rows(con, lite: sqlite3.Connection, schema: str, table: Table) -> None
         sql.Identifier(table.name.lower()),
         sql.SQL(", ").join(map(sql.Identifier, names)),
     )
-    read = ", ".join(_quote_lite(c.name) for c in table.columns)
-    cursor = lite.execute(f"SELECT {read} FROM {_quote_lite(table.name)}")
+    read = ", ".join(quote_identifier(c.name) for c in table.columns)
+    cursor = lite.execute(f"SELECT {read} FROM {quote_identifier(table.name)}")
     with con.cursor() as cur, cur.copy(copy_sql) as copy:
         while batch := cursor.fetchmany(_COPY_BATCH):
             for row in batch:

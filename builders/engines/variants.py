@@ -54,9 +54,9 @@ from typing import Any
 
 from answerable.builders import sqlkit
 from answerable.builders.engines.base import sqlite_cell
-from answerable.builders.engines.exports import export_source, quote
+from answerable.builders.engines.exports import export_source
 from answerable.builders.executor import Limits, Result
-from answerable.builders.schema import DatabaseSchema, Table
+from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
 from answerable.ids import content_hash, item_id, sha256_file
 from answerable.records import atomic_path, read_json, write_json
@@ -259,8 +259,9 @@ def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
 
 def _read_table(con, table: Table, ops: list[dict] | None) -> EditedTable:
     """A table in rowid order: edited by ``ops`` when given, else as Arrow."""
-    names = ", ".join(quote(c.name) for c in table.columns)
-    arrow = con.sql(f"SELECT {names} FROM {quote(table.name)} ORDER BY rowid").to_arrow_table()
+    names = ", ".join(quote_identifier(c.name) for c in table.columns)
+    name = quote_identifier(table.name)
+    arrow = con.sql(f"SELECT {names} FROM {name} ORDER BY rowid").to_arrow_table()
     if not ops:
         return EditedTable(table, [(c.name, c.type) for c in table.columns], arrow)
     rows = [list(row) for row in zip(*(c.to_pylist() for c in arrow.columns), strict=True)]
@@ -283,7 +284,7 @@ def _write_file(tables, kept, ops, target: Path, copied_from: Path | None = None
         out = duckdb.connect(str(partial))
         try:
             for edited in reversed(tables) if copied_from is not None else ():
-                out.execute(f"DROP TABLE {quote(edited.table.name)}")
+                out.execute(f"DROP TABLE {quote_identifier(edited.table.name)}")
             for edited in tables:
                 _write_duckdb_table(out, edited, kept)
             out.execute("CHECKPOINT")
@@ -302,16 +303,18 @@ def _write_duckdb_table(out, edited: EditedTable, kept: set[tuple[str, str]]) ->
     import pyarrow as pa
 
     table = edited.table
-    parts = [f"{quote(name)} {kind}" for name, kind in edited.columns]
+    parts = [f"{quote_identifier(name)} {kind}" for name, kind in edited.columns]
     if edited.primary_key():
-        parts.append(f"PRIMARY KEY ({', '.join(map(quote, edited.primary_key()))})")
+        parts.append(f"PRIMARY KEY ({', '.join(map(quote_identifier, edited.primary_key()))})")
     for column, other, other_column in table.foreign_keys:
         target_kept = (other.lower(), other_column.lower()) in kept
         if column.lower() not in edited.dropped and target_kept:
             parts.append(
-                f"FOREIGN KEY ({quote(column)}) REFERENCES {quote(other)} ({quote(other_column)})"
+                "FOREIGN KEY ({}) REFERENCES {} ({})".format(
+                    *map(quote_identifier, (column, other, other_column))
+                )
             )
-    out.execute(f"CREATE TABLE {quote(table.name)} ({', '.join(parts)})")
+    out.execute(f"CREATE TABLE {quote_identifier(table.name)} ({', '.join(parts)})")
     if isinstance(edited.rows, pa.Table):  # an unedited table, as DuckDB gave it
         rows = edited.rows.rename_columns([f"c{i}" for i in range(edited.rows.num_columns)])
     elif edited.rows:
@@ -326,7 +329,8 @@ def _write_duckdb_table(out, edited: EditedTable, kept: set[tuple[str, str]]) ->
     out.register("_answerable_rows", rows)
     try:
         cast = ", ".join(f"CAST(c{i} AS {kind})" for i, (_, kind) in enumerate(edited.columns))
-        out.execute(f"INSERT INTO {quote(table.name)} SELECT {cast} FROM _answerable_rows")
+        name = quote_identifier(table.name)
+        out.execute(f"INSERT INTO {name} SELECT {cast} FROM _answerable_rows")
     finally:
         out.unregister("_answerable_rows")
 

@@ -6,6 +6,7 @@ descriptions (:func:`skeleton`, :func:`hardness`, :func:`operations`) fill an it
 
 - ``parsing``: :func:`parse`, :func:`transpile`
 - ``binding``: :func:`qualify`
+- :func:`quote_identifier` (from :mod:`answerable.builders.schema`, which sqlkit builds on)
 - ``refs``: :func:`references`, :class:`Refs`, :class:`Literal`
 - ``describe``: :func:`skeleton`, :func:`hardness`, :func:`operations`,
   :func:`has_order_by`, :func:`is_read_only`
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from answerable.builders.schema import DatabaseSchema
+from answerable.builders.schema import DatabaseSchema, quote_identifier
 from answerable.builders.sqlkit.binding import qualify, qualify_in_place
 from answerable.builders.sqlkit.describe import (
     OPERATIONS,
@@ -52,6 +53,7 @@ __all__ = [
     "parse",
     "portable",
     "qualify",
+    "quote_identifier",
     "references",
     "skeleton",
     "transpile",
