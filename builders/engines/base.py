@@ -147,11 +147,18 @@ class Engine(ABC):
     """One kind of database: opens sources read-only.
 
     ``name`` is the registry key and the recipe's ``engine:`` value; ``dialect`` is the
-    sqlglot dialect its SQL is written in (gold SQL is transpiled to it).
+    sqlglot dialect its SQL is written in (gold SQL is transpiled to it). What the rest of
+    the toolkit needs to know of an engine it declares here, so that no other module
+    names engines: ``title`` is how messages name it; a file engine gives the
+    ``file_suffix`` of its databases (a source's ``<db_id><suffix>`` under
+    ``databases:``); a server engine sets ``is_server`` (its sources name a server).
     """
 
     name: ClassVar[str]
     dialect: ClassVar[str]
+    title: ClassVar[str]
+    file_suffix: ClassVar[str | None] = None
+    is_server: ClassVar[bool] = False
 
     @abstractmethod
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> Database:
@@ -169,6 +176,13 @@ class Engine(ABC):
         schema). Used by the cross-check and the tests; raises NotImplementedError
         where the engine cannot."""
         raise NotImplementedError(f"the {self.name} engine cannot load a SQLite copy")
+
+    def export_sqlite(self, ref, path: Path, tables: Iterable[str] | None = None) -> Path:
+        """Write the database of ``ref`` (a source's DatabaseRef read by this engine) to
+        the SQLite file ``path``, only ``tables`` when given, rows in the order this
+        engine reads them, so that a release ships a file any SQLite tool opens. Raises
+        NotImplementedError where the engine cannot."""
+        raise NotImplementedError(f"the {self.name} engine cannot export to SQLite")
 
     def reused_copy(self, db_id: str, target: Path) -> SourceSpec | None:
         """The spec of a copy :meth:`copy_from_sqlite` made earlier at ``target``, or

@@ -33,6 +33,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from answerable.builders.engines.base import (
@@ -41,6 +42,7 @@ from answerable.builders.engines.base import (
     schema_from_information_schema,
     sqlite_rows,
 )
+from answerable.builders.engines.exports import export_duckdb
 from answerable.builders.engines.types import TEXT, engine_type, value_kind
 from answerable.builders.executor import (
     READ_KEYWORDS,
@@ -394,6 +396,8 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = "duckdb"
+    title = "DuckDB"
+    file_suffix = ".duckdb"
 
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> DuckDBDatabase:
         """A :class:`DuckDBDatabase` on ``spec.path``."""
@@ -406,6 +410,11 @@ class DuckDBEngine(Engine):
         :func:`copy_sqlite_to_duckdb`)."""
         copy_sqlite_to_duckdb(sqlite_path, target)
         return SourceSpec(Path(target).stem, self.name, path=Path(target))
+
+    def export_sqlite(self, ref, path: Path, tables: Iterable[str] | None = None) -> Path:
+        """The DuckDB file's base tables written to ``path`` in rowid order (see
+        :func:`.exports.export_duckdb`)."""
+        return export_duckdb(ref.path, path, tables)
 
 
 # --- a DuckDB copy of a SQLite file -------------------------------------------------

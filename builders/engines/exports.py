@@ -156,42 +156,6 @@ def tables_used(items: Iterable[dict]) -> set[str]:
     return used
 
 
-def export_source(ref, path: Path, tables: Iterable[str] | None = None) -> Path:
-    """The database of ``ref`` (a DatabaseRef read by DuckDB or a server) written to the
-    SQLite file ``path``: ``tables`` only when given."""
-    if ref.server is not None:
-        from answerable.builders.engines.postgres import _connect, resolve_dsn
-        from answerable.builders.engines.postgres_tables import export_sqlite
-
-        with _connect(resolve_dsn(ref.server)) as con:
-            con.read_only = True
-            namespace = ref.server.namespace or "public"
-            wanted = tables if tables is not None else [t.name for t in ref.schema.tables]
-            return export_sqlite(con, namespace, wanted, path)
-    return export_duckdb(ref.path, path, tables)
-
-
-def needs_export(ref) -> bool:
-    """Whether a source's database reaches a release as an exported SQLite file."""
-    return ref is not None and ref.runs and ref.engine != "sqlite"
-
-
-def export_sources(items: list[dict], databases: dict, folder: Path) -> dict[str, Path]:
-    """``{db_id: SQLite file}`` for every DuckDB or server database the items use: the
-    tables their SQL and edits read (every table when none does), exported to
-    ``folder/<db_id>.sqlite`` so a release ships files, as it does for SQLite sources."""
-    made = {}
-    for db_id in sorted({i["db_id"] for i in items}):
-        ref = databases.get(db_id)
-        if not needs_export(ref):
-            continue
-        known = {t.name.lower() for t in ref.schema.tables}
-        wanted = tables_used(i for i in items if i["db_id"] == db_id) & known or known
-        folder.mkdir(parents=True, exist_ok=True)
-        made[db_id] = export_source(ref, folder / f"{db_id}.sqlite", wanted)
-    return made
-
-
 def portable_to_sqlite(items: list[dict], files: dict[str, Path]) -> tuple[list[dict], list]:
     """``(kept, rejects)``: items of the databases in ``files`` (exported from another
     engine) are kept when their gold SQL, written for SQLite by sqlglot, gives their

@@ -52,8 +52,10 @@ import functools
 import os
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
+from answerable.builders.engines import postgres_tables
 from answerable.builders.engines.base import Engine, SourceSpec, sqlite_rows
 from answerable.builders.engines.postgres_catalog import read_schema
 from answerable.builders.executor import (
@@ -168,6 +170,8 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = "postgres"
+    title = "PostgreSQL"
+    is_server = True
 
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
         """Connect to ``spec``'s server and check its role (see the module docstring)."""
@@ -181,13 +185,20 @@ class PostgresEngine(Engine):
         """Load the SQLite file into the schema ``answerable_copy_<target's stem>`` on the
         server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas;
         the prefix keeps a copy from ever replacing a source's schema)."""
-        from answerable.builders.engines.postgres_tables import load_sqlite
-
         dsn = resolve_dsn(SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV))
         namespace = COPY_PREFIX + re.sub(r"\W", "_", Path(target).stem.lower())
         with _connect(dsn) as con:
-            load_sqlite(con, sqlite_path, namespace)
+            postgres_tables.load_sqlite(con, sqlite_path, namespace)
         return SourceSpec(Path(sqlite_path).stem, "postgres", dsn_env=DSN_ENV, namespace=namespace)
+
+    def export_sqlite(self, ref, path: Path, tables: Iterable[str] | None = None) -> Path:
+        """The source's schema on its server written to ``path``, rows in physical order
+        (see :func:`.postgres_tables.export_sqlite`), through a read-only session."""
+        with _connect(resolve_dsn(ref.server)) as con:
+            con.read_only = True
+            namespace = ref.server.namespace or "public"
+            wanted = tables if tables is not None else [t.name for t in ref.schema.tables]
+            return postgres_tables.export_sqlite(con, namespace, wanted, path)
 
 
 def _connect(dsn: str, **options):

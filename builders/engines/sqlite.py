@@ -17,6 +17,8 @@ class SQLiteEngine(Engine):
 
     name = "sqlite"
     dialect = "sqlite"
+    title = "SQLite"
+    file_suffix = ".sqlite"
 
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> ReadOnlyDatabase:
         """A :class:`ReadOnlyDatabase` on ``spec.path`` (gated, nothing written beside it)."""

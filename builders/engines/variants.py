@@ -4,10 +4,11 @@ same labels and readings as on SQLite, proved by execution on the engine's own v
 The counterfactual step's proposals and checks read SQLite (rowids, ``sqlite_master``,
 readings written in SQLite's dialect, deltas over a SQLite base). For a source on another
 engine they therefore run on its **SQLite twin**: every table of the source exported by
-the engine (:func:`.exports.export_source`, rows in the order the engine's variant reads
-them), under ``<workdir>/<dataset>/twins/``, with each parent's gold SQL written for
-SQLite by sqlglot. Every item the step makes there is then **proved on the engine**
-(:func:`prove`): the edit script is applied by the engine (:class:`EngineVariants`) and
+the engine (:func:`answerable.builders.engines.export_source`, rows in the order the
+engine's variant reads them), under ``<workdir>/<dataset>/twins/``, with each parent's
+gold SQL written for SQLite by sqlglot. Every item the step makes there is then **proved
+on the engine** (:func:`prove`): the edit script is applied by the engine
+(:class:`EngineVariants`) and
 
 - the parent's gold SQL, in the engine's dialect, must fail on the engine's variant
   exactly when it fails on the twin's, and give the same result hash when it runs (an
@@ -53,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders import sqlkit
+from answerable.builders.engines import export_source
 from answerable.builders.engines.base import sqlite_cell
-from answerable.builders.engines.exports import export_source
 from answerable.builders.executor import Limits, Result
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError

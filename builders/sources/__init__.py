@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.builders.engines import DEFAULT_ENGINE, ENGINES
+from answerable.builders.engines import DEFAULT_ENGINE, ENGINES, file_suffix, is_server
 from answerable.builders.sources.common import (
-    ENGINE_FILES,
     LIMITS,
-    SERVER_ENGINES,
     DatabaseRef,
     SourceData,
     engine_database,
@@ -67,7 +65,7 @@ def load_source(
         raise ConfigError(
             where, "format", f"unknown format {kind!r}", fix=f"use one of: {', '.join(FORMATS)}"
         )
-    server = spec.get("engine") in SERVER_ENGINES  # a server holds the databases
+    server = is_server(spec.get("engine"))  # a server holds the databases
     for key in ("name", *REQUIRED[kind]):
         if not spec.get(key) and not (server and key == "databases"):
             raise ConfigError(
@@ -108,8 +106,8 @@ def source_engine(spec: dict, where: str, kind: str) -> str:
     if name not in ENGINES:
         known = ", ".join(sorted(ENGINES))
         raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
-    readable = (*ENGINE_FILES, *SERVER_ENGINES)
-    if name != DEFAULT_ENGINE and (kind not in ENGINE_FORMATS or name not in readable):
+    readable = file_suffix(name) is not None or is_server(name)
+    if name != DEFAULT_ENGINE and (kind not in ENGINE_FORMATS or not readable):
         formats = ", ".join(ENGINE_FORMATS)
         raise ConfigError(
             where,
@@ -131,16 +129,16 @@ def on_engine(data: SourceData, spec: dict, folder: Path | None, where: str) -> 
     if engine == DEFAULT_ENGINE or spec.get("format") == "jsonl":
         return data
     for db_id in sorted(data.databases):
-        if engine in SERVER_ENGINES:
+        if is_server(engine):
             data.databases[db_id] = server_database(spec, db_id, where)
             continue
-        found = find_database(folder, db_id, ENGINE_FILES[engine])
+        found = find_database(folder, db_id, file_suffix(engine))
         if found is None:
             raise ConfigError(
                 where,
                 "databases",
                 f"no {engine} file for db_id {db_id!r} under {folder}",
-                fix=f"add <databases>/{db_id}{ENGINE_FILES[engine]} or remove engine:",
+                fix=f"add <databases>/{db_id}{file_suffix(engine)} or remove engine:",
             )
         data.databases[db_id] = engine_database(found, db_id, engine)
     return data
@@ -172,7 +170,7 @@ def dispatch(
         return load_delimited(spec, paths, kind)
     if kind == "jsonl":
         engine = spec.get("engine", DEFAULT_ENGINE)
-        server = spec if engine in SERVER_ENGINES else None
+        server = spec if is_server(engine) else None
         return load_jsonl(
             paths["path"], name, paths["databases"], limit, max_line_bytes, engine, server
         )

@@ -303,9 +303,6 @@ def sqlite_schema(path: Path, db_id: str) -> DatabaseSchema:
         raise ConfigError(path, None, f"cannot read the SQLite database: {error}") from None
 
 
-ENGINE_FILES = {"sqlite": ".sqlite", "duckdb": ".duckdb"}  # file engines: their suffix
-
-
 def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
     """The database of ``db_id`` in the file ``path`` read by ``engine``, its schema read
     from the engine's catalog; an unreadable file is a ConfigError."""
@@ -318,9 +315,6 @@ def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
     except SQLError as error:
         raise ConfigError(path, None, f"cannot read the {engine} database: {error}") from None
     return ref
-
-
-SERVER_ENGINES = ("postgres",)  # engines whose sources name a server, not files
 
 
 def server_database(source: dict, db_id: str, where: str) -> DatabaseRef:

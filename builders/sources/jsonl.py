@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from answerable.builders.engines import ENGINES
 from answerable.builders.sources.common import (
-    ENGINE_FILES,
     DatabaseRef,
     ExampleCollector,
     LineTooLong,
@@ -26,7 +26,6 @@ from answerable.builders.sources.common import (
 )
 from answerable.errors import ConfigError
 
-ENGINE_NAMES = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 KEYS = ("db_id", "question", "sql", "label", "category", "split", "variables")
 OPTIONAL = {
     "label": (str, type(None)),
@@ -102,13 +101,13 @@ def line_example(line: object, source: str, path: Path, number: int) -> dict:
 
 def jsonl_database(folder: Path, db_id: str, path: Path, engine: str = "sqlite") -> DatabaseRef:
     """The database of ``db_id`` under ``folder``; a missing file is a ConfigError."""
-    suffix = ENGINE_FILES[engine]
+    suffix = ENGINES[engine].file_suffix
     found = find_database(folder, db_id, suffix)
     if found is None:
         raise ConfigError(
             path,
             "databases",
-            f"no {ENGINE_NAMES[engine]} file for db_id {db_id!r} under {folder}",
+            f"no {ENGINES[engine].title} file for db_id {db_id!r} under {folder}",
             fix=f"add {folder / db_id}{suffix} or fix the db_id",
         )
     return engine_database(found, db_id, engine)

@@ -27,13 +27,9 @@ from answerable.builders.counterfactual import proposed
 from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
 from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
 from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
-from answerable.builders.engines import crosscheck
+from answerable.builders.engines import crosscheck, export_sources, needs_export
 from answerable.builders.engines import variants as engine_variants
-from answerable.builders.engines.exports import (
-    export_sources,
-    needs_export,
-    portable_to_sqlite,
-)
+from answerable.builders.engines.exports import portable_to_sqlite
 from answerable.builders.engines.pinning import server_inputs
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
