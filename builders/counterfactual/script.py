@@ -70,11 +70,6 @@ def variant_id(db_id: str, ops: list[dict]) -> str:
     return f"{db_id}.{content_hash(ops, 12)}"
 
 
-def changes_schema(ops: list[dict]) -> bool:
-    """Whether any op adds or drops a column (``set_value`` changes only data)."""
-    return any(op["op"] in ("add_column", "drop_column") for op in ops)
-
-
 def apply_to_schema(schema: DatabaseSchema, ops: list[dict]) -> DatabaseSchema:
     """The schema after the ops: columns added and dropped, keys over a dropped column
     removed. Data ops leave the schema as it is."""
