@@ -42,7 +42,7 @@ from answerable.builders.engines.base import (
     schema_from_information_schema,
     sqlite_rows,
 )
-from answerable.builders.engines.exports import export_duckdb
+from answerable.builders.engines.exports import EXPORT_BATCH, chosen_tables, write_sqlite
 from answerable.builders.engines.types import TEXT, engine_type, value_kind
 from answerable.builders.executor import (
     READ_KEYWORDS,
@@ -54,7 +54,7 @@ from answerable.builders.executor import (
     first_keyword,
     has_order_by,
 )
-from answerable.builders.schema import DatabaseSchema, quote_identifier
+from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
 
 _CONFIG = {
@@ -413,8 +413,46 @@ class DuckDBEngine(Engine):
 
     def export_sqlite(self, ref, path: Path, tables: Iterable[str] | None = None) -> Path:
         """The DuckDB file's base tables written to ``path`` in rowid order (see
-        :func:`.exports.export_duckdb`)."""
-        return export_duckdb(ref.path, path, tables)
+        :func:`export_to_sqlite`)."""
+        return export_to_sqlite(ref.path, path, tables)
+
+
+# --- a SQLite copy of a DuckDB file (what a release ships) ---------------------------
+
+
+def export_to_sqlite(source: str | Path, path: str | Path, tables: Iterable[str] | None = None):
+    """Write the base tables ``tables`` (every one when None) of the DuckDB file
+    ``source`` to the SQLite file ``path``, rows in rowid order. ``source`` is opened
+    read-only with external access off."""
+    con = read_only_connection(source)
+    try:
+        schema = base_tables(con, Path(source).stem)
+        chosen = chosen_tables(schema, tables, str(source))
+
+        def rows(table: Table):
+            names = ", ".join(quote_identifier(c.name) for c in table.columns)
+            name = quote_identifier(table.name)
+            cursor = con.execute(f"SELECT {names} FROM {name} ORDER BY rowid")
+            return iter(lambda: cursor.fetchmany(EXPORT_BATCH), [])
+
+        return write_sqlite(path, chosen, rows)
+    finally:
+        con.close()
+
+
+def base_tables(con, db_id: str) -> DatabaseSchema:
+    """The base tables (no views: a view has no rowid) of a DuckDB connection's ``main``."""
+    schema = schema_from_information_schema(
+        lambda sql, params: con.execute(sql, list(params)).fetchall(), db_id, "main"
+    )
+    views = {
+        name.lower()
+        for (name,) in con.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'main' AND table_type = 'VIEW'"
+        ).fetchall()
+    }
+    return DatabaseSchema(db_id, [t for t in schema.tables if t.name.lower() not in views])
 
 
 # --- a DuckDB copy of a SQLite file -------------------------------------------------

@@ -28,7 +28,7 @@ from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
 
 Rows = Callable[[Table], Iterable[list[tuple]]]  # a table's rows, in batches
-_BATCH = 5000
+EXPORT_BATCH = 5000  # rows read and written at once
 
 
 def write_sqlite(path: str | Path, tables: list[Table], rows: Rows) -> Path:
@@ -94,45 +94,6 @@ def chosen_tables(schema: DatabaseSchema, wanted: Iterable[str] | None, where: s
     if missing:
         raise SQLError("unknown-table", f"{where} has no table {', '.join(missing)}")
     return [found[t] for t in names]
-
-
-def export_duckdb(source: str | Path, path: str | Path, tables: Iterable[str] | None = None):
-    """Write the base tables ``tables`` (every one when None) of the DuckDB file
-    ``source`` to the SQLite file ``path``, rows in rowid order. ``source`` is opened
-    read-only with external access off."""
-    from answerable.builders.engines.duckdb import read_only_connection
-
-    con = read_only_connection(source)
-    try:
-        schema = duckdb_base_tables(con, Path(source).stem)
-        chosen = chosen_tables(schema, tables, str(source))
-
-        def rows(table: Table):
-            names = ", ".join(quote_identifier(c.name) for c in table.columns)
-            name = quote_identifier(table.name)
-            cursor = con.execute(f"SELECT {names} FROM {name} ORDER BY rowid")
-            return iter(lambda: cursor.fetchmany(_BATCH), [])
-
-        return write_sqlite(path, chosen, rows)
-    finally:
-        con.close()
-
-
-def duckdb_base_tables(con, db_id: str) -> DatabaseSchema:
-    """The base tables (no views: a view has no rowid) of a DuckDB connection's ``main``."""
-    from answerable.builders.engines.base import schema_from_information_schema
-
-    schema = schema_from_information_schema(
-        lambda sql, params: con.execute(sql, list(params)).fetchall(), db_id, "main"
-    )
-    views = {
-        name.lower()
-        for (name,) in con.execute(
-            "SELECT table_name FROM information_schema.tables "
-            "WHERE table_schema = 'main' AND table_type = 'VIEW'"
-        ).fetchall()
-    }
-    return DatabaseSchema(db_id, [t for t in schema.tables if t.name.lower() not in views])
 
 
 def tables_used(items: Iterable[dict]) -> set[str]:

@@ -228,13 +228,16 @@ def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
     When no other table references an edited one (and the source has no write-ahead
     log), the source's bytes are copied and only the edited tables are made again; else
     every table is written anew (DuckDB refuses to drop or alter a referenced table)."""
-    from answerable.builders.engines.duckdb import _creation_order, read_only_connection
-    from answerable.builders.engines.exports import duckdb_base_tables
+    from answerable.builders.engines.duckdb import (
+        _creation_order,
+        base_tables,
+        read_only_connection,
+    )
 
     edits = _ops_by_table(ops)
     con = read_only_connection(source)
     try:
-        schema = duckdb_base_tables(con, Path(source).stem)
+        schema = base_tables(con, Path(source).stem)
         missing = set(edits) - {t.name.lower() for t in schema.tables}
         if missing:
             raise SQLError("materialize-failed", f"no such table: {', '.join(sorted(missing))}")
