@@ -9,10 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from answerable.annotation.agreement import agreement_report
+from answerable.annotation.corrections import Verifier
 from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
 from answerable.annotation.readings import ReadingRunner
-from answerable.annotation.review import open_local_queue, policy_of, queue_state
+from answerable.annotation.review import (
+    limits_of,
+    open_local_queue,
+    policy_of,
+    queue_state,
+    variants_of,
+)
 from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
 from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.transfer import (
@@ -24,7 +31,6 @@ from answerable.annotation.transfer import (
 )
 from answerable.errors import AnswerableError
 from answerable.inert import printable
-from answerable.pipeline import Workspace
 from answerable.recipe import Recipe
 from answerable.records import guard_replace
 
@@ -42,12 +48,14 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}: the review queue is empty (fix: run `answerable build "
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
+    verifier = verifier_of(recipe)
     try:
-        readings = ReadingRunner(Workspace(recipe.workdir, recipe.dataset).root / "variants")
-        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings)
+        readings = ReadingRunner(variants_of(recipe))
+        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings, verifier)
         server = make_server(page, port)
     except ReviewServerError:
         queue.close()
+        verifier.close()
         raise
     say(f"review page: {page_url(server)}  ({len(queue.summaries())} items; Ctrl-C stops)")
     try:
@@ -57,6 +65,16 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
     finally:
         server.server_close()
         queue.close()
+        verifier.close()
+
+
+def verifier_of(recipe: Recipe) -> Verifier:
+    """What verifies corrections for the review commands: the recipe's databases, the
+    build's edited copies, the recipe's execution limits."""
+    from answerable.build import load_sources  # the build imports the review module
+
+    databases = load_sources(recipe).databases
+    return Verifier(databases, variants_of(recipe), limits_of(recipe))
 
 
 def export(

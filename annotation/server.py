@@ -8,7 +8,11 @@ build step) and a small JSON API over the local store:
   annotator has not decided (or ``item``, when undecided), with its schema excerpt, a
   preview of its result, its readings, its parent and its candidate SQL;
 - ``POST /api/decisions``: record one decision (JSON body; verdict ``retract`` is the
-  undo); errors come back as ``{"error": ...}`` with status 400;
+  undo); a correction (a corrected question or SQL) is verified first; errors come back
+  as ``{"error": ...}`` with status 400;
+- ``POST /api/run``: run a corrected SQL on the item's database and return its first
+  rows, or the error in one line (nothing is recorded);
+- ``GET /api/schema?item=``: the whole schema of the item's database;
 - ``GET /api/progress?annotator=``.
 
 :class:`ReviewPage` holds the logic and is tested without HTTP. The server trusts no
@@ -38,7 +42,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from answerable.annotation.decisions import TAXONOMY, DecisionError, make_decision
+from answerable.annotation.corrections import (
+    CorrectionError,
+    Verifier,
+    columns_elsewhere,
+    corrected_item,
+    is_correction,
+)
+from answerable.annotation.decisions import (
+    TAXONOMY,
+    DecisionError,
+    check_decision,
+    make_decision,
+)
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
 from answerable.annotation.readings import stored_readings
 from answerable.annotation.spot_check import awaits_person
@@ -77,9 +93,11 @@ class ReviewPage:
         policy: Policy,
         dataset: str,
         readings: Callable[[dict], tuple[list, str]] | None = None,
+        verifier: Verifier | None = None,
     ):
         self.queue, self.policy, self.dataset = queue, policy, dataset
         self.readings = readings or stored_readings
+        self.verifier = verifier
         self._lock = threading.Lock()
         self._index: _Index | None = None
         self._version: int | None = None
@@ -134,6 +152,8 @@ class ReviewPage:
             }
         keys = ("id", "db_id", "db_variant", "question", "sql", "label", "category", "subtype")
         shown = {k: item.get(k) for k in keys}
+        if item.get("category") == "missing-column" and self.verifier is not None:
+            shown["elsewhere"] = columns_elsewhere(item, self.verifier.schema(item))
         readings, source = self.readings(item)
         context = self.queue.context(item_id) or {}
         shown.update(
@@ -161,21 +181,78 @@ class ReviewPage:
         """
         if not isinstance(payload, dict):
             raise DecisionError("request", "the body is not a JSON object")
-        fields = {k: payload.get(k) for k in ("label", "category", "question", "spans", "comment")}
+        names = ("label", "category", "question", "sql", "spans", "comment")
+        fields = {k: payload.get(k) for k in names}
         decision = make_decision(
             payload.get("item_id"),
             _annotator(payload.get("annotator")),
             payload.get("verdict"),
             **fields,
         )
+        where = f"decision on item {payload.get('item_id')}"
+        if is_correction(decision):
+            self._verify(decision, where)
         with self._lock:
             index = self._rows()
-            kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
+            kept = self.queue.record(decision, where=where)
             index.update(kept["item_id"], self.queue.current(kept["item_id"]))
             progress = index.progress(kept["annotator"])
             if self.queue.data_version() != self._version:
                 self._index = None  # another process committed meanwhile: rebuild next time
         return {"decision": kept, "progress": progress}
+
+    def _verify(self, decision: dict, where: str) -> dict:
+        """The corrected item a correction makes, verified; :class:`DecisionError` (one
+        line) when it does not verify or nothing here can run it."""
+        item = self.queue.item(str(decision["item_id"]))
+        checked = check_decision(decision, item, where)
+        if self.verifier is None:
+            raise DecisionError(where, "corrections need the databases: serve with a recipe")
+        target = checked["label"] if checked["verdict"] == "relabel" else item["label"]
+        category = checked["category"] if checked["verdict"] == "relabel" else item.get("category")
+        corrected = corrected_item(
+            item,
+            label=target,
+            category=category,
+            question=checked["question"],
+            sql=checked["sql"],
+            spans=checked["spans"],
+            by=[checked["annotator"]],
+        )
+        try:
+            return self.verifier.verify(corrected)
+        except CorrectionError as error:
+            raise DecisionError(where, f"the correction does not verify: {error}") from None
+
+    def run(self, payload: dict) -> dict:
+        """The first rows of a corrected SQL on the item's database, or its error in one
+        line; nothing is recorded."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        item = self.queue.item(str(payload.get("item_id")))
+        if item is None:
+            raise DecisionError("request", f"unknown item id {payload.get('item_id')!r}")
+        sql = payload.get("sql")
+        if not isinstance(sql, str) or not sql.strip():
+            return {"error": "write a query first"}
+        if self.verifier is None:
+            return {"error": "the databases are not available to this page"}
+        return self.verifier.preview(item, sql)
+
+    def schema(self, item_id: str | None) -> dict:
+        """The whole schema of an item's database (its edited one for an edit): every
+        table with its columns and types."""
+        item = self.queue.item(str(item_id))
+        if item is None:
+            raise DecisionError("request", f"unknown item id {item_id!r}")
+        found = None if self.verifier is None else self.verifier.schema(item)
+        if found is None:
+            return {"db_id": item["db_id"], "tables": self.queue.excerpt(item["id"]) or []}
+        tables = [
+            {"name": t.name, "columns": [{"name": c.name, "type": c.type} for c in t.columns]}
+            for t in found.tables
+        ]
+        return {"db_id": item["db_id"], "tables": tables}
 
     def progress(self, annotator: str | None = None) -> dict:
         """Items per status, and how many this annotator decided."""
@@ -397,6 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
                 *(query.get(k) for k in ("db", "category", "status", "after", "item")),
             ),
             "/api/progress": lambda: self.review.progress(query.get("annotator")),
+            "/api/schema": lambda: self.review.schema(query.get("item")),
         }
         if url.path not in routes:
             raise _Refused(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
@@ -407,7 +485,8 @@ class _Handler(BaseHTTPRequestHandler):
         # refused body is never read, so the connection is closed after the reply.
         self.close_connection = True
         self._check_api()
-        if urlsplit(self.path).path != "/api/decisions":
+        path = urlsplit(self.path).path
+        if path not in ("/api/decisions", "/api/run"):
             raise _Refused(HTTPStatus.NOT_FOUND, "no such page")
         if not _is_json(self.headers.get("Content-Type")):
             raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send application/json")
@@ -422,7 +501,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.BAD_REQUEST, "the body is not valid UTF-8") from None
         except json.JSONDecodeError as error:
             raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {error}") from None
-        self._send_json(self.review.decide(payload), HTTPStatus.CREATED)
+        if path == "/api/run":
+            self._send_json(self.review.run(payload))
+        else:
+            self._send_json(self.review.decide(payload), HTTPStatus.CREATED)
 
     def _send_json(self, value, status=HTTPStatus.OK) -> None:
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")
