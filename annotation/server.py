@@ -36,7 +36,7 @@ import threading
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -56,6 +56,7 @@ from answerable.annotation.decisions import (
     make_decision,
 )
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
+from answerable.annotation.queue import RETRACT
 from answerable.annotation.readings import stored_readings
 from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.store import LocalQueue
@@ -75,6 +76,20 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost")
 AWAITING = "awaiting"  # open or in conflict: what still needs people
 PREVIEW_ROWS = 10
 ANSWERABLE = "answerable"
+# The page's keys (outside text boxes); the recipe's review.hotkeys changes any of them.
+HOTKEYS = {
+    "accept": "a",
+    "reject": "r",
+    "relabel": "l",
+    "skip": "s",
+    "previous": "p",
+    "undo": "u",
+    "comment": "c",
+    "guidelines": "g",
+    "correct": "e",
+    "schema": "f",
+    "search": "/",
+}
 
 
 class ReviewPage:
@@ -94,8 +109,10 @@ class ReviewPage:
         dataset: str,
         readings: Callable[[dict], tuple[list, str]] | None = None,
         verifier: Verifier | None = None,
+        hotkeys: dict[str, str] | None = None,
     ):
         self.queue, self.policy, self.dataset = queue, policy, dataset
+        self.hotkeys = {**HOTKEYS, **(hotkeys or {})}
         self.readings = readings or stored_readings
         self.verifier = verifier
         self._lock = threading.Lock()
@@ -119,26 +136,88 @@ class ReviewPage:
             "policy": self.policy.describe(),
             "databases": sorted({s["db_id"] for s in summaries}),
             "categories": sorted({s["category"] or ANSWERABLE for s in summaries}),
+            "labels": sorted({s["label"] for s in summaries}),
+            "generators": sorted({s["generator"] or "" for s in summaries} - {""}),
             "statuses": [AWAITING, *STATUSES, "any"],
             "taxonomy": {label: [c for c in cats if c] for label, cats in TAXONOMY.items()},
             "guidelines": guidelines(),
+            "hotkeys": self.hotkeys,
         }
 
     def next_item(
-        self, annotator: str, db=None, category=None, status=None, after=None, item=None
+        self,
+        annotator: str,
+        db=None,
+        category=None,
+        status=None,
+        after=None,
+        item=None,
+        filters: Filters | None = None,
     ) -> dict:
         """The first matching item (after ``after``, wrapping) the annotator has not decided;
-        ``item`` asks for that one (the page's undo shows the item again)."""
+        ``item`` asks for that one, decided or not (the page's undo and its previous
+        button show an item again). ``filters`` combine every filter and the search;
+        ``db``, ``category`` and ``status`` are the same filters given one by one."""
         annotator = _annotator(annotator)
+        filters = filters or Filters(db=db, category=category, status=status)
         with self._lock:
             index = self._rows()
-            chosen, remaining = index.next(annotator, after, db, category, status)
-            if item in index.decided and annotator not in index.decided[item]:
+            chosen, remaining = index.next(annotator, after, filters)
+            if item in index.decided:
                 chosen = item
             progress = index.progress(annotator)
             state = None if chosen is None else (index.status[chosen], len(index.decided[chosen]))
+            yours = None if chosen is None else index.decided[chosen].get(annotator)
         view = None if chosen is None else self.view(chosen, *state)
+        if view is not None:
+            view["yours"] = None if yours is None else yours["verdict"]
         return {"item": view, "remaining": remaining, "progress": progress}
+
+    def bulk(self, payload: dict) -> dict:
+        """Accept or reject every item that matches the filters and the annotator has not
+        decided: one decision per item (its comment says it was a bulk decision), all in
+        one transaction. Returns the ids, which the page's undo retracts as one step."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        annotator = _annotator(payload.get("annotator"))
+        verdict = payload.get("verdict")
+        if verdict not in ("accept", "reject"):
+            raise DecisionError("request", f"bulk verdict {verdict!r}", "use accept or reject")
+        filters = Filters.from_query(payload.get("filters") or {})
+        with self._lock:
+            index = self._rows()
+            ids = index.matching(annotator, filters)
+            comment = f"bulk {verdict} of {len(ids)} items ({filters.describe()})"
+            made = [
+                (f"item {i}", make_decision(i, annotator, verdict, comment=comment)) for i in ids
+            ]
+            self.queue.record_many(made, known=set(index.ids))
+            self._refresh(index, ids)
+            progress = index.progress(annotator)
+        return {"item_ids": ids, "verdict": verdict, "progress": progress}
+
+    def bulk_undo(self, payload: dict) -> dict:
+        """Take back a bulk decision as one step: a retraction for each of its items on
+        which the annotator's current decision is still the one it made."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        annotator = _annotator(payload.get("annotator"))
+        ids = payload.get("item_ids") or []
+        with self._lock:
+            index = self._rows()
+            live = [i for i in ids if i in index.decided and annotator in index.decided[i]]
+            made = [(f"item {i}", make_decision(i, annotator, RETRACT)) for i in live]
+            self.queue.record_many(made, known=set(index.ids))
+            self._refresh(index, live)
+            progress = index.progress(annotator)
+        return {"item_ids": live, "progress": progress}
+
+    def _refresh(self, index: _Index, ids: list[str]) -> None:
+        """Bring the index up to date after recording on ``ids`` (called under the lock)."""
+        current = self.queue.current_many(ids)
+        for item_id in ids:
+            index.update(item_id, current.get(item_id, []))
+        self._version = self.queue.data_version()
 
     def view(self, item_id: str, status: str, decisions: int) -> dict:
         """One item as the page shows it (no other annotator's verdict, to avoid bias)."""
@@ -182,12 +261,12 @@ class ReviewPage:
         if not isinstance(payload, dict):
             raise DecisionError("request", "the body is not a JSON object")
         names = ("label", "category", "question", "sql", "spans", "comment")
-        fields = {k: payload.get(k) for k in names}
+        given = {k: payload.get(k) for k in names}
         decision = make_decision(
             payload.get("item_id"),
             _annotator(payload.get("annotator")),
             payload.get("verdict"),
-            **fields,
+            **given,
         )
         where = f"decision on item {payload.get('item_id')}"
         if is_correction(decision):
@@ -265,7 +344,9 @@ class _Index:
 
     def __init__(self, queue: LocalQueue, policy: Policy):
         self.policy = policy
-        self.summaries = queue.summaries()
+        self.summaries = queue.summaries(text=True)
+        for summary in self.summaries:  # what the search box looks in, lower-cased once
+            summary["text"] = f"{summary.pop('question') or ''}\n{summary.pop('sql') or ''}".lower()
         self.ids = [s["id"] for s in self.summaries]
         self.decided: dict[str, dict[str, dict]] = {i: {} for i in self.ids}
         for decision in queue.pull():
@@ -294,26 +375,44 @@ class _Index:
         self.mine.update(list(self.decided[item_id]))
         self.counts[self.status[item_id]] += 1
 
-    def next(self, annotator: str, after, db, category, status) -> tuple[str | None, int]:
+    def next(self, annotator: str, after, filters: Filters) -> tuple[str | None, int]:
         """The id of the first matching undecided item after ``after`` (wrapping), and
         how many match."""
         start = bisect_right(self.ids, after) if after else 0
         first, remaining = None, 0
-        order = self.summaries[start:] + self.summaries[:start]
-        for summary in order:
+        for summary in self.summaries[start:] + self.summaries[:start]:
             item_id = summary["id"]
             if annotator in self.decided[item_id]:
                 continue
-            if _matches(summary, self.status[item_id], db, category, status):
+            if filters.match(summary, self.status[item_id]):
                 remaining += 1
                 first = first or item_id
         return first, remaining
 
+    def matching(self, annotator: str, filters: Filters) -> list[str]:
+        """Ids of every matching item the annotator has not decided, in queue order."""
+        return [
+            s["id"]
+            for s in self.summaries
+            if annotator not in self.decided[s["id"]] and filters.match(s, self.status[s["id"]])
+        ]
+
     def progress(self, annotator: str | None) -> dict:
-        """Items per status, and how many this annotator decided."""
+        """Items per status, and how many this annotator decided; ``awaiting`` counts the
+        items that still wait for a person: open or in conflict, plus the spot checks
+        nobody decided (the build counts those as accepted meanwhile, so its own
+        "await review" figure leaves them out)."""
         counts = {s: self.counts.get(s, 0) for s in STATUSES}
         mine = self.mine.get(annotator, 0) if annotator else 0
-        return {"items": len(self.ids), "by_status": counts, "decided_by_you": mine}
+        waiting = [i for i in self.ids if self.status[i] in (OPEN, "conflict")]
+        spot = sum(1 for i in waiting if i in self.spot_checks)
+        awaiting = {"items": len(waiting), "spot_checks": spot, "build": len(waiting) - spot}
+        return {
+            "items": len(self.ids),
+            "by_status": counts,
+            "decided_by_you": mine,
+            "awaiting": awaiting,
+        }
 
 
 def guidelines() -> list[dict]:
@@ -335,15 +434,49 @@ def _annotator(name) -> str:
     return name.strip()
 
 
-def _matches(summary: dict, status: str, db, category, wanted) -> bool:
-    if db and summary["db_id"] != db:
-        return False
-    if category and (summary["category"] or ANSWERABLE) != category:
-        return False
-    wanted = wanted or AWAITING
-    if wanted == AWAITING:
-        return status in (OPEN, "conflict")
-    return wanted == "any" or status == wanted
+@dataclass(frozen=True)
+class Filters:
+    """The page's filters, which combine: database, category, label, generator, status,
+    spot check (``yes`` or ``no``) and a search over question and SQL (``q``, every
+    word must appear, case aside). Empty means any; the status defaults to awaiting."""
+
+    db: str | None = None
+    category: str | None = None
+    label: str | None = None
+    generator: str | None = None
+    status: str | None = None
+    spot: str | None = None
+    q: str | None = None
+
+    @classmethod
+    def from_query(cls, query: dict) -> Filters:
+        """The filters named in a query string or a JSON body (other keys ignored)."""
+        return cls(**{f.name: (query.get(f.name) or None) for f in fields(cls)})
+
+    def describe(self) -> str:
+        """The filters set, for a bulk decision's comment: ``status awaiting, label ...``."""
+        shown = {"status": AWAITING, **{k: v for k, v in asdict(self).items() if v}}
+        return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+    def match(self, summary: dict, status: str) -> bool:
+        """Whether an item (its summary and status) passes every filter."""
+        wanted = {
+            "db_id": self.db,
+            "label": self.label,
+            "generator": self.generator,
+        }
+        if any(value and summary[key] != value for key, value in wanted.items()):
+            return False
+        if self.category and (summary["category"] or ANSWERABLE) != self.category:
+            return False
+        if self.spot and summary["spot_check"] != (self.spot == "yes"):
+            return False
+        if self.q and not all(word in summary["text"] for word in self.q.lower().split()):
+            return False
+        status_wanted = self.status or AWAITING
+        if status_wanted == AWAITING:
+            return status in (OPEN, "conflict")
+        return status_wanted == "any" or status == status_wanted
 
 
 def make_server(
@@ -471,7 +604,9 @@ class _Handler(BaseHTTPRequestHandler):
             "/api/meta": lambda: self.review.meta(),
             "/api/next": lambda: self.review.next_item(
                 query.get("annotator", ""),
-                *(query.get(k) for k in ("db", "category", "status", "after", "item")),
+                after=query.get("after"),
+                item=query.get("item"),
+                filters=Filters.from_query(query),
             ),
             "/api/progress": lambda: self.review.progress(query.get("annotator")),
             "/api/schema": lambda: self.review.schema(query.get("item")),
@@ -486,7 +621,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self._check_api()
         path = urlsplit(self.path).path
-        if path not in ("/api/decisions", "/api/run"):
+        posts = {
+            "/api/decisions": (self.review.decide, HTTPStatus.CREATED),
+            "/api/bulk": (self.review.bulk, HTTPStatus.CREATED),
+            "/api/bulk-undo": (self.review.bulk_undo, HTTPStatus.CREATED),
+            "/api/run": (self.review.run, HTTPStatus.OK),
+        }
+        if path not in posts:
             raise _Refused(HTTPStatus.NOT_FOUND, "no such page")
         if not _is_json(self.headers.get("Content-Type")):
             raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send application/json")
@@ -501,10 +642,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.BAD_REQUEST, "the body is not valid UTF-8") from None
         except json.JSONDecodeError as error:
             raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {error}") from None
-        if path == "/api/run":
-            self._send_json(self.review.run(payload))
-        else:
-            self._send_json(self.review.decide(payload), HTTPStatus.CREATED)
+        handle, status = posts[path]
+        self._send_json(handle(payload), status)
 
     def _send_json(self, value, status=HTTPStatus.OK) -> None:
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -152,8 +152,9 @@ def test_page_files_are_served(served):
 # ---- end to end in a real browser -------------------------------------------------
 
 
-@pytest.fixture
-def browser():
+def launched_chromium():
+    """Debian's chromium launched headless by Playwright (a generator: yields the browser,
+    closes it after); skips when either is missing."""
     playwright = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists() and not shutil.which("chromium"):
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
@@ -161,6 +162,11 @@ def browser():
         launched = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def browser():
+    yield from launched_chromium()
 
 
 def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp_path):
