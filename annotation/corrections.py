@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from answerable import __version__
+from answerable.annotation.decisions import DecisionError
 from answerable.annotation.readings import pending_readings
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual.materialize import variant_base
@@ -109,6 +110,31 @@ def corrected_item(
         "tool_version": __version__,
     }
     return made
+
+
+def correction_for(item: dict, decision: dict) -> dict:
+    """The corrected item one checked decision makes of ``item`` (not yet verified)."""
+    relabel = decision["verdict"] == "relabel"
+    return corrected_item(
+        item,
+        label=decision["label"] if relabel else item["label"],
+        category=decision["category"] if relabel else item.get("category"),
+        question=decision.get("question"),
+        sql=decision.get("sql"),
+        spans=decision.get("spans"),
+        by=[decision["annotator"]],
+    )
+
+
+def verified_correction(verifier: Verifier | None, item: dict, decision: dict, where: str) -> dict:
+    """The verified item a checked correction makes; :class:`DecisionError` naming
+    ``where`` (one line) when it does not verify or no databases are at hand."""
+    if verifier is None:
+        raise DecisionError(where, "a correction needs the databases to verify it")
+    try:
+        return verifier.verify(correction_for(item, decision))
+    except CorrectionError as error:
+        raise DecisionError(where, f"the correction does not verify: {error}") from None
 
 
 def columns_elsewhere(item: dict, schema: DatabaseSchema | None) -> list[str]:

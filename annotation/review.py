@@ -84,6 +84,23 @@ def open_local_queue(recipe: Recipe) -> LocalQueue:
     return LocalQueue(store_path(recipe.workdir, recipe.dataset))
 
 
+def hotkeys_of(recipe: Recipe, defaults: dict[str, str]) -> dict[str, str]:
+    """The review page's keys: ``defaults`` with the recipe's ``review.hotkeys`` over
+    them; a clear error when two actions share a key."""
+    keys = {**defaults, **(recipe.section("review").get("hotkeys") or {})}
+    seen: dict[str, str] = {}
+    for action, key in keys.items():
+        if key in seen:
+            raise ConfigError(
+                recipe.file,
+                f"review.hotkeys.{action}",
+                f"the key {key!r} is also the key of {seen[key]}",
+                fix=f"give {action} or {seen[key]} another key",
+            )
+        seen[key] = action
+    return keys
+
+
 def where_to_review(recipe: Recipe) -> str:
     """How a person opens this recipe's review: the page command, or the Argilla dataset."""
     if backend_of(recipe) == "argilla":

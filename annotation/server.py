@@ -43,11 +43,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from answerable.annotation.corrections import (
-    CorrectionError,
     Verifier,
     columns_elsewhere,
-    corrected_item,
     is_correction,
+    verified_correction,
 )
 from answerable.annotation.decisions import (
     TAXONOMY,
@@ -270,7 +269,8 @@ class ReviewPage:
         )
         where = f"decision on item {payload.get('item_id')}"
         if is_correction(decision):
-            self._verify(decision, where)
+            checked = check_decision(decision, self.queue.item(str(decision["item_id"])), where)
+            verified_correction(self.verifier, self.queue.item(checked["item_id"]), checked, where)
         with self._lock:
             index = self._rows()
             kept = self.queue.record(decision, where=where)
@@ -279,29 +279,6 @@ class ReviewPage:
             if self.queue.data_version() != self._version:
                 self._index = None  # another process committed meanwhile: rebuild next time
         return {"decision": kept, "progress": progress}
-
-    def _verify(self, decision: dict, where: str) -> dict:
-        """The corrected item a correction makes, verified; :class:`DecisionError` (one
-        line) when it does not verify or nothing here can run it."""
-        item = self.queue.item(str(decision["item_id"]))
-        checked = check_decision(decision, item, where)
-        if self.verifier is None:
-            raise DecisionError(where, "corrections need the databases: serve with a recipe")
-        target = checked["label"] if checked["verdict"] == "relabel" else item["label"]
-        category = checked["category"] if checked["verdict"] == "relabel" else item.get("category")
-        corrected = corrected_item(
-            item,
-            label=target,
-            category=category,
-            question=checked["question"],
-            sql=checked["sql"],
-            spans=checked["spans"],
-            by=[checked["annotator"]],
-        )
-        try:
-            return self.verifier.verify(corrected)
-        except CorrectionError as error:
-            raise DecisionError(where, f"the correction does not verify: {error}") from None
 
     def run(self, payload: dict) -> dict:
         """The first rows of a corrected SQL on the item's database, or its error in one
