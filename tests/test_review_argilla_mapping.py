@@ -245,3 +245,22 @@ def test_readings_as_markdown_stored_or_from_the_trigger():
         "\n\n*2 row(s)*"
     )
     assert "readings" not in record_for(ITEMS["vague-word"], None)["fields"]
+
+
+def test_corrected_sql_is_a_correction_and_an_accept_with_it_makes_answerable():
+    ana, ben = list(USERS)
+    sql = "SELECT count(*) FROM patients"
+    given = {"verdict": {"value": "accept"}, "corrected_sql": {"value": f" {sql} "}}
+    moved = {**given, "verdict": {"value": "relabel"}, "category": {"value": "vague-question"}}
+    record = record_of("vague-word", response(ana, "submitted", given))
+    record["responses"].append(response(ben, "submitted", moved))
+    (fixed, kept), problems = decisions_from_record(record, USERS)
+    assert problems == []
+    assert (fixed["verdict"], fixed["label"], fixed["category"], fixed["sql"]) == (
+        "relabel",
+        "answerable",
+        None,
+        sql,
+    )
+    assert (kept["verdict"], kept["category"], kept["sql"]) == ("relabel", "vague-question", sql)
+    assert any(q["name"] == "corrected_sql" for q in settings_spec(1)["questions"])
