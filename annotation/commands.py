@@ -56,15 +56,14 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}: the review queue is empty (fix: run `answerable build "
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
-    verifier = verifier_of(recipe)
+    page = None
     try:
-        readings = ReadingRunner(variants_of(recipe))
-        hotkeys = hotkeys_of(recipe, HOTKEYS)
-        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings, verifier, hotkeys)
+        page = review_page(recipe, queue)
         server = make_server(page, port)
     except (ReviewServerError, ConfigError):
         queue.close()
-        verifier.close()
+        if page is not None:
+            page.verifier.close()
         raise
     say(f"review page: {page_url(server)}  ({len(queue.summaries())} items; Ctrl-C stops)")
     try:
@@ -74,7 +73,17 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
     finally:
         server.server_close()
         queue.close()
-        verifier.close()
+        page.verifier.close()
+
+
+def review_page(recipe: Recipe, queue) -> ReviewPage:
+    """The review page of a recipe's local queue: its policy, the readings run on the
+    edited databases, corrections verified on the recipe's databases under its limits,
+    and its keys. Close ``page.verifier`` when done."""
+    hotkeys = hotkeys_of(recipe, HOTKEYS)
+    readings = ReadingRunner(variants_of(recipe))
+    verifier = verifier_of(recipe)
+    return ReviewPage(queue, policy_of(recipe), recipe.dataset, readings, verifier, hotkeys)
 
 
 def verifier_of(recipe: Recipe) -> Verifier:

@@ -157,7 +157,7 @@ def _latest(decisions: list[dict], name: str):
 
 
 def _trail(decision: dict) -> dict:
-    keep = ("annotator", "verdict", "label", "category", "comment", "time")
+    keep = ("annotator", "verdict", "label", "category", "question", "sql", "comment", "time")
     return {k: decision.get(k) for k in keep if decision.get(k) is not None}
 
 

@@ -3,10 +3,13 @@ fix becomes a new item, verified like every other, that supersedes the old one."
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
 
 import pytest
 
+from answerable.annotation.commands import review_page
 from answerable.annotation.corrections import (
     GENERATOR,
     CorrectionError,
@@ -18,9 +21,12 @@ from answerable.annotation.corrections import (
 from answerable.annotation.decisions import DecisionError, check_decision, outcome
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.policy import ACCEPTED, Policy, apply_policy
-from answerable.annotation.review import superseded, verify_corrections
+from answerable.annotation.review import open_local_queue, superseded, verify_corrections
 from answerable.annotation.server import ReviewPage
 from answerable.ids import item_id
+from answerable.recipe import load_recipe
+from answerable.records import read_jsonl
+from tests.conftest import DEMO_RECIPE, run_in
 from tests.review_helpers import decision, demo_schemas, demo_verifier, filled_queue
 from tests.test_review_page import _start, call, launched_chromium, running
 
@@ -301,3 +307,69 @@ def test_the_whole_schema_opens_with_one_key_and_is_searched(fixing, browser, tm
     assert page.text_content("#full-schema-tables .col.used").startswith("fluid")
     page.screenshot(path=str(tmp_path / "full-schema.png"), full_page=True)
     assert page.errors == []
+
+
+# ---- end to end: built, corrected on the page, released in the next version ----------
+
+
+@pytest.mark.slow
+def test_a_draft_corrected_on_the_page_is_released_in_the_next_version(browser, tmp_path):
+    project = tmp_path / "demo"
+    shutil.copytree(DEMO_RECIPE.parent, project)
+    recipe_file = project / "recipe.yaml"
+    built = run_in(tmp_path, "build", recipe_file)
+    assert built.exit_code == 0, built.output
+    recipe = load_recipe(recipe_file, tmp_path)
+    with open_local_queue(recipe) as queue:
+        draft = next(
+            i
+            for i in queue.items()
+            if i.get("category") == "missing-column" and i["db_id"] == "clinic"
+        )
+        table = draft["trigger"]["table"]
+        sql = f"SELECT count(*) FROM {table}"
+        page = review_page(recipe, queue)
+        try:
+            with running(page) as server:
+                shown = _start(browser, f"http://127.0.0.1:{server.server_address[1]}", "ana")
+                shown.fill("#filter-q", draft["question"])
+                shown.wait_for_selector("#progress-text:text('0 done, 1 left')")  # searched
+                assert shown.text_content("#item-id") == draft["id"]
+                shown.fill("#corrected", f"How many rows does {table} hold?")
+                shown.fill("#fix-sql", sql)
+                shown.click("#run-sql")
+                shown.wait_for_selector("#run-result table")
+                shown.click("#save-fix")
+                shown.wait_for_selector("#message:text('Saved: relabel')")
+                shown.screenshot(path=str(tmp_path / "e2e-saved.png"), full_page=True)
+                assert shown.errors == []
+        finally:
+            page.verifier.close()
+    recipe_file.write_text(recipe_file.read_text().replace("version: 0.1.0", "version: 0.2.0"))
+    rebuilt = run_in(tmp_path, "build", recipe_file)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    releases = tmp_path / "releases" / "answerable-demo"
+    before = released(releases / "0.1.0")
+    after = released(releases / "0.2.0")
+    [new] = [i for i in after if i["provenance"]["generator"] == GENERATOR]
+    assert not any(i["provenance"]["generator"] == GENERATOR for i in before)
+    assert draft["id"] not in {i["id"] for i in after}  # superseded
+    assert (new["label"], new["category"], new["sql"]) == ("answerable", None, sql)
+    assert new["question"] == f"How many rows does {table} hold?"
+    params = json.loads(new["provenance"]["params"])  # nested objects are JSON text
+    assert (params["corrected_from"], params["corrected_by"]) == (draft["id"], ["ana"])
+    review = json.loads(new["review"])
+    assert review["corrected_from"] == draft["id"]
+    assert review["decisions"][0]["sql"] == sql
+    with sqlite3.connect(tmp_path / ".answerable" / "demo" / "clinic.sqlite") as db:
+        [(count,)] = db.execute(sql).fetchall()
+    assert json.loads(new["result"]["rows"]) == [[count]]
+    report = json.loads(
+        (tmp_path / ".answerable" / "answerable-demo" / "reports" / "review.json").read_text()
+    )
+    assert report["superseded"] == {draft["id"]: new["id"]}
+
+
+def released(folder) -> list[dict]:
+    """Every item of a release, from its JSON Lines files."""
+    return [item for path in sorted((folder / "data").glob("*.jsonl")) for item in read_jsonl(path)]
