@@ -75,6 +75,7 @@ def corrected_item(
     :data:`GENERATOR`, with the old id and the annotators in its provenance; not yet
     verified (no result). An item that becomes answerable loses what made it a problem
     (trigger, explanation, readings); a correction that gives no SQL keeps the item's.
+    Candidate SQL, whose strata were judged against the old item, is dropped.
 
     >>> old = {"id": "a" * 16, "db_id": "x", "question": "q?", "sql": None,
     ...        "label": "unanswerable", "category": "missing-column",
@@ -92,7 +93,7 @@ def corrected_item(
         made.update(dict.fromkeys(CLEARED_WHEN_ANSWERABLE), category=None)
     else:
         made["sql"] = sql = None  # gold SQL belongs to answerable items only
-    made.update(result=None, sql_meta=None)
+    made.update(result=None, sql_meta=None, candidates=None)
     made["id"] = make_item_id(
         item["db_id"], question, sql, item.get("db_variant"), item.get("edit")
     )

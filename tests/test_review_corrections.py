@@ -3,6 +3,7 @@ fix becomes a new item, verified like every other, that supersedes the old one."
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import sqlite3
@@ -23,13 +24,23 @@ from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.policy import ACCEPTED, Policy, apply_policy
 from answerable.annotation.review import open_local_queue, superseded, verify_corrections
 from answerable.annotation.server import ReviewPage
+from answerable.annotation.transfer import export_rows, import_decisions, write_rows
 from answerable.ids import item_id
 from answerable.recipe import load_recipe
 from answerable.records import read_jsonl
 from tests.conftest import DEMO_RECIPE, run_in
-from tests.review_helpers import decision, demo_schemas, demo_verifier, filled_queue
+from tests.review_helpers import (
+    by_category,
+    decision,
+    demo_schemas,
+    demo_verifier,
+    fill_sheet,
+    filled_queue,
+    review_items,
+)
 from tests.test_review_page import _start, call, launched_chromium, running
 
+ITEMS_BY = by_category(review_items())
 FLUID_SQL = (
     "SELECT l.lab_event_id, d.fluid FROM lab_events AS l "
     "JOIN d_lab_items AS d ON d.item_id = l.item_id ORDER BY l.lab_event_id"
@@ -373,3 +384,49 @@ def test_a_draft_corrected_on_the_page_is_released_in_the_next_version(browser, 
 def released(folder) -> list[dict]:
     """Every item of a release, from its JSON Lines files."""
     return [item for path in sorted((folder / "data").glob("*.jsonl")) for item in read_jsonl(path)]
+
+
+# ---- in a spreadsheet ----------------------------------------------------------------
+
+
+def test_a_spreadsheet_correction_is_verified_on_import(tmp_path, demo_dir, verifier):
+    queue = filled_queue(tmp_path / "queue.sqlite", demo_dir)
+    draft = missing_fluid()
+    excerpt = schema_excerpt(draft, demo_schemas(demo_dir)["clinic"])
+    context = {"parent": {"id": "0" * 16, "question": "List the lab events.", "sql": "SELECT 1"}}
+    draft["candidates"] = [{"sql": "SELECT fluid FROM d_lab_items", "stratum": "incorrect"}]
+    queue.push([draft], {draft["id"]: excerpt}, {draft["id"]: context})
+    path = write_rows(export_rows(queue), tmp_path / "review.csv")
+    with open(path, encoding="utf-8", newline="") as sheet:
+        rows = {r["item_id"]: r for r in csv.DictReader(sheet)}
+    row = rows[draft["id"]]
+    assert (row["parent_question"], row["parent_sql"]) == ("List the lab events.", "SELECT 1")
+    assert row["candidate_sql"] == "SELECT fluid FROM d_lab_items"
+    assert row["schema_excerpt"].startswith("lab_events: lab_event_id INTEGER, ")
+    assert "fluid (absent)" in row["schema_excerpt"]
+    other = ITEMS_BY["out-of-scope"]["id"]
+    fill_sheet(
+        path,
+        {
+            draft["id"]: {"annotator": "ana", "verdict": "accept", "sql": FLUID_SQL},
+            other: {
+                "annotator": "ana",
+                "verdict": "relabel",
+                "new_label": "answerable",
+                "sql": "SELECT * FROM patients WHERE 0",
+            },
+        },
+    )
+    done = import_decisions(queue, path, verifier=verifier)
+    assert done["recorded"] == 1, done["problems"]
+    [problem] = done["problems"]
+    assert problem.startswith(f"row {list(rows).index(other) + 2}: the correction does not")
+    assert "returns no rows" in problem
+    [kept] = queue.pull()
+    assert (kept["item_id"], kept["verdict"], kept["label"], kept["sql"]) == (
+        draft["id"],
+        "relabel",
+        "answerable",
+        FLUID_SQL,
+    )
+    queue.close()
