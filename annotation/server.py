@@ -37,6 +37,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -333,6 +334,7 @@ class _Index:
         self.spot_checks = {s["id"] for s in self.summaries if s["spot_check"]}
         self.status = {i: self._resolve(i) for i in self.ids}
         self.counts = Counter(self.status.values())
+        self.spot_waiting = sum(self._spot_waits(i) for i in self.spot_checks)
         self.mine = Counter(a for decided in self.decided.values() for a in decided)
 
     def _resolve(self, item_id: str) -> str:
@@ -343,14 +345,20 @@ class _Index:
         waiting = awaits_person(resolution, item_id in self.spot_checks)
         return OPEN if waiting else resolution.status
 
+    def _spot_waits(self, item_id: str) -> bool:
+        """Whether a spot check still waits for a person (open or in conflict)."""
+        return item_id in self.spot_checks and self.status[item_id] in (OPEN, "conflict")
+
     def update(self, item_id: str, decisions: list[dict]) -> None:
         """Replace one item's current decisions and status."""
         self.mine.subtract(list(self.decided[item_id]))
         self.counts[self.status[item_id]] -= 1
+        self.spot_waiting -= self._spot_waits(item_id)
         self.decided[item_id] = {d["annotator"]: d for d in decisions}
         self.status[item_id] = self._resolve(item_id)
         self.mine.update(list(self.decided[item_id]))
         self.counts[self.status[item_id]] += 1
+        self.spot_waiting += self._spot_waits(item_id)
 
     def next(self, annotator: str, after, filters: Filters) -> tuple[str | None, int]:
         """The id of the first matching undecided item after ``after`` (wrapping), and
@@ -381,9 +389,9 @@ class _Index:
         "await review" figure leaves them out)."""
         counts = {s: self.counts.get(s, 0) for s in STATUSES}
         mine = self.mine.get(annotator, 0) if annotator else 0
-        waiting = [i for i in self.ids if self.status[i] in (OPEN, "conflict")]
-        spot = sum(1 for i in waiting if i in self.spot_checks)
-        awaiting = {"items": len(waiting), "spot_checks": spot, "build": len(waiting) - spot}
+        waiting = counts[OPEN] + counts["conflict"]
+        spot = self.spot_waiting
+        awaiting = {"items": waiting, "spot_checks": spot, "build": waiting - spot}
         return {
             "items": len(self.ids),
             "by_status": counts,
@@ -435,25 +443,35 @@ class Filters:
         shown = {"status": AWAITING, **{k: v for k, v in asdict(self).items() if v}}
         return ", ".join(f"{k} {v}" for k, v in shown.items())
 
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        """The search's words, lower-cased."""
+        return tuple((self.q or "").lower().split())
+
     def match(self, summary: dict, status: str) -> bool:
-        """Whether an item (its summary and status) passes every filter."""
-        wanted = {
-            "db_id": self.db,
-            "label": self.label,
-            "generator": self.generator,
-        }
-        if any(value and summary[key] != value for key, value in wanted.items()):
+        """Whether an item (its summary and status) passes every filter; the cheap,
+        most selective tests first (it runs over the whole queue on every request)."""
+        wanted = self.status or AWAITING
+        if wanted == AWAITING:
+            if status != OPEN and status != "conflict":
+                return False
+        elif wanted != "any" and status != wanted:
+            return False
+        if self.db and summary["db_id"] != self.db:
+            return False
+        if self.label and summary["label"] != self.label:
+            return False
+        if self.generator and summary["generator"] != self.generator:
             return False
         if self.category and (summary["category"] or ANSWERABLE) != self.category:
             return False
         if self.spot and summary["spot_check"] != (self.spot == "yes"):
             return False
-        if self.q and not all(word in summary["text"] for word in self.q.lower().split()):
-            return False
-        status_wanted = self.status or AWAITING
-        if status_wanted == AWAITING:
-            return status in (OPEN, "conflict")
-        return status_wanted == "any" or status == status_wanted
+        text = summary["text"]
+        for word in self.words:  # noqa: SIM110 (a loop, not all(): no generator per item)
+            if word not in text:
+                return False
+        return True
 
 
 def make_server(
