@@ -26,9 +26,9 @@ come back from the plain records listing as JSON; :func:`decisions_from_record` 
 submitted ones and reports the rest (drafts, discarded, empty or unreadable values). An
 accept whose category differs from the item's is a relabel to that category: Argilla
 shows the category question beside the verdict, and a changed category is never lost.
-A corrected question or SQL makes the decision a correction; SQL given for an item that
-is not answerable, with the category left as suggested, relabels it to answerable. The
-build verifies every accepted correction (:mod:`.corrections`) before the release.
+A corrected question or SQL makes the decision a correction; an accept with SQL of an
+item that is not answerable is a relabel to answerable (:func:`check_decision`, on
+pull). The build verifies every accepted correction (:mod:`.corrections`).
 """
 
 from __future__ import annotations
@@ -292,9 +292,6 @@ def decisions_from_record(record: dict, usernames: dict[str, str]) -> tuple[list
         if verdict == "accept" and chosen and suggested and chosen != suggested:
             verdict = "relabel"  # an accept under another category: that category is meant
         sql = _text(_value(values, "corrected_sql"))
-        label_now = (record.get("metadata") or {}).get("item_label")
-        if sql and verdict == "accept" and label_now != ANSWERABLE:
-            verdict, chosen = "relabel", ANSWERABLE  # SQL that answers it: answerable
         if verdict == "relabel":
             label, category = _relabel_target(chosen)
         question, spans = (

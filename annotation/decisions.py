@@ -96,9 +96,17 @@ def check_decision(decision: dict, item: dict | None, where: str) -> dict:
     """The decision made ready to keep, or :class:`DecisionError` naming ``where``.
 
     Checks the review schema, that the item exists, that a relabel names a known label
-    and category that belong together, and that spans lie inside the question.
+    and category that belong together, and that spans lie inside the question. An
+    accept with SQL of an item that is not answerable is a relabel to answerable.
     """
     decision = {name: _blank_to_none(decision.get(name)) for name in FIELDS}
+    if (
+        decision["verdict"] == "accept"
+        and decision["sql"]
+        and item
+        and item.get("label") != ("answerable")
+    ):
+        decision.update(verdict="relabel", label="answerable", category=None)  # SQL answers it
     if decision["verdict"] == "relabel":
         decision["label"], decision["category"] = label_and_category(
             decision["label"], decision["category"]

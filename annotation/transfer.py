@@ -223,9 +223,9 @@ def _jsonl_rows(text: str) -> Iterator[tuple[str, dict]]:
 def row_decision(row: dict, annotator: str | None, item: dict | None = None) -> dict:
     """The decision a filled-in row holds; the row's annotator wins over the default.
 
-    With the queued ``item``, an edited ``question`` or ``sql`` cell is a correction;
-    SQL written for an item that is not answerable relabels it to answerable when the
-    row names no other category.
+    With the queued ``item``, an edited ``question`` or ``sql`` cell is a correction
+    (an accept with SQL of an item that is not answerable relabels it to answerable:
+    :func:`check_decision`).
     """
     get = lambda name: (str(row.get(name) or "")).strip() or None  # noqa: E731
     verdict = get("verdict") and get("verdict").lower()
@@ -234,9 +234,6 @@ def row_decision(row: dict, annotator: str | None, item: dict | None = None) -> 
     if item is not None:
         question = question or _edited(get("question"), item.get("question"))
         sql = _edited(get("sql"), item.get("sql"))
-        unlabelled = not (label or category) and item["label"] != "answerable"
-        if sql and verdict in ("accept", "relabel") and unlabelled:
-            verdict, label = "relabel", "answerable"
     return make_decision(
         get("item_id"),
         get("annotator") or annotator,

@@ -7,6 +7,8 @@ The response JSON below has the shape of the real server's records listing
 
 from __future__ import annotations
 
+import pytest
+
 from answerable.annotation.argilla_mapping import (
     CATEGORY_OPTIONS,
     HARDNESS,
@@ -16,7 +18,7 @@ from answerable.annotation.argilla_mapping import (
     record_problem,
     settings_spec,
 )
-from answerable.annotation.decisions import CATEGORY_LABEL
+from answerable.annotation.decisions import CATEGORY_LABEL, DecisionError, check_decision
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.builders.drafting.categories import definitions
 from answerable.schemas import validate
@@ -255,12 +257,14 @@ def test_corrected_sql_is_a_correction_and_an_accept_with_it_makes_answerable():
     record = record_of("vague-word", response(ana, "submitted", given))
     record["responses"].append(response(ben, "submitted", moved))
     (fixed, kept), problems = decisions_from_record(record, USERS)
-    assert problems == []
-    assert (fixed["verdict"], fixed["label"], fixed["category"], fixed["sql"]) == (
+    assert problems == [] and fixed["sql"] == kept["sql"] == sql
+    item = item_from_record(record)
+    checked = check_decision(fixed, item, "record")  # as the pull checks it
+    assert (checked["verdict"], checked["label"], checked["category"]) == (
         "relabel",
         "answerable",
         None,
-        sql,
     )
-    assert (kept["verdict"], kept["category"], kept["sql"]) == ("relabel", "vague-question", sql)
+    with pytest.raises(DecisionError, match="gold SQL belongs to answerable items"):
+        check_decision(kept, item, "record")
     assert any(q["name"] == "corrected_sql" for q in settings_spec(1)["questions"])

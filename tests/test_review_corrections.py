@@ -189,7 +189,9 @@ def test_a_draft_becomes_answerable_only_with_sql():
         check_decision(plain, item, "row 2")
     fixed = check_decision(dict(plain, sql=FLUID_SQL), item, "row 2")
     assert fixed["sql"] == FLUID_SQL and is_correction(fixed)
-    wrong = decision(item["id"], "ana", "accept", sql=FLUID_SQL)  # still unanswerable
+    accepted = check_decision(decision(item["id"], "ana", "accept", sql=FLUID_SQL), item, "r")
+    assert (accepted["verdict"], accepted["label"]) == ("relabel", "answerable")  # SQL answers
+    wrong = decision(item["id"], "ana", "relabel", category="vague-word", sql=FLUID_SQL)
     with pytest.raises(DecisionError, match="gold SQL belongs to answerable items"):
         check_decision(wrong, item, "row 3")
 
