@@ -8,8 +8,10 @@ plain dictionaries into SDK objects. The dataset has:
   an ambiguous item with its SQL and first rows) and ``explanation``;
 - a required label question ``verdict`` (accept, reject, relabel), a label question
   ``category`` (the taxonomy, ``answerable`` for no category; its description defines
-  every category), text questions ``corrected_question`` and ``comment`` (why, above all
-  for a reject) and a span question ``spans`` on the question (AMB, UNK, COL, VAL);
+  every category), text questions ``corrected_question``, ``corrected_sql`` (the query
+  that answers the question: a draft with it becomes answerable) and ``comment`` (why,
+  above all for a reject) and a span question ``spans`` on the question (AMB, UNK, COL,
+  VAL);
 - terms metadata ``database``, ``generator``, ``item_label`` and ``item_category`` (Argilla
   wants one name space for fields, questions and metadata, and ``category`` is the
   question), integer metadata ``hardness`` (1 easy .. 4 extra), ``row_count`` and
@@ -24,6 +26,9 @@ come back from the plain records listing as JSON; :func:`decisions_from_record` 
 submitted ones and reports the rest (drafts, discarded, empty or unreadable values). An
 accept whose category differs from the item's is a relabel to that category: Argilla
 shows the category question beside the verdict, and a changed category is never lost.
+A corrected question or SQL makes the decision a correction; an accept with SQL of an
+item that is not answerable is a relabel to answerable (:func:`check_decision`, on
+pull). The build verifies every accepted correction (:mod:`.corrections`).
 """
 
 from __future__ import annotations
@@ -70,6 +75,12 @@ def settings_spec(min_submitted: int) -> dict:
                 label_descriptions=label_descriptions(),
             ),
             _ask("text", "corrected_question", "Corrected question"),
+            _ask(
+                "text",
+                "corrected_sql",
+                "Corrected SQL (the query that answers the question; a draft with it "
+                "becomes answerable)",
+            ),
             _ask("text", "comment", "Comment (why; say it for a reject)"),
             _ask("span", "spans", "Problem spans", field="question", labels=list(SPAN_TAGS)),
         ],
@@ -91,7 +102,9 @@ GUIDELINES = (
     "reject it when it is wrong beyond repair (say why under Comment); relabel it when it "
     "belongs to another category (choose it under Category; 'answerable' moves it to "
     "answerable; an accept with another category counts as that relabel). Correct the "
-    "question or the spans when needed; the corrections are kept with an accept."
+    "question or the spans when needed; the corrections are kept with an accept. When the "
+    "database does answer a drafted question, write the SQL under Corrected SQL: the item "
+    "becomes answerable once the build has run the query."
 )
 
 
@@ -278,6 +291,7 @@ def decisions_from_record(record: dict, usernames: dict[str, str]) -> tuple[list
         suggested = (record.get("metadata") or {}).get("item_category")
         if verdict == "accept" and chosen and suggested and chosen != suggested:
             verdict = "relabel"  # an accept under another category: that category is meant
+        sql = _text(_value(values, "corrected_sql"))
         if verdict == "relabel":
             label, category = _relabel_target(chosen)
         question, spans = (
@@ -297,6 +311,7 @@ def decisions_from_record(record: dict, usernames: dict[str, str]) -> tuple[list
                 label=label,
                 category=category,
                 question=question,
+                sql=sql,
                 spans=spans,
                 comment=_text(_value(values, "comment")),
                 time=_utc(response.get("updated_at") or response.get("inserted_at")),

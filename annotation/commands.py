@@ -9,11 +9,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 from answerable.annotation.agreement import agreement_report
-from answerable.annotation.policy import ACCEPTED, CONFLICT, REJECTED, STATUSES
+from answerable.annotation.corrections import Verifier
+from answerable.annotation.policy import ACCEPTED, CONFLICT, OPEN, REJECTED, STATUSES
 from answerable.annotation.queue import count_progress
 from answerable.annotation.readings import ReadingRunner
-from answerable.annotation.review import open_local_queue, policy_of, queue_state
-from answerable.annotation.server import ReviewPage, ReviewServerError, make_server, page_url
+from answerable.annotation.review import (
+    backend_of,
+    hotkeys_of,
+    limits_of,
+    open_local_queue,
+    policy_of,
+    queue_state,
+    variants_of,
+)
+from answerable.annotation.server import (
+    HOTKEYS,
+    ReviewPage,
+    ReviewServerError,
+    make_server,
+    page_url,
+)
 from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.transfer import (
     EXPORT_START,
@@ -22,9 +37,8 @@ from answerable.annotation.transfer import (
     import_decisions,
     write_rows,
 )
-from answerable.errors import AnswerableError
+from answerable.errors import AnswerableError, ConfigError
 from answerable.inert import printable
-from answerable.pipeline import Workspace
 from answerable.recipe import Recipe
 from answerable.records import guard_replace
 
@@ -42,12 +56,14 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
             f"{recipe.file}: the review queue is empty (fix: run `answerable build "
             f"{recipe.file}` first; items from auto_accept generators are not queued)"
         )
+    page = None
     try:
-        readings = ReadingRunner(Workspace(recipe.workdir, recipe.dataset).root / "variants")
-        page = ReviewPage(queue, policy_of(recipe), recipe.dataset, readings)
+        page = review_page(recipe, queue)
         server = make_server(page, port)
-    except ReviewServerError:
+    except (ReviewServerError, ConfigError):
         queue.close()
+        if page is not None:
+            page.verifier.close()
         raise
     say(f"review page: {page_url(server)}  ({len(queue.summaries())} items; Ctrl-C stops)")
     try:
@@ -57,6 +73,26 @@ def serve(recipe: Recipe, port: int, say: Callable[[str], None]) -> None:
     finally:
         server.server_close()
         queue.close()
+        page.verifier.close()
+
+
+def review_page(recipe: Recipe, queue) -> ReviewPage:
+    """The review page of a recipe's local queue: its policy, the readings run on the
+    edited databases, corrections verified on the recipe's databases under its limits,
+    and its keys. Close ``page.verifier`` when done."""
+    hotkeys = hotkeys_of(recipe, HOTKEYS)
+    readings = ReadingRunner(variants_of(recipe))
+    verifier = verifier_of(recipe)
+    return ReviewPage(queue, policy_of(recipe), recipe.dataset, readings, verifier, hotkeys)
+
+
+def verifier_of(recipe: Recipe) -> Verifier:
+    """What verifies corrections for the review commands: the recipe's databases, the
+    build's edited copies, the recipe's execution limits."""
+    from answerable.build import load_sources  # the build imports the review module
+
+    databases = load_sources(recipe).databases
+    return Verifier(databases, variants_of(recipe), limits_of(recipe))
 
 
 def export(
@@ -83,8 +119,8 @@ def export(
 
 def import_file(recipe: Recipe, path: Path, annotator: str | None) -> list[str]:
     """Record a filled-in export file; raises when any row was not recorded."""
-    with open_local_queue(recipe) as queue:
-        done = import_decisions(queue, path, annotator)
+    with open_local_queue(recipe) as queue, verifier_of(recipe) as verifier:
+        done = import_decisions(queue, path, annotator, verifier)
     summary = (
         f"imported {path}: {done['recorded']} decisions recorded, {done['already']} already "
         f"recorded, {done['undecided']} rows without a verdict"
@@ -129,6 +165,7 @@ def progress(recipe: Recipe) -> list[str]:
         f"{len(state.items)} items in the queue ({policy_of(recipe).describe()}): "
         + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
     ]
+    lines.append(awaiting_line(recipe, state))
     done = count_progress((i["id"] for i in state.items), state.decisions)
     per = ", ".join(f"{a} {n}" for a, n in done.by_annotator.items()) or "none"
     lines.append(f"{done.decided} items have a decision, {done.undecided} none; decisions: {per}")
@@ -140,6 +177,24 @@ def progress(recipe: Recipe) -> list[str]:
             lines.append(f"agreement, {group}: " + _agreement_line(stats))
     lines += [f"note: {p}" for p in state.problems]
     return [printable(line) for line in lines]
+
+
+def awaiting_line(recipe: Recipe, state) -> str:
+    """How many items await review, as the page counts them: open or in conflict (the
+    build's figure) plus the spot checks nobody decided yet (the release counts those as
+    accepted meanwhile)."""
+    counts = state.outcome.counts()
+    build = counts[OPEN] + counts[CONFLICT]
+    spot = 0
+    if backend_of(recipe) == "local":
+        with open_local_queue(recipe) as queue:
+            checks = {s["id"] for s in queue.summaries() if s["spot_check"]}
+        resolutions = state.outcome.resolutions
+        spot = sum(awaits_person(resolutions[i], spot_check=True) for i in checks)
+    return (
+        f"{build + spot} items await review: {build} open or in conflict (the build's "
+        f"figure) + {spot} spot checks nobody decided yet (released as accepted meanwhile)"
+    )
 
 
 def _agreement_line(stats: dict) -> str:

@@ -3,11 +3,14 @@
 A decision is a record under ``schemas/review_decision.schema.json``::
 
     {"item_id": "0123456789abcdef", "annotator": "ana", "verdict": "relabel",
-     "label": "ambiguous", "category": "vague-word", "question": None, "spans": None,
-     "comment": "'recent' has no cut-off", "time": "2026-01-01T12:00:00Z"}
+     "label": "ambiguous", "category": "vague-word", "question": None, "sql": None,
+     "spans": None, "comment": "'recent' has no cut-off", "time": "2026-01-01T12:00:00Z"}
 
 ``accept`` keeps the item as it is (with the corrected question or spans when given),
-``reject`` drops it, ``relabel`` moves it to another label and category. Every problem is a
+``reject`` drops it, ``relabel`` moves it to another label and category. A corrected
+question or SQL makes the decision a correction (:mod:`.corrections`): SQL belongs to an
+item that is (or becomes) answerable, and a draft without SQL becomes answerable only
+with the SQL that answers it. Every problem is a
 :class:`DecisionError` that says where the decision came from (a row of an import file,
 a request of the review page) and what to change.
 """
@@ -43,7 +46,7 @@ TAXONOMY: dict[str, tuple[str | None, ...]] = {
 }
 CATEGORY_LABEL = {c: label for label, cats in TAXONOMY.items() for c in cats if c is not None}
 SPAN_TAGS = ("AMB", "UNK", "COL", "VAL")
-FIELDS = ("item_id", "annotator", "verdict", "label", "category", "question", "spans")
+FIELDS = ("item_id", "annotator", "verdict", "label", "category", "question", "sql", "spans")
 FIELDS += ("comment", "time")
 
 
@@ -93,9 +96,17 @@ def check_decision(decision: dict, item: dict | None, where: str) -> dict:
     """The decision made ready to keep, or :class:`DecisionError` naming ``where``.
 
     Checks the review schema, that the item exists, that a relabel names a known label
-    and category that belong together, and that spans lie inside the question.
+    and category that belong together, and that spans lie inside the question. An
+    accept with SQL of an item that is not answerable is a relabel to answerable.
     """
     decision = {name: _blank_to_none(decision.get(name)) for name in FIELDS}
+    if (
+        decision["verdict"] == "accept"
+        and decision["sql"]
+        and item
+        and item.get("label") != ("answerable")
+    ):
+        decision.update(verdict="relabel", label="answerable", category=None)  # SQL answers it
     if decision["verdict"] == "relabel":
         decision["label"], decision["category"] = label_and_category(
             decision["label"], decision["category"]
@@ -111,6 +122,7 @@ def check_decision(decision: dict, item: dict | None, where: str) -> dict:
         )
     if decision["verdict"] == "relabel":
         _check_relabel(decision, item, where)
+    _check_sql(decision, item, where)
     _check_spans(decision, item, where)
     return decision
 
@@ -144,11 +156,22 @@ def _check_relabel(decision: dict, item: dict, where: str) -> None:
         raise DecisionError(
             where, f"relabel to unknown category {category!r} for label {label}", f"use: {known}"
         )
-    if label == "answerable" and not item.get("sql"):
+    if label == "answerable" and not (item.get("sql") or decision.get("sql")):
         raise DecisionError(
             where,
-            f"item {item['id']} has no SQL, so it cannot become answerable",
-            "reject it, or relabel it to an ambiguous or unanswerable category",
+            f"item {item['id']} has no SQL, so it cannot become answerable without it",
+            "write the SQL that answers it (the sql field), or relabel it to an ambiguous "
+            "or unanswerable category, or reject it",
+        )
+
+
+def _check_sql(decision: dict, item: dict, where: str) -> None:
+    label = decision["label"] if decision["verdict"] == "relabel" else item.get("label")
+    if decision["sql"] and label != "answerable":
+        raise DecisionError(
+            where,
+            f"SQL given for an item labelled {label}: gold SQL belongs to answerable items",
+            "relabel it to answerable with the SQL, or leave the SQL empty",
         )
 
 
@@ -166,11 +189,17 @@ def _check_spans(decision: dict, item: dict, where: str) -> None:
 
 def outcome(decision: dict) -> str:
     """What a decision asks for, as one comparable value: ``accept``, ``reject`` or
-    ``relabel:<label>/<category>``.
+    ``relabel:<label>/<category>``, followed by the corrected SQL when there is one (two
+    annotators agree on a correction only when they wrote the same query, spacing aside).
 
     >>> outcome({"verdict": "relabel", "label": "ambiguous", "category": "vague-word"})
     'relabel:ambiguous/vague-word'
+    >>> outcome({"verdict": "relabel", "label": "answerable", "category": None,
+    ...          "sql": "SELECT  1"})
+    'relabel:answerable/ sql:SELECT 1'
     """
+    sql = decision.get("sql")
+    written = f" sql:{' '.join(sql.split())}" if sql and decision["verdict"] != "reject" else ""
     if decision["verdict"] != "relabel":
-        return decision["verdict"]
-    return f"relabel:{decision['label']}/{decision['category'] or ''}"
+        return decision["verdict"] + written
+    return f"relabel:{decision['label']}/{decision['category'] or ''}{written}"

@@ -9,10 +9,12 @@ Three rules, chosen in the recipe (``review.policy``):
 - ``single``: one decision is enough; two annotators who disagree are a conflict.
 
 Agreement means the same outcome (:func:`outcome`): accept, reject, or relabel to the same
-label and category. A relabel moves the item to its new label and category; a corrected
-question or spans replace the item's. Items from machine-verified generators listed in
-``auto_accept`` are accepted without review. An ``adjudicator``'s decision, when the recipe
-names one, settles the item whatever the others said: that is how conflicts are resolved.
+label and category (and the same corrected SQL). A relabel moves the item to its new
+label and category; new spans replace the item's; a corrected question or SQL makes the
+corrected item that replaces it (:mod:`.corrections`). Items from machine-verified
+generators listed in ``auto_accept`` are accepted without review. An ``adjudicator``'s
+decision, when the recipe names one, settles the item whatever the others said: that is
+how conflicts are resolved.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from answerable.annotation.corrections import corrected_item, is_correction
 from answerable.annotation.decisions import outcome
 from answerable.annotation.queue import decision_time
-from answerable.ids import item_id as make_item_id
 
 MODES = ("unanimous", "majority", "single")
 ACCEPTED, REJECTED, OPEN, CONFLICT = "accepted", "rejected", "open", "conflict"
@@ -110,8 +112,10 @@ def _split(votes: Counter) -> str:
 def final_item(item: dict, resolution: Resolution, policy: Policy) -> dict:
     """The item as the release takes it: relabel and corrections applied, ``review`` filled.
 
-    A corrected question changes the item's content, so its id is recomputed from it; the
-    reviewed id is kept in ``review.reviewed_id``.
+    A corrected question or SQL makes a new item (:func:`corrected_item`: new id, made by
+    ``review_correction_v1``, its provenance naming the old id and the annotators); its
+    ``review`` keeps the old id under ``corrected_from`` (and ``reviewed_id``), the old
+    question under ``original_question``. The build verifies it before the release takes it.
     """
     final = dict(item)
     review = {"status": resolution.status, "policy": policy.mode, "reason": resolution.reason}
@@ -123,23 +127,37 @@ def final_item(item: dict, resolution: Resolution, policy: Policy) -> dict:
     if relabel is not None:
         review["relabeled_from"] = {"label": item["label"], "category": item.get("category")}
         final.update(label=relabel["label"], category=relabel["category"], subtype=None)
-    question = next((d["question"] for d in reversed(latest) if d.get("question")), None)
+    question = _latest(latest, "question")
+    sql = _latest(latest, "sql")
     spans = next((d["spans"] for d in reversed(latest) if d.get("spans") is not None), None)
     if spans is not None:
         final["spans"] = spans
-    if question and question != item["question"]:
-        review["reviewed_id"] = item["id"]
-        review["original_question"] = item["question"]
-        final["question"] = question
-        final["id"] = make_item_id(
-            item["db_id"], question, item.get("sql"), item.get("db_variant"), item.get("edit")
+    question = question if question != item["question"] else None
+    sql = sql if sql != item.get("sql") else None
+    if question or sql:
+        authors = [d["annotator"] for d in latest if is_correction(d)]
+        final = corrected_item(
+            final,
+            label=final["label"],
+            category=final.get("category"),
+            question=question,
+            sql=sql,
+            by=authors,
         )
+        review.update(reviewed_id=item["id"], corrected_from=item["id"])
+        if question:
+            review["original_question"] = item["question"]
     final["review"] = review
     return final
 
 
+def _latest(decisions: list[dict], name: str):
+    """The latest non-empty value of one field among time-ordered decisions."""
+    return next((d[name] for d in reversed(decisions) if d.get(name)), None)
+
+
 def _trail(decision: dict) -> dict:
-    keep = ("annotator", "verdict", "label", "category", "comment", "time")
+    keep = ("annotator", "verdict", "label", "category", "question", "sql", "comment", "time")
     return {k: decision.get(k) for k in keep if decision.get(k) is not None}
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from answerable.annotation import spot_check
 from answerable.annotation.agreement import agreement_report
+from answerable.annotation.corrections import CorrectionError, Verifier
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.policy import (
     CONFLICT,
@@ -26,8 +27,9 @@ from answerable.annotation.policy import (
 )
 from answerable.annotation.queue import STEP, PushReport
 from answerable.annotation.store import LocalQueue, store_path
+from answerable.builders.executor import Limits
 from answerable.errors import ConfigError
-from answerable.pipeline import reject
+from answerable.pipeline import Workspace, reject
 from answerable.recipe import Recipe
 from answerable.records import write_json
 
@@ -80,6 +82,23 @@ def open_local_queue(recipe: Recipe) -> LocalQueue:
             fix="use backend: local for the local review page and export/import",
         )
     return LocalQueue(store_path(recipe.workdir, recipe.dataset))
+
+
+def hotkeys_of(recipe: Recipe, defaults: dict[str, str]) -> dict[str, str]:
+    """The review page's keys: ``defaults`` with the recipe's ``review.hotkeys`` over
+    them; a clear error when two actions share a key."""
+    keys = {**defaults, **(recipe.section("review").get("hotkeys") or {})}
+    seen: dict[str, str] = {}
+    for action, key in keys.items():
+        if key in seen:
+            raise ConfigError(
+                recipe.file,
+                f"review.hotkeys.{action}",
+                f"the key {key!r} is also the key of {seen[key]}",
+                fix=f"give {action} or {seen[key]} another key",
+            )
+        seen[key] = action
+    return keys
 
 
 def where_to_review(recipe: Recipe) -> str:
@@ -144,12 +163,55 @@ def review_candidates(
     ids = {i["id"] for i in items}
     decisions = [d for d in decisions if d["item_id"] in ids]
     outcome = apply_policy(items, decisions, policy)
+    with Verifier(databases, variants_of(recipe), limits_of(recipe)) as verifier:
+        verify_corrections(outcome, verifier)
     result = ReviewResult(outcome, pushed, len(decisions), problems)
     result.spot_checks = spot_check.report(checked, outcome)
     report = review_report(recipe, items, decisions, outcome, result)
     result.report = write_json(report, reports / "review.json")
     _log(result, policy, recipe, log)
     return result
+
+
+def verify_corrections(outcome: ReviewOutcome, verifier: Verifier) -> None:
+    """Verify every accepted correction as the release will take it (its SQL run on its
+    database, its claim checked); one that does not verify is rejected with the reason,
+    and its old item stays superseded by nothing (it is not released either)."""
+    kept = []
+    for final in outcome.accepted:
+        if not (final.get("review") or {}).get("corrected_from"):
+            kept.append(final)
+            continue
+        old = final["review"]["corrected_from"]
+        try:
+            kept.append(verifier.verify(final))
+        except CorrectionError as error:
+            resolution = outcome.resolutions[old]
+            resolution.status = REJECTED
+            resolution.reason = f"correction {final['id']} does not verify: {error}"
+    outcome.accepted = kept
+
+
+def superseded(outcome: ReviewOutcome) -> dict[str, str]:
+    """Old item id -> the id of the verified correction that replaces it."""
+    found = {}
+    for final in outcome.accepted:
+        old = (final.get("review") or {}).get("corrected_from")
+        if old:
+            found[old] = final["id"]
+    return dict(sorted(found.items()))
+
+
+def limits_of(recipe: Recipe) -> Limits:
+    """The recipe's execution limits (``execution.timeout_s`` and ``row_cap``), which
+    every gold query and every correction runs under."""
+    execution = recipe.section("execution")
+    return Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
+
+
+def variants_of(recipe: Recipe) -> Path:
+    """Where the build keeps the edited databases of counterfactual items."""
+    return Workspace(recipe.workdir, recipe.dataset).root / "variants"
 
 
 def review_contexts(queued: list[dict], items: list[dict], checked: set[str]) -> dict:
@@ -193,6 +255,7 @@ def review_report(recipe, items, decisions, outcome: ReviewOutcome, result) -> d
         "decisions": len(decisions),
         "agreement": agreement_report(decisions, groups),
         "conflicts": outcome.ids(CONFLICT),
+        "superseded": superseded(outcome),
         "open": len(outcome.ids(OPEN)),
         "problems": result.problems,
     }

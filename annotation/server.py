@@ -8,7 +8,11 @@ build step) and a small JSON API over the local store:
   annotator has not decided (or ``item``, when undecided), with its schema excerpt, a
   preview of its result, its readings, its parent and its candidate SQL;
 - ``POST /api/decisions``: record one decision (JSON body; verdict ``retract`` is the
-  undo); errors come back as ``{"error": ...}`` with status 400;
+  undo); a correction (a corrected question or SQL) is verified first; errors come back
+  as ``{"error": ...}`` with status 400;
+- ``POST /api/run``: run a corrected SQL on the item's database and return its first
+  rows, or the error in one line (nothing is recorded);
+- ``GET /api/schema?item=``: the whole schema of the item's database;
 - ``GET /api/progress?annotator=``.
 
 :class:`ReviewPage` holds the logic and is tested without HTTP. The server trusts no
@@ -32,14 +36,27 @@ import threading
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from answerable.annotation.decisions import TAXONOMY, DecisionError, make_decision
+from answerable.annotation.corrections import (
+    Verifier,
+    columns_elsewhere,
+    is_correction,
+    verified_correction,
+)
+from answerable.annotation.decisions import (
+    TAXONOMY,
+    DecisionError,
+    check_decision,
+    make_decision,
+)
 from answerable.annotation.policy import OPEN, STATUSES, Policy, resolve
+from answerable.annotation.queue import RETRACT
 from answerable.annotation.readings import stored_readings
 from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.store import LocalQueue
@@ -59,6 +76,20 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost")
 AWAITING = "awaiting"  # open or in conflict: what still needs people
 PREVIEW_ROWS = 10
 ANSWERABLE = "answerable"
+# The page's keys (outside text boxes); the recipe's review.hotkeys changes any of them.
+HOTKEYS = {
+    "accept": "a",
+    "reject": "r",
+    "relabel": "l",
+    "skip": "s",
+    "previous": "p",
+    "undo": "u",
+    "comment": "c",
+    "guidelines": "g",
+    "correct": "e",
+    "schema": "f",
+    "search": "/",
+}
 
 
 class ReviewPage:
@@ -77,9 +108,13 @@ class ReviewPage:
         policy: Policy,
         dataset: str,
         readings: Callable[[dict], tuple[list, str]] | None = None,
+        verifier: Verifier | None = None,
+        hotkeys: dict[str, str] | None = None,
     ):
         self.queue, self.policy, self.dataset = queue, policy, dataset
+        self.hotkeys = {**HOTKEYS, **(hotkeys or {})}
         self.readings = readings or stored_readings
+        self.verifier = verifier
         self._lock = threading.Lock()
         self._index: _Index | None = None
         self._version: int | None = None
@@ -101,26 +136,88 @@ class ReviewPage:
             "policy": self.policy.describe(),
             "databases": sorted({s["db_id"] for s in summaries}),
             "categories": sorted({s["category"] or ANSWERABLE for s in summaries}),
+            "labels": sorted({s["label"] for s in summaries}),
+            "generators": sorted({s["generator"] or "" for s in summaries} - {""}),
             "statuses": [AWAITING, *STATUSES, "any"],
             "taxonomy": {label: [c for c in cats if c] for label, cats in TAXONOMY.items()},
             "guidelines": guidelines(),
+            "hotkeys": self.hotkeys,
         }
 
     def next_item(
-        self, annotator: str, db=None, category=None, status=None, after=None, item=None
+        self,
+        annotator: str,
+        db=None,
+        category=None,
+        status=None,
+        after=None,
+        item=None,
+        filters: Filters | None = None,
     ) -> dict:
         """The first matching item (after ``after``, wrapping) the annotator has not decided;
-        ``item`` asks for that one (the page's undo shows the item again)."""
+        ``item`` asks for that one, decided or not (the page's undo and its previous
+        button show an item again). ``filters`` combine every filter and the search;
+        ``db``, ``category`` and ``status`` are the same filters given one by one."""
         annotator = _annotator(annotator)
+        filters = filters or Filters(db=db, category=category, status=status)
         with self._lock:
             index = self._rows()
-            chosen, remaining = index.next(annotator, after, db, category, status)
-            if item in index.decided and annotator not in index.decided[item]:
+            chosen, remaining = index.next(annotator, after, filters)
+            if item in index.decided:
                 chosen = item
             progress = index.progress(annotator)
             state = None if chosen is None else (index.status[chosen], len(index.decided[chosen]))
+            yours = None if chosen is None else index.decided[chosen].get(annotator)
         view = None if chosen is None else self.view(chosen, *state)
+        if view is not None:
+            view["yours"] = None if yours is None else yours["verdict"]
         return {"item": view, "remaining": remaining, "progress": progress}
+
+    def bulk(self, payload: dict) -> dict:
+        """Accept or reject every item that matches the filters and the annotator has not
+        decided: one decision per item (its comment says it was a bulk decision), all in
+        one transaction. Returns the ids, which the page's undo retracts as one step."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        annotator = _annotator(payload.get("annotator"))
+        verdict = payload.get("verdict")
+        if verdict not in ("accept", "reject"):
+            raise DecisionError("request", f"bulk verdict {verdict!r}", "use accept or reject")
+        filters = Filters.from_query(payload.get("filters") or {})
+        with self._lock:
+            index = self._rows()
+            ids = index.matching(annotator, filters)
+            comment = f"bulk {verdict} of {len(ids)} items ({filters.describe()})"
+            made = [
+                (f"item {i}", make_decision(i, annotator, verdict, comment=comment)) for i in ids
+            ]
+            self.queue.record_many(made, known=set(index.ids))
+            self._refresh(index, ids)
+            progress = index.progress(annotator)
+        return {"item_ids": ids, "verdict": verdict, "progress": progress}
+
+    def bulk_undo(self, payload: dict) -> dict:
+        """Take back a bulk decision as one step: a retraction for each of its items on
+        which the annotator's current decision is still the one it made."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        annotator = _annotator(payload.get("annotator"))
+        ids = payload.get("item_ids") or []
+        with self._lock:
+            index = self._rows()
+            live = [i for i in ids if i in index.decided and annotator in index.decided[i]]
+            made = [(f"item {i}", make_decision(i, annotator, RETRACT)) for i in live]
+            self.queue.record_many(made, known=set(index.ids))
+            self._refresh(index, live)
+            progress = index.progress(annotator)
+        return {"item_ids": live, "progress": progress}
+
+    def _refresh(self, index: _Index, ids: list[str]) -> None:
+        """Bring the index up to date after recording on ``ids`` (called under the lock)."""
+        current = self.queue.current_many(ids)
+        for item_id in ids:
+            index.update(item_id, current.get(item_id, []))
+        self._version = self.queue.data_version()
 
     def view(self, item_id: str, status: str, decisions: int) -> dict:
         """One item as the page shows it (no other annotator's verdict, to avoid bias)."""
@@ -134,6 +231,8 @@ class ReviewPage:
             }
         keys = ("id", "db_id", "db_variant", "question", "sql", "label", "category", "subtype")
         shown = {k: item.get(k) for k in keys}
+        if item.get("category") == "missing-column" and self.verifier is not None:
+            shown["elsewhere"] = columns_elsewhere(item, self.verifier.schema(item))
         readings, source = self.readings(item)
         context = self.queue.context(item_id) or {}
         shown.update(
@@ -161,21 +260,56 @@ class ReviewPage:
         """
         if not isinstance(payload, dict):
             raise DecisionError("request", "the body is not a JSON object")
-        fields = {k: payload.get(k) for k in ("label", "category", "question", "spans", "comment")}
+        names = ("label", "category", "question", "sql", "spans", "comment")
+        given = {k: payload.get(k) for k in names}
         decision = make_decision(
             payload.get("item_id"),
             _annotator(payload.get("annotator")),
             payload.get("verdict"),
-            **fields,
+            **given,
         )
+        where = f"decision on item {payload.get('item_id')}"
+        if is_correction(decision):
+            checked = check_decision(decision, self.queue.item(str(decision["item_id"])), where)
+            verified_correction(self.verifier, self.queue.item(checked["item_id"]), checked, where)
         with self._lock:
             index = self._rows()
-            kept = self.queue.record(decision, where=f"decision on item {payload.get('item_id')}")
+            kept = self.queue.record(decision, where=where)
             index.update(kept["item_id"], self.queue.current(kept["item_id"]))
             progress = index.progress(kept["annotator"])
             if self.queue.data_version() != self._version:
                 self._index = None  # another process committed meanwhile: rebuild next time
         return {"decision": kept, "progress": progress}
+
+    def run(self, payload: dict) -> dict:
+        """The first rows of a corrected SQL on the item's database, or its error in one
+        line; nothing is recorded."""
+        if not isinstance(payload, dict):
+            raise DecisionError("request", "the body is not a JSON object")
+        item = self.queue.item(str(payload.get("item_id")))
+        if item is None:
+            raise DecisionError("request", f"unknown item id {payload.get('item_id')!r}")
+        sql = payload.get("sql")
+        if not isinstance(sql, str) or not sql.strip():
+            return {"error": "write a query first"}
+        if self.verifier is None:
+            return {"error": "the databases are not available to this page"}
+        return self.verifier.preview(item, sql)
+
+    def schema(self, item_id: str | None) -> dict:
+        """The whole schema of an item's database (its edited one for an edit): every
+        table with its columns and types."""
+        item = self.queue.item(str(item_id))
+        if item is None:
+            raise DecisionError("request", f"unknown item id {item_id!r}")
+        found = None if self.verifier is None else self.verifier.schema(item)
+        if found is None:
+            return {"db_id": item["db_id"], "tables": self.queue.excerpt(item["id"]) or []}
+        tables = [
+            {"name": t.name, "columns": [{"name": c.name, "type": c.type} for c in t.columns]}
+            for t in found.tables
+        ]
+        return {"db_id": item["db_id"], "tables": tables}
 
     def progress(self, annotator: str | None = None) -> dict:
         """Items per status, and how many this annotator decided."""
@@ -188,7 +322,9 @@ class _Index:
 
     def __init__(self, queue: LocalQueue, policy: Policy):
         self.policy = policy
-        self.summaries = queue.summaries()
+        self.summaries = queue.summaries(text=True)
+        for summary in self.summaries:  # what the search box looks in, lower-cased once
+            summary["text"] = f"{summary.pop('question') or ''}\n{summary.pop('sql') or ''}".lower()
         self.ids = [s["id"] for s in self.summaries]
         self.decided: dict[str, dict[str, dict]] = {i: {} for i in self.ids}
         for decision in queue.pull():
@@ -198,6 +334,7 @@ class _Index:
         self.spot_checks = {s["id"] for s in self.summaries if s["spot_check"]}
         self.status = {i: self._resolve(i) for i in self.ids}
         self.counts = Counter(self.status.values())
+        self.spot_waiting = sum(self._spot_waits(i) for i in self.spot_checks)
         self.mine = Counter(a for decided in self.decided.values() for a in decided)
 
     def _resolve(self, item_id: str) -> str:
@@ -208,35 +345,59 @@ class _Index:
         waiting = awaits_person(resolution, item_id in self.spot_checks)
         return OPEN if waiting else resolution.status
 
+    def _spot_waits(self, item_id: str) -> bool:
+        """Whether a spot check still waits for a person (open or in conflict)."""
+        return item_id in self.spot_checks and self.status[item_id] in (OPEN, "conflict")
+
     def update(self, item_id: str, decisions: list[dict]) -> None:
         """Replace one item's current decisions and status."""
         self.mine.subtract(list(self.decided[item_id]))
         self.counts[self.status[item_id]] -= 1
+        self.spot_waiting -= self._spot_waits(item_id)
         self.decided[item_id] = {d["annotator"]: d for d in decisions}
         self.status[item_id] = self._resolve(item_id)
         self.mine.update(list(self.decided[item_id]))
         self.counts[self.status[item_id]] += 1
+        self.spot_waiting += self._spot_waits(item_id)
 
-    def next(self, annotator: str, after, db, category, status) -> tuple[str | None, int]:
+    def next(self, annotator: str, after, filters: Filters) -> tuple[str | None, int]:
         """The id of the first matching undecided item after ``after`` (wrapping), and
         how many match."""
         start = bisect_right(self.ids, after) if after else 0
         first, remaining = None, 0
-        order = self.summaries[start:] + self.summaries[:start]
-        for summary in order:
+        for summary in self.summaries[start:] + self.summaries[:start]:
             item_id = summary["id"]
             if annotator in self.decided[item_id]:
                 continue
-            if _matches(summary, self.status[item_id], db, category, status):
+            if filters.match(summary, self.status[item_id]):
                 remaining += 1
                 first = first or item_id
         return first, remaining
 
+    def matching(self, annotator: str, filters: Filters) -> list[str]:
+        """Ids of every matching item the annotator has not decided, in queue order."""
+        return [
+            s["id"]
+            for s in self.summaries
+            if annotator not in self.decided[s["id"]] and filters.match(s, self.status[s["id"]])
+        ]
+
     def progress(self, annotator: str | None) -> dict:
-        """Items per status, and how many this annotator decided."""
+        """Items per status, and how many this annotator decided; ``awaiting`` counts the
+        items that still wait for a person: open or in conflict, plus the spot checks
+        nobody decided (the build counts those as accepted meanwhile, so its own
+        "await review" figure leaves them out)."""
         counts = {s: self.counts.get(s, 0) for s in STATUSES}
         mine = self.mine.get(annotator, 0) if annotator else 0
-        return {"items": len(self.ids), "by_status": counts, "decided_by_you": mine}
+        waiting = counts[OPEN] + counts["conflict"]
+        spot = self.spot_waiting
+        awaiting = {"items": waiting, "spot_checks": spot, "build": waiting - spot}
+        return {
+            "items": len(self.ids),
+            "by_status": counts,
+            "decided_by_you": mine,
+            "awaiting": awaiting,
+        }
 
 
 def guidelines() -> list[dict]:
@@ -258,15 +419,59 @@ def _annotator(name) -> str:
     return name.strip()
 
 
-def _matches(summary: dict, status: str, db, category, wanted) -> bool:
-    if db and summary["db_id"] != db:
-        return False
-    if category and (summary["category"] or ANSWERABLE) != category:
-        return False
-    wanted = wanted or AWAITING
-    if wanted == AWAITING:
-        return status in (OPEN, "conflict")
-    return wanted == "any" or status == wanted
+@dataclass(frozen=True)
+class Filters:
+    """The page's filters, which combine: database, category, label, generator, status,
+    spot check (``yes`` or ``no``) and a search over question and SQL (``q``, every
+    word must appear, case aside). Empty means any; the status defaults to awaiting."""
+
+    db: str | None = None
+    category: str | None = None
+    label: str | None = None
+    generator: str | None = None
+    status: str | None = None
+    spot: str | None = None
+    q: str | None = None
+
+    @classmethod
+    def from_query(cls, query: dict) -> Filters:
+        """The filters named in a query string or a JSON body (other keys ignored)."""
+        return cls(**{f.name: (query.get(f.name) or None) for f in fields(cls)})
+
+    def describe(self) -> str:
+        """The filters set, for a bulk decision's comment: ``status awaiting, label ...``."""
+        shown = {"status": AWAITING, **{k: v for k, v in asdict(self).items() if v}}
+        return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        """The search's words, lower-cased."""
+        return tuple((self.q or "").lower().split())
+
+    def match(self, summary: dict, status: str) -> bool:
+        """Whether an item (its summary and status) passes every filter; the cheap,
+        most selective tests first (it runs over the whole queue on every request)."""
+        wanted = self.status or AWAITING
+        if wanted == AWAITING:
+            if status != OPEN and status != "conflict":
+                return False
+        elif wanted != "any" and status != wanted:
+            return False
+        if self.db and summary["db_id"] != self.db:
+            return False
+        if self.label and summary["label"] != self.label:
+            return False
+        if self.generator and summary["generator"] != self.generator:
+            return False
+        if self.category and (summary["category"] or ANSWERABLE) != self.category:
+            return False
+        if self.spot and summary["spot_check"] != (self.spot == "yes"):
+            return False
+        text = summary["text"]
+        for word in self.words:  # noqa: SIM110 (a loop, not all(): no generator per item)
+            if word not in text:
+                return False
+        return True
 
 
 def make_server(
@@ -394,9 +599,12 @@ class _Handler(BaseHTTPRequestHandler):
             "/api/meta": lambda: self.review.meta(),
             "/api/next": lambda: self.review.next_item(
                 query.get("annotator", ""),
-                *(query.get(k) for k in ("db", "category", "status", "after", "item")),
+                after=query.get("after"),
+                item=query.get("item"),
+                filters=Filters.from_query(query),
             ),
             "/api/progress": lambda: self.review.progress(query.get("annotator")),
+            "/api/schema": lambda: self.review.schema(query.get("item")),
         }
         if url.path not in routes:
             raise _Refused(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
@@ -407,7 +615,14 @@ class _Handler(BaseHTTPRequestHandler):
         # refused body is never read, so the connection is closed after the reply.
         self.close_connection = True
         self._check_api()
-        if urlsplit(self.path).path != "/api/decisions":
+        path = urlsplit(self.path).path
+        posts = {
+            "/api/decisions": (self.review.decide, HTTPStatus.CREATED),
+            "/api/bulk": (self.review.bulk, HTTPStatus.CREATED),
+            "/api/bulk-undo": (self.review.bulk_undo, HTTPStatus.CREATED),
+            "/api/run": (self.review.run, HTTPStatus.OK),
+        }
+        if path not in posts:
             raise _Refused(HTTPStatus.NOT_FOUND, "no such page")
         if not _is_json(self.headers.get("Content-Type")):
             raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send application/json")
@@ -422,7 +637,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.BAD_REQUEST, "the body is not valid UTF-8") from None
         except json.JSONDecodeError as error:
             raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {error}") from None
-        self._send_json(self.review.decide(payload), HTTPStatus.CREATED)
+        handle, status = posts[path]
+        self._send_json(handle(payload), status)
 
     def _send_json(self, value, status=HTTPStatus.OK) -> None:
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -184,16 +184,20 @@ class LocalQueue:
             ).fetchone()
         return None if row is None or row[0] is None else json.loads(row[0])
 
-    def summaries(self) -> list[dict]:
+    def summaries(self, text: bool = False) -> list[dict]:
         """id, db_id, label, category, generator and whether it is a spot check, of every
-        item (retired ones aside), by id (no JSON parsing)."""
+        item (retired ones aside), by id (no JSON parsing in Python); with ``text``, its
+        question and SQL too (what the page's search looks in)."""
+        keys = ["id", "db_id", "label", "category", "generator", "spot_check"]
+        columns = "id, db_id, label, category, generator, "
+        columns += "coalesce(json_extract(context, '$.spot_check'), 0) = 1"
+        if text:
+            keys += ["question", "sql"]
+            columns += ", json_extract(body, '$.question'), json_extract(body, '$.sql')"
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, db_id, label, category, generator, "
-                "coalesce(json_extract(context, '$.spot_check'), 0) = 1 "
-                "FROM items WHERE retired = 0 ORDER BY id"
+                f"SELECT {columns} FROM items WHERE retired = 0 ORDER BY id"
             ).fetchall()
-        keys = ("id", "db_id", "label", "category", "generator", "spot_check")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # ---- decisions -----------------------------------------------------------------
@@ -230,10 +234,28 @@ class LocalQueue:
         with self._lock:
             return self._db.execute("PRAGMA data_version").fetchone()[0]
 
-    def record_many(self, decisions: Iterable[tuple[str, dict]]) -> tuple[int, list[str]]:
+    def current_many(self, item_ids: Iterable[str]) -> dict[str, list[dict]]:
+        """The decisions that count on each of ``item_ids`` (each annotator's latest), by
+        item id; items without one are left out. One query per 900 ids."""
+        ids, rows = list(dict.fromkeys(item_ids)), []
+        with self._lock:
+            for start in range(0, len(ids), 900):
+                chunk = ids[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT body FROM decisions WHERE item_id IN ({marks}) ORDER BY seq"
+                rows += self._db.execute(query, chunk).fetchall()
+        found: dict[str, list[dict]] = {}
+        for decision in latest_decisions(json.loads(body) for (body,) in rows):
+            found.setdefault(decision["item_id"], []).append(decision)
+        return found
+
+    def record_many(
+        self, decisions: Iterable[tuple[str, dict]], known: set[str] | None = None
+    ) -> tuple[int, list[str]]:
         """Record ``(where, decision)`` pairs: the valid ones are kept, each invalid one is
-        reported by its ``where``. Returns ``(kept, problems)``; nothing valid is dropped."""
-        known = {s["id"] for s in self.summaries()}
+        reported by its ``where``. Returns ``(kept, problems)``; nothing valid is dropped.
+        ``known``: the ids the queue holds, when the caller has them at hand."""
+        known = known if known is not None else {s["id"] for s in self.summaries()}
         kept, problems = [], []
         for where, decision in decisions:
             item = self.item(decision.get("item_id")) if decision.get("item_id") in known else None

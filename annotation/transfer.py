@@ -1,11 +1,18 @@
 """Review in a spreadsheet: export the queue to CSV or JSON Lines, import decisions back.
 
 An export row holds what an annotator needs (id, database, label, category, question,
-SQL, trigger, explanation, generator) and empty decision columns: ``annotator``,
-``verdict`` (accept, reject, relabel), ``new_category`` (and ``new_label`` when the
-category does not say it, i.e. ``answerable``), ``corrected_question`` and ``comment``.
-Import reads the same columns back; a row with an empty verdict is not decided yet and
-is skipped. The format follows the file's suffix (``.csv``, ``.jsonl``).
+SQL, trigger, explanation, generator), the context the page shows beside it (the parent
+question and SQL of a draft, the candidate SQL, each reading's SQL and first rows,
+whether it is a spot check, the schema excerpt as text) and empty decision columns:
+``annotator``, ``verdict`` (accept, reject, relabel), ``new_category`` (and ``new_label``
+when the category does not say it, i.e. ``answerable``), ``corrected_question`` and
+``comment``. Import reads the same columns back; a row with an empty verdict is not
+decided yet and is skipped. The format follows the file's suffix (``.csv``, ``.jsonl``).
+
+A correction is made in place: edit the ``question`` or ``sql`` cell (or fill
+``corrected_question``). SQL written for an item that is not answerable relabels it to
+answerable unless another category is given. Each correction is verified on import as
+on the page (:mod:`.corrections`); one that does not verify is a bad row.
 
 Bad input never loses work: a file that cannot be read at all, or lacks a needed column,
 is refused as a whole; a bad row is reported by its number (the spreadsheet's row, the
@@ -22,7 +29,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from answerable.annotation.decisions import make_decision
+from answerable.annotation.corrections import Verifier, is_correction, verified_correction
+from answerable.annotation.decisions import DecisionError, check_decision, make_decision
+from answerable.annotation.readings import pending_readings, stored_readings
 from answerable.annotation.store import LocalQueue
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
@@ -40,6 +49,14 @@ ITEM_COLUMNS = (
     "explanation",
     "generator",
 )
+CONTEXT_COLUMNS = (
+    "parent_question",
+    "parent_sql",
+    "candidate_sql",
+    "readings",
+    "spot_check",
+    "schema_excerpt",
+)
 DECISION_COLUMNS = (
     "annotator",
     "verdict",
@@ -48,7 +65,7 @@ DECISION_COLUMNS = (
     "corrected_question",
     "comment",
 )
-COLUMNS = ITEM_COLUMNS + DECISION_COLUMNS
+COLUMNS = ITEM_COLUMNS + CONTEXT_COLUMNS + DECISION_COLUMNS
 NEEDED = ("item_id", "verdict")
 FORMATS = (".csv", ".jsonl")
 EXPORT_START = {".csv": b"item_id,db_id,", ".jsonl": b'{"item_id": '}  # how exports begin
@@ -86,9 +103,57 @@ def export_rows(queue: LocalQueue, skip: set[str] = frozenset()) -> list[dict]:
             "explanation": item.get("explanation") or "",
             "generator": (item.get("provenance") or {}).get("generator") or "",
         }
+        row.update(context_cells(item, queue.context(item["id"]), queue.excerpt(item["id"])))
         row.update(dict.fromkeys(DECISION_COLUMNS, ""))
         rows.append(row)
     return rows
+
+
+def context_cells(item: dict, context: dict | None, excerpt: list | None) -> dict:
+    """The context columns of an item's export row, as text a spreadsheet shows."""
+    context = context or {}
+    parent = context.get("parent") or {}
+    candidates = [c.get("sql") for c in item.get("candidates") or [] if c.get("sql")]
+    readings, _ = stored_readings(item)
+    if not readings:
+        readings = [{"name": name, "sql": sql} for name, sql in pending_readings(item)]
+    return {
+        "parent_question": parent.get("question") or "",
+        "parent_sql": parent.get("sql") or "",
+        "candidate_sql": "\n\n".join(candidates),
+        "readings": "\n\n".join(_reading_text(r) for r in readings),
+        "spot_check": "yes" if context.get("spot_check") else "",
+        "schema_excerpt": excerpt_text(excerpt or []),
+    }
+
+
+def _reading_text(reading: dict) -> str:
+    lines = [f"{reading['name']}: {reading['sql']}"]
+    if reading.get("columns"):
+        lines.append(" | ".join(map(str, reading["columns"])))
+        lines += [
+            " | ".join("NULL" if v is None else str(v) for v in row) for row in reading["rows"]
+        ]
+        lines.append(f"({reading.get('row_count')} rows)")
+    return "\n".join(lines)
+
+
+def excerpt_text(excerpt: list[dict]) -> str:
+    """The schema excerpt as plain text: one line per table, each column's mark after it.
+
+    >>> excerpt_text([{"name": "t", "columns": [{"name": "a", "type": "INT", "mark": "used"},
+    ...                                         {"name": "b", "type": "", "mark": None}]}])
+    't: a INT (used), b'
+    """
+    lines = []
+    for table in excerpt:
+        columns = []
+        for column in table["columns"]:
+            text = f"{column['name']} {column['type']}".strip()
+            columns.append(text + (f" ({column['mark']})" if column.get("mark") else ""))
+        joined = " (joined)" if table.get("joined") else ""
+        lines.append(f"{table['name']}{joined}: " + ", ".join(columns))
+    return "\n".join(lines)
 
 
 def write_rows(rows: list[dict], path: Path) -> Path:
@@ -155,25 +220,45 @@ def _jsonl_rows(text: str) -> Iterator[tuple[str, dict]]:
         yield f"line {number}", row if isinstance(row, dict) else None
 
 
-def row_decision(row: dict, annotator: str | None) -> dict:
-    """The decision a filled-in row holds; the row's annotator wins over the default."""
+def row_decision(row: dict, annotator: str | None, item: dict | None = None) -> dict:
+    """The decision a filled-in row holds; the row's annotator wins over the default.
+
+    With the queued ``item``, an edited ``question`` or ``sql`` cell is a correction
+    (an accept with SQL of an item that is not answerable relabels it to answerable:
+    :func:`check_decision`).
+    """
     get = lambda name: (str(row.get(name) or "")).strip() or None  # noqa: E731
+    verdict = get("verdict") and get("verdict").lower()
+    label, category = get("new_label"), get("new_category")
+    question, sql = get("corrected_question"), None
+    if item is not None:
+        question = question or _edited(get("question"), item.get("question"))
+        sql = _edited(get("sql"), item.get("sql"))
     return make_decision(
         get("item_id"),
         get("annotator") or annotator,
-        get("verdict") and get("verdict").lower(),
-        label=get("new_label"),
-        category=get("new_category"),
-        question=get("corrected_question"),
+        verdict,
+        label=label,
+        category=category,
+        question=question,
+        sql=sql,
         comment=get("comment"),
         time=get("time"),
     )
 
 
-def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None) -> dict:
+def _edited(cell: str | None, original: str | None) -> str | None:
+    """The cell's text when it differs from the item's (spacing at the ends aside)."""
+    return cell if cell and cell != (original or "").strip() else None
+
+
+def import_decisions(
+    queue: LocalQueue, path: Path, annotator: str | None = None, verifier: Verifier | None = None
+) -> dict:
     """Record the decisions of a filled-in export file; returns what happened.
 
     ``{"recorded": n, "already": n, "undecided": n, "problems": ["row 3: ...", ...]}``.
+    Corrections are verified with ``verifier`` (without one, a correction is a bad row).
     """
     pairs, problems, undecided, seen = [], [], 0, {}
     for where, row in read_rows(path):
@@ -186,7 +271,8 @@ def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None
         if not str(row.get("verdict") or "").strip():
             undecided += 1
             continue
-        decision = row_decision(row, annotator)
+        item = queue.item(str(row.get("item_id") or "").strip())
+        decision = row_decision(row, annotator, item)
         if not decision["annotator"]:
             problems.append(
                 f"{where}: no annotator (fix: fill the annotator column or pass --annotator)"
@@ -199,6 +285,13 @@ def import_decisions(queue: LocalQueue, path: Path, annotator: str | None = None
                 f"{first} of this file (fix: keep one of the two rows)"
             )
             continue
+        if item is not None and is_correction(decision):
+            try:
+                checked = check_decision(decision, item, where)
+                verified_correction(verifier, item, checked, where)
+            except DecisionError as error:
+                problems.append(str(error))
+                continue
         pairs.append((where, decision))
     recorded, invalid = queue.record_many(pairs)
     problems += invalid

@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from answerable.annotation.corrections import Verifier
 from answerable.annotation.decisions import make_decision
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.store import LocalQueue
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sources.common import DatabaseRef
 from answerable.records import read_jsonl
 from tests.conftest import REPO
 
@@ -37,6 +39,15 @@ def demo_schemas(demo_dir: Path) -> dict[str, DatabaseSchema]:
         db_id: DatabaseSchema.from_sqlite(demo_dir / f"{db_id}.sqlite", db_id)
         for db_id in ("clinic", "league")
     }
+
+
+def demo_verifier(demo_dir: Path, variants: Path | None = None) -> Verifier:
+    """A verifier of corrections over the demo databases (as ``review serve`` makes one)."""
+    refs = {
+        db_id: DatabaseRef(db_id, demo_dir / f"{db_id}.sqlite", schema)
+        for db_id, schema in demo_schemas(demo_dir).items()
+    }
+    return Verifier(refs, variants)
 
 
 def filled_queue(path: Path, demo_dir: Path) -> LocalQueue:

@@ -305,3 +305,26 @@ def test_live_argilla_round_trip():
         dataset = queue.dataset()
         if dataset is not None:
             dataset.delete()
+
+
+def test_a_corrected_sql_comes_back_as_a_correction_that_makes_the_draft_answerable(server, queue):
+    from tests.test_review_corrections import FLUID_SQL, missing_fluid
+
+    draft = missing_fluid()
+    queue.push([*review_items(), draft])
+    questions = {q.name: q for q in queue.dataset().settings.questions}
+    assert type(questions["corrected_sql"]).__name__ == "TextQuestion"
+    assert questions["corrected_sql"].required is False
+    ida = harness.add_annotator(server, "ida", "contract")
+    ids = server_ids(server, queue)
+    values = {"verdict": {"value": "accept"}, "corrected_sql": {"value": FLUID_SQL}}
+    harness.respond(server, ida, ids[draft["id"]], values)
+    [pulled] = queue.pull()
+    assert (pulled["item_id"], pulled["verdict"], pulled["label"]) == (
+        draft["id"],
+        "relabel",
+        "answerable",
+    )
+    assert pulled["sql"] == FLUID_SQL and pulled["category"] is None
+    assert queue.problems == []
+    validate("review_decision", pulled)

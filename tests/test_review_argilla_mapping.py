@@ -7,6 +7,8 @@ The response JSON below has the shape of the real server's records listing
 
 from __future__ import annotations
 
+import pytest
+
 from answerable.annotation.argilla_mapping import (
     CATEGORY_OPTIONS,
     HARDNESS,
@@ -16,7 +18,7 @@ from answerable.annotation.argilla_mapping import (
     record_problem,
     settings_spec,
 )
-from answerable.annotation.decisions import CATEGORY_LABEL
+from answerable.annotation.decisions import CATEGORY_LABEL, DecisionError, check_decision
 from answerable.annotation.excerpt import schema_excerpt
 from answerable.builders.drafting.categories import definitions
 from answerable.schemas import validate
@@ -245,3 +247,24 @@ def test_readings_as_markdown_stored_or_from_the_trigger():
         "\n\n*2 row(s)*"
     )
     assert "readings" not in record_for(ITEMS["vague-word"], None)["fields"]
+
+
+def test_corrected_sql_is_a_correction_and_an_accept_with_it_makes_answerable():
+    ana, ben = list(USERS)
+    sql = "SELECT count(*) FROM patients"
+    given = {"verdict": {"value": "accept"}, "corrected_sql": {"value": f" {sql} "}}
+    moved = {**given, "verdict": {"value": "relabel"}, "category": {"value": "vague-question"}}
+    record = record_of("vague-word", response(ana, "submitted", given))
+    record["responses"].append(response(ben, "submitted", moved))
+    (fixed, kept), problems = decisions_from_record(record, USERS)
+    assert problems == [] and fixed["sql"] == kept["sql"] == sql
+    item = item_from_record(record)
+    checked = check_decision(fixed, item, "record")  # as the pull checks it
+    assert (checked["verdict"], checked["label"], checked["category"]) == (
+        "relabel",
+        "answerable",
+        None,
+    )
+    with pytest.raises(DecisionError, match="gold SQL belongs to answerable items"):
+        check_decision(kept, item, "record")
+    assert any(q["name"] == "corrected_sql" for q in settings_spec(1)["questions"])

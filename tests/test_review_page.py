@@ -22,7 +22,7 @@ from answerable.annotation.policy import Policy
 from answerable.annotation.readings import ReadingRunner
 from answerable.annotation.server import ReviewPage, guidelines, make_server
 from answerable.builders.drafting.categories import definitions
-from tests.review_helpers import by_category, filled_queue, review_items
+from tests.review_helpers import by_category, demo_verifier, filled_queue, review_items
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -58,9 +58,12 @@ def running(page: ReviewPage, **options):
 def served(tmp_path, demo_dir):
     """The review page of the fixture items on a free port; yields (url, queue)."""
     queue = filled_queue(tmp_path / "queue.sqlite", demo_dir)
-    with running(ReviewPage(queue, Policy("majority", 2), "demo")) as server:
+    verifier = demo_verifier(demo_dir)
+    page = ReviewPage(queue, Policy("majority", 2), "demo", verifier=verifier)
+    with running(page) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", queue
     queue.close()
+    verifier.close()
 
 
 def call(url: str, body=None, headers=None):
@@ -149,8 +152,9 @@ def test_page_files_are_served(served):
 # ---- end to end in a real browser -------------------------------------------------
 
 
-@pytest.fixture
-def browser():
+def launched_chromium():
+    """Debian's chromium launched headless by Playwright (a generator: yields the browser,
+    closes it after); skips when either is missing."""
     playwright = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists() and not shutil.which("chromium"):
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
@@ -158,6 +162,11 @@ def browser():
         launched = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def browser():
+    yield from launched_chromium()
 
 
 def test_annotator_decides_three_items_with_clicks_and_keys(served, browser, tmp_path):

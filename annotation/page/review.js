@@ -3,7 +3,9 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { item: null, spans: null, meta: null, name: "", done: [], keys: {} };
+const state = { item: null, spans: null, meta: null, name: "", done: [], keys: {},
+                fullSchema: null, seen: [], remaining: 0, armed: null, hot: {} };
+const FILTERS = ["q", "db", "label", "category", "generator", "spot", "status"];
 
 // The session token comes in the URL `answerable review serve` prints; it is kept for
 // this tab so that a reload works, and sent with every API request.
@@ -38,8 +40,7 @@ function fillSelect(select, values, keep = []) {
 }
 
 function filters() {
-  return { db: $("filter-db").value, category: $("filter-category").value,
-           status: $("filter-status").value };
+  return Object.fromEntries(FILTERS.map((name) => [name, $("filter-" + name).value.trim()]));
 }
 
 function annotator() { return state.name; }
@@ -51,21 +52,39 @@ async function start() {
   $("dataset").textContent = meta.dataset;
   $("policy").textContent = "policy: " + meta.policy;
   fillSelect($("filter-db"), meta.databases);
+  fillSelect($("filter-label"), meta.labels);
   fillSelect($("filter-category"), meta.categories);
+  fillSelect($("filter-generator"), meta.generators);
   fillSelect($("filter-status"), meta.statuses);
+  setHotkeys(meta.hotkeys);
   fillCategories(meta.guidelines);
   fillGuidelines(meta.guidelines);
   $("who-form").addEventListener("submit", (event) => { event.preventDefault(); setName(); });
   $("who-change").addEventListener("click", changeName);
-  for (const id of ["filter-db", "filter-category", "filter-status"]) {
-    $(id).addEventListener("change", () => { $(id).blur(); load(); });
+  for (const name of FILTERS.filter((n) => n !== "q")) {
+    $("filter-" + name).addEventListener("change", () => { $("filter-" + name).blur(); filtered(); });
   }
+  let typing = null;
+  $("filter-q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(filtered, 200); });
+  $("filter-q").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === "Escape") { event.preventDefault(); $("filter-q").blur(); filtered(); }
+  });
+  $("previous").addEventListener("click", previous);
+  $("bulk-accept").addEventListener("click", () => bulk("accept"));
+  $("bulk-reject").addEventListener("click", () => bulk("reject"));
   $("accept").addEventListener("click", () => decide("accept"));
   $("reject").addEventListener("click", () => decide("reject"));
   $("relabel").addEventListener("click", () => decide("relabel"));
   $("skip").addEventListener("click", () => load(state.item && state.item.id));
   $("undo").addEventListener("click", undo);
   $("guidelines-toggle").addEventListener("click", toggleGuidelines);
+  $("schema-toggle").addEventListener("click", toggleSchema);
+  $("schema-search").addEventListener("input", showFullSchema);
+  $("run-sql").addEventListener("click", runSql);
+  $("save-fix").addEventListener("click", saveCorrection);
+  $("from-parent").addEventListener("click", () => {
+    $("fix-sql").value = state.item.parent.sql; $("fix-sql").focus();
+  });
   $("clear-spans").addEventListener("click", () => { state.spans = []; showQuestion(); });
   for (const button of document.querySelectorAll(".spans-edit [data-tag]")) {
     button.addEventListener("click", () => markSelection(button.dataset.tag));
@@ -151,20 +170,71 @@ function onKey(event) {
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey || !state.name) return;
-  const actions = {
-    u: undo, g: toggleGuidelines,
-    ...(state.item ? {
-      a: () => decide("accept"), r: () => decide("reject"), l: () => decide("relabel"),
-      s: () => load(state.item.id), c: () => $("comment").focus(),
-    } : {}),
+  const always = { undo, guidelines: toggleGuidelines, previous,
+                   search: () => $("filter-q").focus() };
+  const withItem = {
+    accept: () => decide("accept"), reject: () => decide("reject"),
+    relabel: () => decide("relabel"), skip: () => load(state.item.id),
+    comment: () => $("comment").focus(), correct: () => $("fix-sql").focus(),
+    schema: toggleSchema,
   };
+  const action = state.hot[key];
+  const run = always[action] || (state.item && withItem[action]);
   if (state.item && state.keys[key]) {
     event.preventDefault();
     $("category").value = state.keys[key];
     say(`Category ${state.keys[key]} chosen: press L to relabel.`, "ok");
     return;
   }
-  if (actions[key]) { event.preventDefault(); actions[key](); }
+  if (run) { event.preventDefault(); run(); }
+}
+
+// The keys come from the recipe (review.hotkeys), with the page's defaults.
+function setHotkeys(hotkeys) {
+  state.hot = Object.fromEntries(Object.entries(hotkeys).map(([action, key]) => [key.toLowerCase(), action]));
+  const shown = Object.entries(hotkeys).map(([action, key]) => `${key.toUpperCase()} ${action}`);
+  $("keys").textContent = "Keys (outside text boxes): " + shown.join(", ") +
+    ", 1-9 choose a category, Ctrl+Z undo.";
+  for (const [action, id] of [["accept", "accept"], ["reject", "reject"], ["relabel", "relabel"],
+                              ["skip", "skip"], ["previous", "previous"]]) {
+    const kbd = $(id).querySelector("kbd");
+    if (kbd && hotkeys[action]) kbd.textContent = hotkeys[action].toUpperCase();
+  }
+}
+
+// A change of filters starts over from the first matching item.
+function filtered() { state.armed = null; load(); }
+
+// Previous: the item shown before this one (decided or not), as often as there are.
+async function previous() {
+  const id = state.seen.pop();
+  $("previous").disabled = !state.seen.length;
+  if (!id) { say("No earlier item in this session.", "error"); return; }
+  const data = await api("/api/next?" + new URLSearchParams({ annotator: annotator(), ...filters(), item: id }));
+  showItem(data, false);
+}
+
+// Accept or reject every item the filters show that this annotator has not decided:
+// the first press says how many, the second records them (one decision each, undone
+// together by Undo).
+async function bulk(verdict) {
+  if (!annotator()) return;
+  const count = state.remaining;
+  if (!count) { say("No item matches these filters.", "error"); return; }
+  if (state.armed !== verdict) {
+    state.armed = verdict;
+    say(`Press "${verdict === "accept" ? "Accept" : "Reject"} all shown" again to ${verdict} all ${count} items that match the filters.`, "error");
+    return;
+  }
+  state.armed = null;
+  let data;
+  try {
+    data = await api("/api/bulk", { annotator: annotator(), verdict, filters: filters() });
+  } catch (error) { say(error.message, "error"); return; }
+  state.done.push({ bulk: data.item_ids, verdict });
+  $("undo").disabled = false;
+  await load();
+  say(`Saved: bulk ${verdict} of ${data.item_ids.length} items; Undo takes them all back.`, "ok");
 }
 
 async function load(after) {
@@ -175,8 +245,13 @@ async function load(after) {
   showItem(data);
 }
 
-function showItem(data) {
+function showItem(data, remember = true) {
   showProgress(data.progress, data.remaining);
+  state.remaining = data.remaining;
+  if (remember && state.item && (!data.item || data.item.id !== state.item.id)) {
+    state.seen.push(state.item.id);
+    $("previous").disabled = false;
+  }
   state.item = data.item;
   $("empty").hidden = Boolean(data.item);
   $("card").hidden = $("decide").hidden = !data.item;
@@ -196,6 +271,9 @@ function showProgress(progress, remaining) {
   $("progress-text").textContent =
     `you: ${mine} done, ${remaining} left · all: ${s.accepted} accepted, ` +
     `${s.rejected} rejected, ${s.open} open, ${s.conflict} conflict`;
+  const w = progress.awaiting;
+  $("awaiting-text").textContent = `${w.items} await review: ${w.build} as the build counts ` +
+    `them (open or in conflict) + ${w.spot_checks} spot checks (released as accepted meanwhile)`;
 }
 
 function show(item) {
@@ -206,6 +284,8 @@ function show(item) {
                                     (item.spot_check ? " · spot check" : "");
   $("item-status").textContent = `${item.status}, ${item.decisions} decision(s) so far`;
   $("item-id").textContent = item.id;
+  $("yours").hidden = !item.yours;
+  $("yours").textContent = item.yours ? `You decided: ${item.yours}. Decide again to change it.` : "";
   state.spans = null;
   showQuestion();
   const trigger = item.trigger ? describeTrigger(item.trigger) : "";
@@ -215,7 +295,14 @@ function show(item) {
   $("origin").hidden = !item.parent;
   $("parent-question").textContent = item.parent ? item.parent.question : "";
   $("parent-sql").textContent = item.parent ? item.parent.sql || "" : "";
-  showSchema(item.schema);
+  showSchema($("schema"), item.schema);
+  showElsewhere(item);
+  state.fullSchema = null;
+  $("full-schema").hidden = true;
+  $("schema-toggle").setAttribute("aria-expanded", "false");
+  $("fix-sql").value = item.sql || "";
+  $("from-parent").hidden = !(item.parent && item.parent.sql);
+  $("run-result").replaceChildren();
   $("gold").hidden = !item.sql;
   $("sql").textContent = item.sql || "";
   showResult($("result"), item.result);
@@ -296,8 +383,7 @@ function markSelection(tag) {
   say(`Marked "${state.item.question.slice(start, end)}" as ${tag}.`, "ok");
 }
 
-function showSchema(tables) {
-  const box = $("schema");
+function showSchema(box, tables) {
   box.replaceChildren();
   if (!tables.length) { box.append(el("span", { className: "muted", textContent: "no schema" })); return; }
   for (const table of tables) {
@@ -357,16 +443,85 @@ function showCandidates(candidates) {
   }
 }
 
-async function decide(verdict) {
+// Columns elsewhere in the schema that may hold what a missing-column item asks for: the
+// same check the build runs on a corrected claim.
+function showElsewhere(item) {
+  const found = item.elsewhere || [];
+  $("elsewhere").hidden = item.category !== "missing-column";
+  $("elsewhere").textContent = found.length
+    ? "Columns elsewhere that may hold it: " + found.join(", ")
+    : "No column elsewhere in the schema has this name or a near-synonym of it.";
+}
+
+// The whole schema of the item's database, searched by table or column name.
+async function toggleSchema() {
+  if (!state.item) return;
+  const box = $("full-schema");
+  box.hidden = !box.hidden;
+  $("schema-toggle").setAttribute("aria-expanded", String(!box.hidden));
+  if (box.hidden) return;
+  if (!state.fullSchema) {
+    state.fullSchema = await api("/api/schema?" + new URLSearchParams({ item: state.item.id }));
+  }
+  showFullSchema();
+  $("schema-search").focus();
+}
+
+function showFullSchema() {
+  if (!state.fullSchema) return;
+  const words = $("schema-search").value.trim().toLowerCase();
+  const hit = (name) => !words || name.toLowerCase().includes(words);
+  const tables = state.fullSchema.tables
+    .map((t) => hit(t.name) ? t : { ...t, columns: t.columns.filter((c) => hit(c.name)) })
+    .filter((t) => t.columns.length)
+    .map((t) => ({ ...t, columns: t.columns.map((c) => ({ ...c, mark: words && hit(c.name) ? "used" : null })) }));
+  showSchema($("full-schema-tables"), tables);
+}
+
+// A corrected query runs on the item's database before it is saved: its first rows, or
+// the error in one line.
+async function runSql() {
+  if (!state.item) return;
+  const box = $("run-result");
+  box.replaceChildren(el("p", { className: "muted", textContent: "running…" }));
+  let result;
+  try {
+    result = await api("/api/run", { item_id: state.item.id, sql: $("fix-sql").value });
+  } catch (error) {
+    result = { error: error.message };
+  }
+  box.replaceChildren();
+  if (result.error) box.append(el("p", { className: "error", textContent: result.error }));
+  else showResult(box, result);
+}
+
+// A correction: the corrected question and/or SQL, with the category chosen (or
+// answerable, when SQL is written for an item that is not). It is verified before it is
+// kept; the reason comes back in one line when it does not verify.
+function saveCorrection() {
+  if (!state.item) return;
+  const sql = $("fix-sql").value.trim();
+  const newSql = sql && sql !== (state.item.sql || "") ? sql : null;
+  if (!newSql && !$("corrected").value.trim()) {
+    say("Change the question or the SQL first, then save the correction.", "error");
+    return;
+  }
+  let category = $("category").value;
+  if (!category && newSql && state.item.label !== "answerable") category = "answerable";
+  decide(category ? "relabel" : "accept", { sql: newSql, category });
+}
+
+async function decide(verdict, correction = {}) {
   if (!state.item || !annotator()) return;
   const decision = {
     item_id: state.item.id, annotator: annotator(), verdict,
     comment: $("comment").value.trim() || null,
     question: $("corrected").value.trim() || null,
+    sql: correction.sql || null,
     spans: state.spans === null ? null : state.spans.map(({ start, end, tag }) => ({ start, end, tag })),
   };
   if (verdict === "relabel") {
-    const category = $("category").value;
+    const category = correction.category || $("category").value;
     if (!category) { say("Choose the new category first (keys 1-9), then relabel.", "error"); $("category").focus(); return; }
     decision.label = category === "answerable" ? "answerable" : null;
     decision.category = category === "answerable" ? null : category;
@@ -381,7 +536,8 @@ async function decide(verdict) {
   state.done.push({ id, verdict });
   $("undo").disabled = false;
   await load(id);
-  say(`Saved: ${verdict} on ${id}.`, "ok");
+  const fixed = decision.sql || decision.question ? " (a correction: a new, verified item)" : "";
+  say(`Saved: ${verdict} on ${id}${fixed}.`, "ok");
 }
 
 // Undo takes the last decision of this session back: the server appends a retraction to
@@ -389,6 +545,7 @@ async function decide(verdict) {
 async function undo() {
   const last = state.done[state.done.length - 1];
   if (!last) { say("Nothing to undo in this session.", "error"); return; }
+  if (last.bulk) { await undoBulk(last); return; }
   try {
     await api("/api/decisions", { item_id: last.id, annotator: annotator(), verdict: "retract" });
   } catch (error) {
@@ -400,6 +557,17 @@ async function undo() {
   const data = await api("/api/next?" + new URLSearchParams({ annotator: annotator(), ...filters(), item: last.id }));
   showItem(data);
   say(`Undone: ${last.verdict} on ${last.id}; decide it again.`, "ok");
+}
+
+async function undoBulk(last) {
+  let data;
+  try {
+    data = await api("/api/bulk-undo", { annotator: annotator(), item_ids: last.bulk });
+  } catch (error) { say(error.message, "error"); return; }
+  state.done.pop();
+  $("undo").disabled = !state.done.length;
+  await load();
+  say(`Undone: bulk ${last.verdict} of ${data.item_ids.length} items.`, "ok");
 }
 
 // A page that cannot start (no or a wrong session token) says why where it can be seen.

@@ -18,6 +18,7 @@ from answerable import __version__
 from answerable.annotation.review import (
     ReviewResult,
     holds_release,
+    limits_of,
     review_candidates,
     wants_review,
 )
@@ -31,7 +32,6 @@ from answerable.builders.engines import crosscheck, export_sources, needs_export
 from answerable.builders.engines import variants as engine_variants
 from answerable.builders.engines.exports import portable_to_sqlite
 from answerable.builders.engines.pinning import server_inputs
-from answerable.builders.executor import Limits
 from answerable.builders.seeds import GENERATOR as SEED_STEP
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import SourceData, load_source
@@ -362,8 +362,7 @@ def build(
     )
     for note in loaded.notes:
         log(note)
-    execution = recipe.section("execution")
-    limits = Limits(execution.get("timeout_s", 2.0), execution.get("row_cap", 100))
+    limits = limits_of(recipe)
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress

@@ -14,8 +14,20 @@ HTTP with the session token. The server time of each request is measured around 
 page's handler (``next_ms``, ``decide_ms``: medians); the round trip is printed too.
 Targets (issue 15): next_ms_p50 <= 20, decide_ms_p50 <= 20.
 
-Line before the last: the page's request counts and round-trip medians. Last line,
-exactly: ``items=<n> push_seconds=<s> pull_seconds=<s2> next_ms_p50=<a> decide_ms_p50=<b>``
+Then, on a fresh store of the same items served with the demo databases (generated
+into a temporary folder), the queue's navigation and corrections, timed around the
+page's handlers (issue 33): a search over question and SQL (``search_ms_p50``, the
+median of 50 searches for one item's words), a bulk accept of the 1,000 items a filter
+selects (the spot checks: ``bulk_seconds_1000``, the decisions recorded one per item
+and the page's index brought up to date), and a correction of an answerable item with
+its SQL run on the demo database (``correction_ms_p50``, median of 20: checked,
+executed, validated, recorded). Targets: search <= 50 ms, bulk <= 2 s, correction
+<= 100 ms.
+
+Before the last two lines: ``search_ms_p50=<a> bulk_seconds_1000=<b>
+correction_ms_p50=<c>``. Line before the last: the page's request counts and round-trip
+medians. Last line, exactly: ``items=<n> push_seconds=<s> pull_seconds=<s2>
+next_ms_p50=<a> decide_ms_p50=<b>``
 """
 
 from __future__ import annotations
@@ -29,10 +41,14 @@ import threading
 import time
 from pathlib import Path
 
+from answerable.annotation.corrections import Verifier
 from answerable.annotation.decisions import make_decision
 from answerable.annotation.policy import Policy
-from answerable.annotation.server import ReviewPage, make_server
+from answerable.annotation.server import Filters, ReviewPage, make_server
 from answerable.annotation.store import LocalQueue
+from answerable.builders.demo import generate_demo
+from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sources.common import DatabaseRef
 from answerable.ids import item_id
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "review" / "items.jsonl"
@@ -135,6 +151,50 @@ def serve_and_review(items: list[dict], excerpts: dict, folder: Path, requests: 
     return {"server": page.times, "trip": trips}
 
 
+def navigate_and_correct(items: list[dict], excerpts: dict, folder: Path) -> dict:
+    """Search, a bulk accept of 1,000 filtered items and corrections, on a fresh store."""
+    demo = folder / "demo"
+    generate_demo(demo, 7)
+    refs = {
+        db_id: DatabaseRef(
+            db_id,
+            demo / f"{db_id}.sqlite",
+            DatabaseSchema.from_sqlite(demo / f"{db_id}.sqlite", db_id),
+        )
+        for db_id in ("clinic", "league")
+    }
+    spot = {item["id"]: {"spot_check": True} for item in items[:1000]}
+    with LocalQueue(folder / "nav.sqlite") as queue, Verifier(refs) as verifier:
+        queue.push(items, excerpts, spot)
+        page = ReviewPage(queue, Policy("majority", 2), "bench", verifier=verifier)
+        page.next_item("ana")  # the index is built once, as on the page's first request
+        search = []
+        for n in range(50):
+            words = Filters(q=f"left foot (variant {(n * 197) % len(items)})")
+            start = time.perf_counter()
+            page.next_item("ana", filters=words)
+            search.append(1000 * (time.perf_counter() - start))
+        start = time.perf_counter()
+        done = page.bulk({"annotator": "ana", "verdict": "accept", "filters": {"spot": "yes"}})
+        bulk_seconds = time.perf_counter() - start
+        assert len(done["item_ids"]) == 1000, len(done["item_ids"])
+        clinic = [i for i in items[1000:] if i["db_id"] == "clinic" and i["sql"]][:20]
+        corrections = []
+        for n, item in enumerate(clinic):
+            fix = {
+                "item_id": item["id"],
+                "annotator": "ben",
+                "verdict": "accept",
+                "question": f"How many male patients are there? ({n})",
+                "sql": f"SELECT COUNT(*) FROM patients WHERE gender = 'M' AND {n} = {n}",
+            }
+            start = time.perf_counter()
+            page.decide(fix)
+            corrections.append(1000 * (time.perf_counter() - start))
+        assert sum(bool(d["sql"]) for d in queue.pull() if d["annotator"] == "ben") == len(clinic)
+    return {"search": search, "bulk": bulk_seconds, "correction": corrections}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
@@ -156,6 +216,7 @@ def main() -> None:
         again = queue.push(items, excerpts)
         assert again.unchanged == len(items)
         timed = serve_and_review(items, excerpts, Path(folder), args.requests)
+        moved = navigate_and_correct(items, excerpts, Path(folder))
     print(f"recorded {recorded} decisions; a second push left {again.unchanged} items unchanged")
     median = {k: statistics.median(v) for k, v in timed["server"].items()}
     trip = {k: statistics.median(v) for k, v in timed["trip"].items()}
@@ -163,6 +224,11 @@ def main() -> None:
         f"page over HTTP, {len(items)} items: {len(timed['server']['next'])} next-item and "
         f"{len(timed['server']['decide'])} decision requests; round trip p50 "
         f"next={trip['next']:.2f} ms decide={trip['decide']:.2f} ms"
+    )
+    print(
+        f"search_ms_p50={statistics.median(moved['search']):.2f} "
+        f"bulk_seconds_1000={moved['bulk']:.3f} "
+        f"correction_ms_p50={statistics.median(moved['correction']):.2f}"
     )
     print(
         f"items={len(items)} push_seconds={push_seconds:.3f} pull_seconds={pull_seconds:.3f} "
