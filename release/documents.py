@@ -54,7 +54,8 @@ def write_documents(
     report_path = folder / "report.json"
     if report is None and report_path.is_file():
         report = json.loads(report_path.read_text(encoding="utf-8"))
-    text = changelog(folder, manifest, dataset_dir)
+    held_back = ((report or {}).get("splits") or {}).get("kept", {}).get("held_back")
+    text = changelog(folder, manifest, dataset_dir, held_back=held_back)
     (folder / CHANGELOG).write_text(text, encoding="utf-8")
     (folder / LICENSE).write_text(license_text(manifest, about), encoding="utf-8")
     write_chart(composition(frame), folder / CHART)
@@ -74,11 +75,16 @@ def write_documents(
 
 
 def changelog(
-    folder: Path, manifest: dict, dataset_dir: Path, frame: pl.DataFrame | None = None
+    folder: Path,
+    manifest: dict,
+    dataset_dir: Path,
+    frame: pl.DataFrame | None = None,
+    held_back: list[str] | None = None,
 ) -> str:
     """``CHANGELOG.md``: this version's section (its diff against the previous version in
-    ``dataset_dir``), then the previous version's changelog sections. ``frame`` is this
-    version's items when the caller has them (else they are read back)."""
+    ``dataset_dir``, the items it held back), then the previous version's changelog
+    sections. ``frame`` is this version's items when the caller has them (else they are
+    read back)."""
     previous = previous_version(dataset_dir, manifest["version"])
     found = None
     earlier = ""
@@ -91,7 +97,9 @@ def changelog(
             text = old.read_text(encoding="utf-8")
             earlier = text[text.find("## ") :] if "## " in text else ""
     title = f"# Changelog: {manifest['dataset']}\n\n"
-    return title + changelog_section(manifest, found) + ("\n" + earlier if earlier else "")
+    return (
+        title + changelog_section(manifest, found, held_back) + ("\n" + earlier if earlier else "")
+    )
 
 
 def license_text(manifest: dict, about: About) -> str:
