@@ -19,6 +19,7 @@ from answerable.release.chart import CHART, write_chart
 from answerable.release.contents import data_files, file_entry, read_frame
 from answerable.release.croissant import CROISSANT, croissant
 from answerable.release.diff import changelog_section, diff_releases, previous_version
+from answerable.release.glossary import field_examples
 
 CHANGELOG = "CHANGELOG.md"
 LICENSE = "LICENSE"
@@ -59,7 +60,9 @@ def write_documents(
     (folder / CHANGELOG).write_text(text, encoding="utf-8")
     (folder / LICENSE).write_text(license_text(manifest, about), encoding="utf-8")
     write_chart(composition(frame), folder / CHART)
-    (folder / CARD).write_text(card_text(manifest, frame, about, report), encoding="utf-8")
+    examples = field_examples(folder, manifest)
+    card = card_text(manifest, frame, about, report, examples)
+    (folder / CARD).write_text(card, encoding="utf-8")
     entries = [file_entry(folder, name) for name in (CARD, CHART, CHANGELOG, LICENSE)]
     schemas = {
         split: pl.read_parquet_schema(folder / files["parquet"]["path"])

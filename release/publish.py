@@ -41,6 +41,7 @@ from answerable.release.earlier import check_resplit, earlier_versions, pins
 from answerable.release.guards import require_items
 from answerable.release.keys import FIELD_ALIASES
 from answerable.release.leakage import check_leakage
+from answerable.release.record_schema import RECORD_SCHEMA, write_record_schema
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
@@ -451,6 +452,8 @@ def cut_release(
                 for chunk in released_chunks(items, frame, config)
             )
             files = write_data(chunks, staging, config.formats) + shipped
+        write_record_schema(staging)
+        files.append(file_entry(staging, RECORD_SCHEMA))
         translated = dialects.report()
         if translated:  # issue 17: the failures in the report, the counts in the manifest
             report["dialects"] = translated
