@@ -16,6 +16,7 @@ import yaml
 
 from answerable.release.chart import CHART
 from answerable.release.contents import data_files, split_order
+from answerable.release.databases import card_lines as database_lines
 from answerable.release.dialects import card_lines as dialect_lines
 from answerable.release.glossary import category_lines, field_lines
 from answerable.release.write import open_fields
@@ -204,6 +205,7 @@ def card_text(
     lines += dialect_lines(manifest)  # issue 17: release.dialects
     lines += ["## Composition", "", f"![Items per split by label and category]({CHART})", ""]
     lines += composition_tables(frame)
+    lines += database_lines(frame, manifest["files"])
     lines += field_lines(examples or {})
     lines += category_lines(frame)
     lines += ["## Leakage between splits", ""]

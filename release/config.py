@@ -76,6 +76,7 @@ class ReleaseConfig:
     debias: str | None = None  # "aflite": see answerable.release.debias
     dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
     resplit: bool = False  # released items may move (with a higher major version)
+    variants: str = "delta"  # or "full": whole copies of edited variants ship too
     previous: Path | None = None  # earlier releases to keep splits of (default: in out)
     file: str = "recipe"
 
@@ -92,6 +93,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config.debias = section.get("debias")
     config.dialects = dialect_settings(section, config.file)
     config.resplit = bool(section.get("resplit", False))
+    config.variants = section.get("variants", config.variants)
     if section.get("previous"):
         config.previous = Path(config.file).parent / Path(section["previous"]).expanduser()
     if "sample" in section:

@@ -445,10 +445,10 @@ def cut_release(
         shipped = []
         if sources:
             used = used_databases(items, frame, config)
-            shipped = ship_files(used, staging, sources, variants)
+            shipped = ship_files(used, staging, sources, variants, config.variants)
         with GoldInDialects(staging, config.dialects, config.file) as dialects:
             chunks = (  # the wide fields a chunk at a time, written as they come
-                dialects.add(with_database(chunk, sources) if sources else chunk)
+                dialects.add(with_database(chunk, sources, config.variants) if sources else chunk)
                 for chunk in released_chunks(items, frame, config)
             )
             files = write_data(chunks, staging, config.formats) + shipped
