@@ -16,7 +16,9 @@ import yaml
 
 from answerable.release.chart import CHART
 from answerable.release.contents import data_files, split_order
+from answerable.release.databases import card_lines as database_lines
 from answerable.release.dialects import card_lines as dialect_lines
+from answerable.release.glossary import category_lines, field_lines
 from answerable.release.write import open_fields
 
 CARD = "README.md"
@@ -166,8 +168,14 @@ def leakage_lines(leakage: dict | None) -> list[str]:
     return lines
 
 
-def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | None) -> str:
-    """The whole card."""
+def card_text(
+    manifest: dict,
+    frame: pl.DataFrame,
+    about: About,
+    report: dict | None,
+    examples: dict | None = None,
+) -> str:
+    """The whole card (``examples``: a value of each field, for the field table)."""
     name, version = manifest["dataset"], manifest["version"]
     counts = manifest["counts"]
     labels = ", ".join(f"{n} {label}" for label, n in counts["by_label"].items())
@@ -197,6 +205,9 @@ def card_text(manifest: dict, frame: pl.DataFrame, about: About, report: dict | 
     lines += dialect_lines(manifest)  # issue 17: release.dialects
     lines += ["## Composition", "", f"![Items per split by label and category]({CHART})", ""]
     lines += composition_tables(frame)
+    lines += database_lines(frame, manifest["files"])
+    lines += field_lines(examples or {})
+    lines += category_lines(frame)
     lines += ["## Leakage between splits", ""]
     lines += leakage_lines((report or {}).get("leakage"))
     lines += ["", "## Shortcut audit", "", *audit_lines(about.audit, (report or {}).get("debias"))]

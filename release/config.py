@@ -75,6 +75,9 @@ class ReleaseConfig:
     near_threshold: float = 0.8
     debias: str | None = None  # "aflite": see answerable.release.debias
     dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
+    resplit: bool = False  # released items may move (with a higher major version)
+    variants: str = "delta"  # or "full": whole copies of edited variants ship too
+    previous: Path | None = None  # earlier releases to keep splits of (default: in out)
     file: str = "recipe"
 
     def error(self, key: str, problem: str, fix: str) -> ConfigError:
@@ -89,6 +92,10 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config.formats = tuple(section.get("formats", config.formats))
     config.debias = section.get("debias")
     config.dialects = dialect_settings(section, config.file)
+    config.resplit = bool(section.get("resplit", False))
+    config.variants = section.get("variants", config.variants)
+    if section.get("previous"):
+        config.previous = Path(config.file).parent / Path(section["previous"]).expanduser()
     if "sample" in section:
         config.sample = _sample(section["sample"], config)
     if "split" in section:

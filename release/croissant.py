@@ -1,9 +1,11 @@
 """``croissant.json``: the release described in ML Commons Croissant 1.0 (JSON-LD).
 
 The distribution lists every data and database file with its sha256; each split is a
-record set whose fields are the Parquet file's columns with their types; a struct column
-is a field with a sub-field per plain member, and lists are left to the Parquet schema
-(named in the description). Responsible-AI fields (``rai:``) say how the data was collected and
+record set whose fields are the Parquet file's columns with their types and the released
+record schema's descriptions; a struct column is a field with a sub-field per member, a
+list a repeated field, and a list of structs (spans, candidates, readings) a nested record
+set; only lists inside those lists are left to the Parquet schema (named in the
+description). Responsible-AI fields (``rai:``) say how the data was collected and
 annotated and what its limits are, where the build knows.
 """
 
@@ -13,6 +15,7 @@ import polars as pl
 
 from answerable.release.card import About, hf_license, review_lines
 from answerable.release.contents import data_files
+from answerable.release.record_schema import record_schema
 from answerable.release.write import open_fields
 
 CROISSANT = "croissant.json"
@@ -89,54 +92,59 @@ def file_object(entry: dict) -> dict:
 
 
 def column_field(split: str, source: str, name: str, dtype: pl.DataType) -> dict | None:
-    """The field of one Parquet column: a plain column with its type, or a struct with a
-    sub-field per plain member (read by JSON path); None for a column of neither kind
-    (lists), which the Parquet schema describes."""
-    fid = f"{split}/{name}"
-    kind = data_type(dtype)
+    """The field of one Parquet column, typed and described (the released record's
+    schema): a plain column; a struct with a sub-field per member; a list as a repeated
+    field, a list of structs as a nested record set (spans, candidates, readings). None
+    for a column of no shape Croissant reads (a list of lists)."""
+    node = record_schema()["properties"].get(name, {})
+    return _field(f"{split}/{name}", name, dtype, node, _source(source, name))
+
+
+def _source(source: str, column: str, path: str | None = None) -> dict:
+    found = {"fileObject": {"@id": source}, "extract": {"column": column}}
+    return found | ({"transform": {"jsonPath": path}} if path else {})
+
+
+def _field(fid: str, name: str, dtype: pl.DataType, node: dict, source: dict) -> dict | None:
+    """A field of type ``dtype`` read from ``source``; ``node`` is its record schema."""
+    described = {"@type": "cr:Field", "@id": fid, "name": name}
+    if node.get("description"):
+        described["description"] = node["description"]
+    repeated = isinstance(dtype, pl.List)
+    inner = dtype.inner if repeated else dtype
+    if repeated:
+        described["repeated"] = True
+        node = node.get("items") or {}
+    kind = data_type(inner)
     if kind is not None:
-        source_of = {"fileObject": {"@id": source}, "extract": {"column": name}}
-        return {
-            "@type": "cr:Field",
-            "@id": fid,
-            "name": name,
-            "dataType": kind,
-            "source": source_of,
-        }
-    if not isinstance(dtype, pl.Struct):
+        return described | {"dataType": kind, "source": source}
+    if not isinstance(inner, pl.Struct):
         return None
     members = []
-    for member in dtype.fields:
-        member_kind = data_type(member.dtype)
-        if member_kind is None:
-            continue
-        members.append(
-            {
-                "@type": "cr:Field",
-                "@id": f"{fid}/{member.name}",
-                "name": member.name,
-                "dataType": member_kind,
-                "source": {
-                    "fileObject": {"@id": source},
-                    "extract": {"column": name},
-                    "transform": {"jsonPath": member.name},
-                },
-            }
+    for member in inner.fields:
+        column = source["extract"]["column"]
+        parent = source.get("transform", {}).get("jsonPath")
+        if repeated and parent:
+            continue  # a list inside a list's members: the Parquet schema types it
+        path = f"{parent}.{member.name}" if parent else member.name
+        child = (node.get("properties") or {}).get(member.name, {})
+        found = _field(
+            f"{fid}/{member.name}",
+            member.name,
+            member.dtype,
+            child,
+            _source(source["fileObject"]["@id"], column, path),
         )
+        if found is not None and not (repeated and found.get("repeated")):
+            members.append(found)
     if not members:
         return None
-    return {
-        "@type": "cr:Field",
-        "@id": fid,
-        "name": name,
-        "dataType": "sc:Text",
-        "subField": members,
-    }
+    return described | {"dataType": "cr:RecordSet" if repeated else "sc:Text", "subField": members}
 
 
 def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[str]]:
-    """The record set of one split's Parquet file, and the columns it leaves to the
-    Parquet schema (lists, and list members of structs)."""
+    """The record set of one split's Parquet file, and the columns it leaves (in part)
+    to the Parquet schema (lists inside lists)."""
     fields, nested = [], []
     for name, dtype in schema.items():
         described = column_field(split, source, name, dtype)
@@ -144,7 +152,7 @@ def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[s
             nested.append(name)
         else:
             fields.append(described)
-            if isinstance(dtype, pl.Struct) and len(described["subField"]) < len(dtype.fields):
+            if _members(dtype) > len(described.get("subField", [])) and "subField" in described:
                 nested.append(name)
     return {
         "@type": "cr:RecordSet",
@@ -154,6 +162,11 @@ def record_set(split: str, source: str, schema: pl.Schema) -> tuple[dict, list[s
         "key": {"@id": f"{split}/id"},
         "field": fields,
     }, nested
+
+
+def _members(dtype: pl.DataType) -> int:
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    return len(inner.fields) if isinstance(inner, pl.Struct) else 0
 
 
 def croissant(manifest: dict, schemas: dict[str, pl.Schema], about: About) -> dict:
@@ -168,8 +181,8 @@ def croissant(manifest: dict, schemas: dict[str, pl.Schema], about: About) -> di
     description = about.description.strip() or "A text-to-SQL benchmark built with answerable."
     if nested:
         description += (
-            f" Lists in {', '.join(sorted(nested))} are typed in the Parquet schema and not "
-            "repeated in the record sets."
+            f" Lists inside the lists of {', '.join(sorted(nested))} are typed in the Parquet "
+            "schema and not repeated in the record sets."
         )
     counts = manifest["counts"]
     return {

@@ -36,6 +36,7 @@ from answerable.ids import sha256_file
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"
+FULL = f"{DATABASES}/full"  # whole copies of the variants (release.variants: full)
 
 
 class ReleaseDatabaseError(AnswerableError):
@@ -77,14 +78,20 @@ def ship_databases(
 
 
 def ship_files(
-    used: pl.DataFrame, folder: Path, sources: dict[str, Path | None], variants: Path
+    used: pl.DataFrame,
+    folder: Path,
+    sources: dict[str, Path | None],
+    variants: Path,
+    layout: str = "delta",
 ) -> list[dict]:
     """Copy into ``folder`` the base and delta of each (``db_id``, ``db_variant``,
-    ``edit``) row of ``used`` (one row per distinct database); the files' manifest entries,
-    sorted by path. A delta is reused from the build's ``variants`` folder only when its
-    sidecar says it was made from this very base; otherwise it is made again from the
-    edit script."""
+    ``edit``) row of ``used`` (one row per distinct database), and with ``layout`` full
+    a whole copy of each variant too; the files' manifest entries, sorted by path. A
+    delta or copy is reused from the build's ``variants`` folder (copies: beside it)
+    only when its sidecar says it was made from this very base; otherwise it is made
+    again from the edit script."""
     store = VariantStore(variants)
+    whole = VariantStore(Path(variants).with_name("variants-full"), full=True)
     wanted: dict[str, Path] = {}
     for db_id, variant, edit in used.sort("db_id", "db_variant").iter_rows():
         source = sources.get(db_id)
@@ -94,18 +101,30 @@ def ship_files(
         if variant:
             ops = json.loads(edit)["ops"]
             wanted[delta_path(variant)] = store.ensure(db_id, Path(source), ops)
+            if layout == "full":
+                wanted[full_path(variant)] = whole.ensure(db_id, Path(source), ops)
     return [_copy(wanted[path], Path(folder), path) for path in sorted(wanted)]
 
 
-def with_database(frame: pl.DataFrame, sources: dict[str, Path | None]) -> pl.DataFrame:
-    """``frame`` with its ``database`` column: the paths of each item's base and delta in
-    the release, null for a schema-only source (made by polars, so it may be a chunk)."""
+def full_path(variant: str) -> str:
+    """Where a variant's whole copy goes in a release (relative to its root)."""
+    return f"{FULL}/{variant}.sqlite"
+
+
+def with_database(
+    frame: pl.DataFrame, sources: dict[str, Path | None], layout: str = "delta"
+) -> pl.DataFrame:
+    """``frame`` with its ``database`` column: the paths of each item's base, delta and
+    (``layout`` full) whole copy in the release, null for a schema-only source (made by
+    polars, so it may be a chunk)."""
     shipped = [db for db, source in sources.items() if source is not None]
     variant = pl.col("db_variant")
+    edited = variant.is_not_null() & (variant != "")
     database = pl.struct(
         base=pl.format(f"{DATABASES}/{{}}.sqlite", pl.col("db_id")),
-        delta=pl.when(variant.is_not_null() & (variant != ""))
-        .then(pl.format(f"{VARIANTS}/{{}}.sqlite", variant))
+        delta=pl.when(edited).then(pl.format(f"{VARIANTS}/{{}}.sqlite", variant)).otherwise(None),
+        full=pl.when(edited & pl.lit(layout == "full"))
+        .then(pl.format(f"{FULL}/{{}}.sqlite", variant))
         .otherwise(None),
     )
     column = pl.when(pl.col("db_id").is_in(shipped)).then(database).otherwise(None)
@@ -203,3 +222,55 @@ def storage_line(release_dir: str | Path) -> str:
     db_bytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     base_bytes = sum(p.stat().st_size for p in folder.glob("*.sqlite"))
     return f"db_bytes={db_bytes} base_bytes={base_bytes}"
+
+
+def card_lines(frame: pl.DataFrame, files: list[dict]) -> list[str]:
+    """The card's ``Databases`` section: what the files are, how to open a delta with the
+    plain ``sqlite3`` shell (shown on a variant of this release), and how to get whole
+    copies. ``files`` are the manifest's entries."""
+    paths = {entry["path"] for entry in files}
+    if not any(p.startswith(f"{DATABASES}/") for p in paths):
+        return []
+    lines = [
+        "## Databases",
+        "",
+        f"`{DATABASES}/<db_id>.sqlite` is each source database, whole. Each item's `database` "
+        "names the files it runs on, relative to this folder.",
+        "",
+    ]
+    edited = frame.filter(pl.col("db_variant").is_not_null() & (pl.col("db_variant") != ""))
+    if edited.is_empty():
+        return lines
+    example = edited.sort("id").row(0, named=True)
+    variant, db_id = example["db_variant"], example["db_id"]
+    lines += [
+        f"An edited variant (`db_variant`) ships as a delta, `{VARIANTS}/<db_variant>.sqlite`: "
+        "only what its edit changed. **A delta is not a whole database**: opened alone it "
+        "shows the wrong tables. Open it with its base attached as `base` and run the views "
+        "it lists in `answerable_delta`, e.g. with the `sqlite3` shell from this folder "
+        "(`sql` is the query to run, an item's `sql`):",
+        "",
+        "```bash",
+        f"delta={delta_path(variant)} base={base_path(db_id)}",
+        "sql=\"SELECT name FROM sqlite_temp_master WHERE type = 'view'\"",
+        'views=$(sqlite3 "$delta" "SELECT group_concat(view, \';\') FROM '
+        '(SELECT view FROM answerable_delta ORDER BY seq)")',
+        'sqlite3 -readonly "$delta" "ATTACH \'$base\' AS base" "$views" "$sql"',
+        "```",
+        "",
+    ]
+    if any(p.startswith(f"{FULL}/") for p in paths):
+        lines.append(
+            f"Whole copies ship too: `{FULL}/<db_variant>.sqlite`, named in each item's "
+            "`database.full`; any tool opens them alone."
+        )
+    else:
+        lines.append(
+            "For whole copies (tools that cannot attach, Spider-style harnesses that open "
+            "`<db_variant>.sqlite`), run `answerable materialize . --full --out ../full` from "
+            "this folder: it writes `../full/<db_variant>.sqlite` for every variant, outside "
+            "the release so that `answerable verify` still matches it. A release cut with "
+            f"`release.variants: full` ships them as `{FULL}/<db_variant>.sqlite` and names "
+            "each in the item's `database.full`."
+        )
+    return [*lines, ""]

@@ -31,6 +31,7 @@ class ReleaseDiff:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    moved: dict[str, list[str]] = field(default_factory=dict)  # id -> [old split, new split]
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -81,7 +82,14 @@ class ReleaseDiff:
                 out.append(f"  {kind}: {shown(ids)}")
         if self.changed:
             out.append(f"  changed: {shown(list(self.changed))}")
+        if self.moved:
+            out.append(f"  moved between splits: {shown(moved_lines(self.moved))}")
         return out
+
+
+def moved_lines(moved: dict[str, list[str]]) -> list[str]:
+    """``id: old -> new`` for each item that moved between splits."""
+    return [f"{item}: {old} -> {new}" for item, (old, new) in sorted(moved.items())]
 
 
 def shown(ids: list[str]) -> str:
@@ -172,6 +180,15 @@ def compare_items(before: pl.DataFrame, after: pl.DataFrame, found: ReleaseDiff)
         .sort("id")
     )
     found.changed = dict(rows.iter_rows())
+    if "split" in shared:
+        found.moved = moved_items(before, after)
+
+
+def moved_items(before: pl.DataFrame, after: pl.DataFrame) -> dict[str, list[str]]:
+    """The items in both releases whose split differs: id -> [old split, new split]."""
+    both = before.select("id", "split").join(after.select("id", "split"), on="id", suffix="_new")
+    moved = both.filter(pl.col("split").ne_missing(pl.col("split_new"))).sort("id")
+    return {item: [old, new] for item, old, new in moved.iter_rows()}
 
 
 def compare_files(old: dict, new: dict) -> dict[str, list[str]]:
@@ -208,9 +225,12 @@ def previous_version(dataset_dir: Path, version: str) -> Path | None:
     return max(older, key=lambda p: version_key(p.name), default=None)
 
 
-def changelog_section(manifest: dict, found: ReleaseDiff | None) -> str:
+def changelog_section(
+    manifest: dict, found: ReleaseDiff | None, held_back: list[str] | None = None
+) -> str:
     """The ``CHANGELOG.md`` section of one version: its diff against the previous one, or
-    its contents when it is the first."""
+    its contents when it is the first; every item that moved between splits, and the
+    items ``held_back`` (accepted, but unable to join their family's split)."""
     counts = manifest["counts"]
     labels = ", ".join(f"{k} {v}" for k, v in counts["by_label"].items())
     lines = [f"## {manifest['version']}", ""]
@@ -219,4 +239,15 @@ def changelog_section(manifest: dict, found: ReleaseDiff | None) -> str:
     else:
         lines.append(f"{found.summary()}; now {counts['total']} items ({labels}).")
         lines += found.details("- ")
+        if found.moved:
+            lines += ["", f"### Moved between splits ({len(found.moved)} items)", ""]
+            lines += [f"- {line}" for line in moved_lines(found.moved)]
+    if held_back:
+        lines += ["", f"### Held back ({len(held_back)} items)", ""]
+        lines.append(
+            "Accepted items left out of this version: their family was released in a split "
+            "their label is not placed in (release.split.test_only), or they link items "
+            "released in two splits. No released item moves to make room for them."
+        )
+        lines += ["", *(f"- {item}" for item in held_back)]
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from answerable.release.chart import CHART, write_chart
 from answerable.release.contents import data_files, file_entry, read_frame
 from answerable.release.croissant import CROISSANT, croissant
 from answerable.release.diff import changelog_section, diff_releases, previous_version
+from answerable.release.glossary import field_examples
 
 CHANGELOG = "CHANGELOG.md"
 LICENSE = "LICENSE"
@@ -54,11 +55,14 @@ def write_documents(
     report_path = folder / "report.json"
     if report is None and report_path.is_file():
         report = json.loads(report_path.read_text(encoding="utf-8"))
-    text = changelog(folder, manifest, dataset_dir)
+    held_back = ((report or {}).get("splits") or {}).get("kept", {}).get("held_back")
+    text = changelog(folder, manifest, dataset_dir, held_back=held_back)
     (folder / CHANGELOG).write_text(text, encoding="utf-8")
     (folder / LICENSE).write_text(license_text(manifest, about), encoding="utf-8")
     write_chart(composition(frame), folder / CHART)
-    (folder / CARD).write_text(card_text(manifest, frame, about, report), encoding="utf-8")
+    examples = field_examples(folder, manifest)
+    card = card_text(manifest, frame, about, report, examples)
+    (folder / CARD).write_text(card, encoding="utf-8")
     entries = [file_entry(folder, name) for name in (CARD, CHART, CHANGELOG, LICENSE)]
     schemas = {
         split: pl.read_parquet_schema(folder / files["parquet"]["path"])
@@ -74,11 +78,16 @@ def write_documents(
 
 
 def changelog(
-    folder: Path, manifest: dict, dataset_dir: Path, frame: pl.DataFrame | None = None
+    folder: Path,
+    manifest: dict,
+    dataset_dir: Path,
+    frame: pl.DataFrame | None = None,
+    held_back: list[str] | None = None,
 ) -> str:
     """``CHANGELOG.md``: this version's section (its diff against the previous version in
-    ``dataset_dir``), then the previous version's changelog sections. ``frame`` is this
-    version's items when the caller has them (else they are read back)."""
+    ``dataset_dir``, the items it held back), then the previous version's changelog
+    sections. ``frame`` is this version's items when the caller has them (else they are
+    read back)."""
     previous = previous_version(dataset_dir, manifest["version"])
     found = None
     earlier = ""
@@ -91,7 +100,9 @@ def changelog(
             text = old.read_text(encoding="utf-8")
             earlier = text[text.find("## ") :] if "## " in text else ""
     title = f"# Changelog: {manifest['dataset']}\n\n"
-    return title + changelog_section(manifest, found) + ("\n" + earlier if earlier else "")
+    return (
+        title + changelog_section(manifest, found, held_back) + ("\n" + earlier if earlier else "")
+    )
 
 
 def license_text(manifest: dict, about: About) -> str:

@@ -37,9 +37,11 @@ from answerable.release.databases import ship_files, with_database
 from answerable.release.debias import aflite
 from answerable.release.dialects import GoldInDialects
 from answerable.release.documents import write_documents
+from answerable.release.earlier import check_resplit, earlier_versions, pins
 from answerable.release.guards import require_items
 from answerable.release.keys import FIELD_ALIASES
 from answerable.release.leakage import check_leakage
+from answerable.release.record_schema import RECORD_SCHEMA, write_record_schema
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
@@ -90,10 +92,16 @@ def frame_counts(frame: pl.DataFrame) -> dict:
 
 
 def prepare_release(
-    frame: pl.DataFrame, config: ReleaseConfig, seed: int, name: str, schemas: dict | None = None
+    frame: pl.DataFrame,
+    config: ReleaseConfig,
+    seed: int,
+    name: str,
+    schemas: dict | None = None,
+    pinned: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """Debias (when configured), sample, split and check a frame of items: the released
-    frame and its report (``schemas``: the audit's schema words per db_id)."""
+    frame and its report (``schemas``: the audit's schema words per db_id; ``pinned``:
+    the splits earlier versions gave their items, kept, see :func:`split_items`)."""
     require_items(frame.height, name)
     debiased = {}
     if config.debias == "aflite":
@@ -101,7 +109,7 @@ def prepare_release(
         frame = to_frame(kept)
         require_items(frame.height, name)
     frame, sampling = sample_items(frame, config, seed)
-    frame, splits = split_items(frame, config, seed)
+    frame, splits = split_items(frame, config, seed, pinned)
     frame, balanced = balance_test(frame, config, seed)
     if balanced:
         sampling["per_answerable_test"] = balanced
@@ -231,13 +239,18 @@ def choose(
 
 
 def choose_narrow(
-    items: Sequence[dict], config: ReleaseConfig, seed: int, name: str, schemas: dict | None
+    items: Sequence[dict],
+    config: ReleaseConfig,
+    seed: int,
+    name: str,
+    schemas: dict | None,
+    pinned: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """:func:`prepare_release` on the items' :func:`narrow_frame`: the released items,
     sorted by id, so far without the fields and parts the choice leaves out, and the
     report."""
     frame = narrow_frame(items, config)
-    return prepare_release(frame, config, seed, name, schemas)
+    return prepare_release(frame, config, seed, name, schemas, pinned)
 
 
 def narrow_frame(items: Sequence[dict], config: ReleaseConfig) -> pl.DataFrame:
@@ -422,7 +435,9 @@ def cut_release(
     target = Path(out) / dataset / version
     schemas = release_schemas(sources) if config.debias else None
     name = f"{dataset} {version}"
-    frame, report = choose_narrow(items, config, seed, name, schemas)
+    earlier = earlier_versions(target.parent, version, config)
+    check_resplit(config, earlier, version)
+    frame, report = choose_narrow(items, config, seed, name, schemas, pins(config, earlier))
     staging = target.with_name(f".{version}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -430,13 +445,15 @@ def cut_release(
         shipped = []
         if sources:
             used = used_databases(items, frame, config)
-            shipped = ship_files(used, staging, sources, variants)
+            shipped = ship_files(used, staging, sources, variants, config.variants)
         with GoldInDialects(staging, config.dialects, config.file) as dialects:
             chunks = (  # the wide fields a chunk at a time, written as they come
-                dialects.add(with_database(chunk, sources) if sources else chunk)
+                dialects.add(with_database(chunk, sources, config.variants) if sources else chunk)
                 for chunk in released_chunks(items, frame, config)
             )
             files = write_data(chunks, staging, config.formats) + shipped
+        write_record_schema(staging)
+        files.append(file_entry(staging, RECORD_SCHEMA))
         translated = dialects.report()
         if translated:  # issue 17: the failures in the report, the counts in the manifest
             report["dialects"] = translated

@@ -33,9 +33,18 @@ LINKS = {
 }
 
 
-def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.DataFrame, dict]:
+def split_items(
+    frame: pl.DataFrame, config: ReleaseConfig, seed: int, pinned: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, dict]:
     """``frame`` with its ``split`` column set (and ``family`` for the leakage check),
-    and the report's ``splits`` section."""
+    and the report's ``splits`` section.
+
+    ``pinned`` (``id``, ``split``: the items earlier versions released, see
+    :mod:`answerable.release.earlier`) keeps each released item in its split; a new item
+    linked to released ones joins their split, and only the other new items are drawn by
+    the ratios. A new item that cannot join (its label is placed only in test but its
+    family was released elsewhere, or it links released items of two splits) is held
+    back from this release and listed in the report."""
     kind = config.split.kind
     work = frame.select("id", "db_id", "question", "label", "split", "provenance")
     work = with_family(work)
@@ -50,23 +59,91 @@ def split_items(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[
         draw=unit(item_hash("id", seed, STEP)).gather(pl.col("group")),
         forced=_forced(work, config.split.test_only),
     )
-    work = work.with_columns(placed=_placement(work, config, seed))
-    _check_family_sizes(work, config)
+    kept = None
+    if pinned is not None:
+        work = _with_pins(work, pinned)
+        _refuse_moves(work, config)
+    fresh = work if pinned is None else work.filter(pl.col("group_split").is_null())
+    work = work.with_columns(placed=_placement(work, config, seed, fresh))
+    _check_family_sizes(work, config, fresh)
+    if pinned is not None:
+        work = work.with_columns(placed=pl.coalesce("pinned", "group_split", "placed"))
+        kept, held = _kept(work, config)
+        frame, work = frame.filter(~held), work.filter(~held)
     report = {
         "kind": kind,
         "ratios": config.split.ratios if kind not in ("source", "none") else None,
-        "free_ratios": free_ratios(work, config) if kind not in ("source", "none") else None,
+        "free_ratios": free_ratios(fresh, config) if kind not in ("source", "none") else None,
         "test_only": config.split.test_only,
         "groups": work["group"].n_unique(),
         "families": work["family"].n_unique(),
         "groups_moved_to_test": _moved(work, config),
         "counts": _counts(work),
     }
+    if kept is not None:
+        report["kept"] = kept
     # the family rides along for the leakage check (writers drop it)
     return frame.with_columns(split=work["placed"], family=work["family"]), report
 
 
-def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Series:
+def _with_pins(work: pl.DataFrame, pinned: pl.DataFrame) -> pl.DataFrame:
+    """``work`` with ``pinned`` (an item's released split, null for a new item),
+    ``group_split`` (the split of the group's first released item) and ``group_splits``
+    (how many splits its released items are in)."""
+    released = pinned.select("id", pl.col("split").alias("pinned"))
+    work = work.join(released, on="id", how="left", maintain_order="left")
+    first = pl.col("pinned").sort_by("id").drop_nulls().first()
+    return work.with_columns(
+        group_split=first.over("group"),
+        group_splits=pl.col("pinned").drop_nulls().n_unique().over("group"),
+    )
+
+
+def _refuse_moves(work: pl.DataFrame, config: ReleaseConfig) -> None:
+    """Released items this recipe would place in another split: one error naming them."""
+    split, pinned = config.split, pl.col("pinned")
+    if split.kind == "none":
+        allowed = pinned == TEST_SPLIT
+    elif split.kind == "source":
+        allowed = pinned == pl.col("split")
+    else:
+        allowed = pinned.is_in(list(split.ratios))
+    if split.test_only:
+        allowed = allowed & (~pl.col("label").is_in(split.test_only) | (pinned == TEST_SPLIT))
+    moved = work.filter(pinned.is_not_null() & ~allowed.fill_null(False))
+    if moved.height:
+        named = ", ".join(f"{i} ({s})" for i, s in moved.select("id", "pinned").rows())
+        raise config.error(
+            "split",
+            f"{moved.height} released items would leave the split an earlier version gave "
+            f"them: {named}",
+            fix="keep their splits and labels in the recipe, or set release.resplit: true "
+            "and raise the major version",
+        )
+
+
+def _kept(work: pl.DataFrame, config: ReleaseConfig) -> tuple[dict, pl.Series]:
+    """The report's ``kept`` section, and which new items are held back: those whose
+    group's released items are in two splits, or whose label is placed only in test
+    while their group was released elsewhere."""
+    new_in_group = pl.col("pinned").is_null() & pl.col("group_split").is_not_null()
+    test_only = pl.col("label").is_in(config.split.test_only)
+    clash = (pl.col("group_splits") > 1) | (test_only & (pl.col("group_split") != TEST_SPLIT))
+    held = work.select((new_in_group & clash).alias("held"))["held"]
+    kept = {
+        "released_before": int(work["pinned"].is_not_null().sum()),
+        "joined_their_family": int(work.select(new_in_group & ~clash).sum().item()),
+        "drawn": int(work["group_split"].is_null().sum()),
+        "held_back": sorted(work.filter(held)["id"].to_list()),
+    }
+    return kept, held
+
+
+def _placement(
+    work: pl.DataFrame, config: ReleaseConfig, seed: int, fresh: pl.DataFrame
+) -> pl.Series:
+    """Each item's split by its group's draw, the ratios set for the ``fresh`` items
+    (those no earlier version placed)."""
     kind, split = config.split.kind, config.split
     if kind == "none":
         placed = pl.lit(TEST_SPLIT)
@@ -74,7 +151,7 @@ def _placement(work: pl.DataFrame, config: ReleaseConfig, seed: int) -> pl.Serie
         placed = pl.col("split").drop_nulls().first().over("group")
     else:
         draw = pl.col("draw")
-        ratios = free_ratios(work, config)
+        ratios = free_ratios(fresh, config)
         names, placed, bound = list(ratios), None, 0.0
         for name in names[:-1]:  # split i takes the draws in [sum of ratios before i, + ratio i)
             bound += ratios[name]
@@ -146,11 +223,12 @@ def _check_skeletons(work: pl.DataFrame, config: ReleaseConfig) -> None:
         )
 
 
-def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig) -> None:
-    """A group bigger than a split's share of the release cannot keep the ratios."""
-    if config.split.kind in ("source", "none"):
+def _check_family_sizes(work: pl.DataFrame, config: ReleaseConfig, fresh: pl.DataFrame) -> None:
+    """A group bigger than a split's share of the release cannot keep the ratios (only
+    the ``fresh`` groups are drawn by them: the others stay where they were released)."""
+    if config.split.kind in ("source", "none") or fresh.height == 0:
         return
-    sizes = work.group_by("group").len()
+    sizes = fresh.group_by("group").len()
     largest = sizes.sort(["len", "group"], descending=[True, False]).row(0, named=True)
     largest["group"] = work["id"][largest["group"]]
     for name, ratio in config.split.ratios.items():

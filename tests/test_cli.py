@@ -45,7 +45,7 @@ def test_demo_build_prints_where_the_release_went(demo_build):
     documents = {"README.md", "composition.png", "croissant.json", "CHANGELOG.md", "LICENSE"}
     paths = {f["path"] for f in manifest["files"]}
     databases = {p for p in paths if p.startswith("databases/")}
-    assert paths == data | {"report.json"} | documents | databases
+    assert paths == data | {"report.json", "schema/record.schema.json"} | documents | databases
     assert "databases/clinic.sqlite" in databases
     assert any(p.startswith("databases/variants/") for p in databases)
     assert "databases/ (" in result.output

@@ -65,6 +65,7 @@ from answerable.release.card import About
 from answerable.release.config import release_config
 from answerable.release.contents import read_release_manifest
 from answerable.release.documents import source_licenses
+from answerable.release.earlier import earlier_signature
 from answerable.release.guards import guard_rejects
 from answerable.release.publish import Release, count_items, cut_release
 from answerable.release.verify import check_files
@@ -436,6 +437,7 @@ def release_of(
             __version__,
             sorted(map(str, sources.items())),
             recipe.signature(),  # the release settings, seed, dataset and version
+            earlier_signature(recipe.out / recipe.dataset, recipe.version, settings),
         ]
     )
     earlier = published_before(workspace, key, recipe)
