@@ -327,33 +327,39 @@ COLUMN_SUBTYPES = ("surface", "related", "unrelated")
 
 
 def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """missing-column: a question about a column the parent's main table lacks.
+    """missing-column: the parent's question with the column it asks about swapped for
+    one the parent's main table lacks, every other word the parent's (a minimal pair).
 
     The kind rotates with the job's sample, from a start the parent's id picks, so a
     parent drafted three times gets one of each; a kind with nothing to offer (no
-    unlinked table, no other database) falls back to ``related``.
+    unlinked table, no other database) falls back to ``related``. The swapped phrase is
+    the longest name of a column the parent reads that its question says (an aggregated
+    one takes a numeric attribute); a question that names none of its columns asks for
+    the attribute beside what it asks (", with their eye colour?"). A template ("What is
+    the ... of each ...?") would be a second register whose words alone tell the label.
     """
     table = parent_table(job, context)
     if table is None:
         return None
+    question = job.parent["question"]
+    said = said_column(question, read_columns(job, table))
+    if said is None:  # the attribute asked beside what the parent asks
+        question = question.rstrip().rstrip("?.!") + ", with their "
+        said = (len(question), len(question))
+    start, end = said
+    aggregated = bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.IGNORECASE))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
-    pool = absent_columns(subtype, table, context)
+    pool = _fitting(absent_columns(subtype, table, context), aggregated)
     if not pool:
-        subtype, pool = "related", absent_columns("related", table, context)
+        subtype, pool = "related", _fitting(absent_columns("related", table, context), aggregated)
     if not pool:
         return None
     attribute = rng.choice(pool)
-    patterns = ["What is the {a} of each {one}?", "List the {many} together with their {a}."]
-    if attribute in lexicon.NUMERIC_ATTRIBUTES:
-        patterns += ["Which {many} have the highest {a}?", "What is the average {a} of the {many}?"]
-    pattern = rng.choice(patterns)
-    question = pattern.format(
-        a=attribute, one=table_noun(table, plural=False), many=table_noun(table)
-    )
+    text = question[:start] + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return _draft(
         job,
-        question,
+        capitalize(text) if start == 0 else text,
         column,
         "absent_attribute",
         derived=False,
@@ -361,6 +367,25 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
+"""Words just before a column's name that make it a figure (``average age``)."""
+
+
+def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
+    """Where the question says the longest of ``columns`` (humanized names), if it does."""
+    for column in sorted(columns, key=lambda c: (-len(c), c)):
+        found = find_phrase(question, column)
+        if found:
+            return found
+    return None
+
+
+def _fitting(pool: list[str], aggregated: bool) -> list[str]:
+    """The attributes of ``pool`` that fit where the column was: a figure when it was
+    aggregated (an average blood type means nothing)."""
+    return [a for a in pool if a in lexicon.NUMERIC_ATTRIBUTES] if aggregated else pool
 
 
 def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
@@ -442,18 +467,15 @@ def _near_in(attribute: str, table: Table) -> bool:
 
 
 def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-scope: a prediction, chart, clustering or explanation about the parent's data."""
-    table = parent_table(job, context)
-    if table is None:
+    """out-of-scope: the parent's question, every word kept, with a request SQL cannot
+    serve after it (a forecast, a chart, a clustering, an explanation): a minimal pair
+    whose only new words are the task's."""
+    if parent_table(job, context) is None:
         return None
-    columns = read_columns(job, table)
-    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TEMPLATES))
-    pattern = rng.choice(lexicon.OUT_OF_SCOPE_TEMPLATES[task])
-    if not columns:  # only the template that needs no column
-        task, pattern = "prediction", lexicon.OUT_OF_SCOPE_TEMPLATES["prediction"][0]
-    column = rng.choice(columns) if columns else ""
-    question = pattern.format(table=table_noun(table), column=column)
-    return _draft(job, question, question.split()[0], f"out_of_scope_{task}", task=task)
+    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TASKS))
+    request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
+    question = f"{job.parent['question'].rstrip()} {request}"
+    return _draft(job, question, request, f"out_of_scope_{task}", task=task)
 
 
 @cache
