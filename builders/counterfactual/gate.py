@@ -362,6 +362,44 @@ def _near(said: str, word: str) -> bool:
     return len(short) >= 5 and long.startswith(short[:-2]) and len(long) - len(short) <= 2
 
 
+def judge_named_column(question: str, value: str, first: str, second: str) -> Verdict:
+    """Whether the question's own words settle which column its value is in: a word of
+    it (the value's words aside) that says the first column's name (``discharged`` for
+    ``discharge_location``) or whose WordNet gloss does (``coverage``: "the total amount
+    and type of insurance carried", for ``insurance``), and that says nothing of the
+    second column's name. Then the value is no ambiguity: ``named-column``.
+
+    >>> judge_named_column("Who was discharged to Home?", "Home",
+    ...                    "admissions.discharge_location", "admissions.marital_status").reason
+    'named-column'
+    """
+    own = {w.lower() for w in name_tokens(value)}
+    said = [w for w in name_tokens(question) if w.lower() not in own | STOPWORDS]
+    first_words, second_words = _column_words(first), _column_words(second)
+    for word in said:
+        if _names(word, first_words) and not _names(word, second_words):
+            return _reject("named-column", f"{word!r} says {first}: the value's column is settled")
+    return PASS
+
+
+def _column_words(qualified: str) -> list[str]:
+    """The content words of a ``table.column``'s column name that its table's name does
+    not say (``admission`` of ``admissions.admission_location`` names the table)."""
+    table, _, column = qualified.rpartition(".")
+    own = table_words(table) if table else set()
+    return [w for w in words_of(column) if w not in own]
+
+
+def _names(word: str, column_words: list[str]) -> bool:
+    """Whether ``word`` says one of ``column_words``: by stem, or by its first noun
+    senses' glosses."""
+    if any(same_stem(stem(word.lower()), stem(w)) for w in column_words):
+        return True
+    senses = wordnet.noun_synsets(word.lower())[:2]
+    glosses = " ".join(sense.definition() for sense in senses).lower()
+    return any(len(w) > 3 and f" {w}" in f" {glosses}" for w in column_words)
+
+
 def judge_value(value: str, column: str, known: list[str]) -> Verdict:
     """Whether ``value`` fits the column it is written into (see the module doc)."""
     if not looks_like(value, known):
