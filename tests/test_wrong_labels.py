@@ -4,6 +4,7 @@ they are now rejects with a reason (the person-name and country pairs are in
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,66 @@ def test_the_highest_point_compared_as_text_is_rejected():
     assert text_number_failure(names, schema, database, database.execute(names)) is None
     population = "SELECT STATE_NAME FROM STATE ORDER BY POPULATION DESC LIMIT 1"
     assert text_number_failure(population, schema, database, database.execute(population)) is None
+
+
+REFERENCE_DB = """
+CREATE TABLE coaches (coach_id INTEGER PRIMARY KEY, name TEXT, team TEXT,
+                      start_date TEXT, end_date TEXT);
+CREATE TABLE lake (lake_name TEXT, area REAL, state_name TEXT);
+CREATE TABLE lab_tests (row_id INTEGER PRIMARY KEY, hadm_id INTEGER, label TEXT,
+                        category TEXT, flag TEXT);
+INSERT INTO coaches VALUES (1, 'Ann Lee', 'Robinsonberg Athletic', '2021-07-01', '2023-06-30');
+INSERT INTO lake VALUES ('superior', 82000, 'michigan'), ('erie', 25700, 'ohio');
+INSERT INTO lab_tests VALUES (1, 100714, 'Sodium', 'Chemistry', 'abnormal'),
+                             (2, 100714, 'Potassium', 'Chemistry', 'normal');
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "sql", "wrong"),
+    [
+        (  # "On that coach, who coached Robinsonberg Athletic?"
+            "On 2022-07-16, who coached Robinsonberg Athletic?",
+            "SELECT name FROM coaches WHERE team = 'Robinsonberg Athletic' AND "
+            "start_date <= '2022-07-16' AND end_date >= '2022-07-16'",
+            "that coach",
+        ),
+        (  # "name the major lakes in that lake"
+            "name the major lakes in michigan",
+            "SELECT lake_name FROM lake WHERE state_name = 'michigan'",
+            "that lake",
+        ),
+        (  # "..., which Chemistry lab tests came back that event?"
+            "During admission 100714, which Chemistry lab tests came back abnormal?",
+            "SELECT label FROM lab_tests WHERE hadm_id = 100714 AND category = 'Chemistry' "
+            "AND flag = 'abnormal'",
+            "came back that",
+        ),
+    ],
+)
+def test_a_reference_keeps_a_referent_and_its_grammar(tmp_path, question, sql, wrong):
+    """Whichever value a seed picks, the reference names what the value was (a date is
+    "that date", michigan "that state") and never stands where no noun can (the lab
+    question has no value a reference may take, and no draft)."""
+    import sqlite3
+
+    from answerable.builders.drafting.drafts import Job
+    from answerable.builders.drafting.offline import replace_with_reference
+    from tests.test_drafting_offline import contexts_of, parents_of
+
+    path = tmp_path / "refs.sqlite"
+    with sqlite3.connect(path) as con:
+        con.executescript(REFERENCE_DB)
+    context = contexts_of({"refs": path})["refs"]
+    (parent,) = parents_of(
+        [{"db_id": "refs", "question": question, "sql": sql}], {"refs": context.schema}
+    )
+    made = set()
+    for seed in range(12):
+        draft = replace_with_reference(
+            Job(parent, "ambiguous-reference", 0), context, random.Random(seed)
+        )
+        made.add(draft.question if draft else None)
+    if "abnormal" not in question:  # nothing there takes a reference: no draft is right
+        assert made - {None}, "no reference drafted"
+    assert not any(wrong in text for text in made - {None}), made

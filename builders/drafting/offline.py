@@ -261,10 +261,15 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
             text = question[:start] + phrase + question[end:]
             return _draft(job, text, phrase, "replace_value", concept=column, word="that")
     table = parent_table(job, context)
-    if table is None:
-        return None
+    if table is None or not question.rstrip().endswith("?"):
+        return None  # "... with its dose for that admission?" asks nothing
     other = related_table(table, context) or table
-    phrase = f"that {table_noun(other, plural=False)}"
+    noun = table_noun(other, plural=False)
+    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
+        return None  # "... of which team for that team?" has its referent already
+    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
+        return None  # "How many patients are there for that admission?"
+    phrase = f"that {noun}"
     text = f"{question.rstrip('?.! ')} for {phrase}?"
     return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
 
@@ -273,27 +278,54 @@ POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "who
 
 
 def reference_noun(column: str, context: DatabaseContext) -> str:
-    """What "that ..." calls a value of ``table.column``: the column's last word, or the
-    table's noun when that word says nothing (``label``, ``name``)."""
+    """What "that ..." calls a value of ``table.column``: ``date`` for a date or time,
+    else the column's last word; when that word says nothing (``label``, ``name``), the
+    word before it (a lake's ``state_name`` is a state), else the table's noun."""
     table_name, column_name = column.split(".", 1)
-    noun = name_words(column_name)[-1]
+    table = context.schema.table(table_name)
+    found = table.column(column_name) if table else None
+    if found is not None and is_temporal(found.name, found.type):
+        return "date"  # "born after that date", never "after that player"
+    parts = name_words(column_name)
+    noun = parts[-1]
     if noun in lexicon.GENERIC_WORDS:
-        table = context.schema.table(table_name)
+        owner = [w for w in parts[:-1] if w not in lexicon.GENERIC_WORDS]
+        if owner:
+            return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
     return noun
 
 
 def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
-    """A value that stands alone as a noun: not after a possessive, and not in front of
-    another noun (``abnormal creatinine results``) unless that noun is its column's."""
+    """A value that stands alone as a noun: not after a possessive, "how many" or its
+    own noun (``admission location Clinic Referral``, ``a diagnosis of Sepsis``: "that
+    location" there has no referent), and not in front of another noun (``abnormal
+    creatinine results``) unless that noun is its column's."""
     before = words(question[:start])[-1:]
     if before and before[0] in POSSESSIVES:
         return False
+    near = words(question[:start])[-3:]
+    if near[-2:] == ["how", "many"] or {noun, noun + "s"} & set(near):
+        return False
+    if not _names_a_thing(question[start:end]):
+        return False  # "tests came back abnormal": "came back that event" is no sentence
     rest = question[end:].lstrip("'\"")
     if not rest or rest[0] in ",.?!;:":
         return True
     following = words(rest)[:1] if rest[0].isspace() else []  # "Spanish-speaking": no
     return bool(following) and following[0] in lexicon.STOPWORDS | {noun, noun + "s"}
+
+
+def _names_a_thing(value: str) -> bool:
+    """Whether a value can stand where a noun phrase goes: a name, a number, several
+    words, or a word WordNet knows as a noun (``abnormal`` and ``shipped`` are not; a
+    phrase "that ..." cannot take their place). Without WordNet, every value can."""
+    from answerable.builders.lexical import wordnet
+
+    word = value.strip().strip("'\"")
+    if " " in word or not word.isalpha() or not word.islower() or not wordnet.available():
+        return True
+    return bool(wordnet.noun_synsets(word))
 
 
 def _widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
