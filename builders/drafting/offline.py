@@ -406,12 +406,24 @@ AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lo
 
 
 def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
-    """Where the question says the longest of ``columns`` (humanized names), if it does."""
+    """Where the question says the longest of ``columns`` (humanized names), if it does
+    as the thing asked about: not as the noun of a value before it (``the IV route``,
+    ``the Blood Gas category``), where another attribute would make no sentence."""
     for column in sorted(columns, key=lambda c: (-len(c), c)):
         found = find_phrase(question, column)
-        if found:
+        if found and not _after_a_value(question, found[0]):
             return found
     return None
+
+
+def _after_a_value(question: str, start: int) -> bool:
+    """Whether the word before ``start`` is a capitalised name or code inside the
+    sentence (a value the phrase after it names the kind of)."""
+    before = re.findall(r"[\w'-]+", question[:start])
+    if len(before) < 2:
+        return False
+    word = before[-1]
+    return word[:1].isupper() and word.lower() not in lexicon.STOPWORDS
 
 
 def _fitting(pool: list[str], aggregated: bool) -> list[str]:
