@@ -2,7 +2,9 @@
 
 An answerable example is kept only when its SQL parses, binds to the database's schema
 and, when the database file is there, executes within the limits to a non-empty
-result; its gold result and SQL metadata are stored on the item. Unanswerable and
+result, and that result is not one of numbers compared as text
+(:mod:`answerable.builders.numeric_text`); its gold result and SQL metadata are stored
+on the item. Unanswerable and
 ambiguous examples from a source carry no SQL and pass through with their label.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from answerable.builders import sqlkit
 from answerable.builders.items import plain_item
+from answerable.builders.numeric_text import text_number_failure
 from answerable.errors import SQLError
 from answerable.pipeline import BuildContext, StepOutput, reject
 
@@ -45,6 +48,15 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
         return _reject(example, error.reason, str(error))
     if result is not None and result.row_count == 0:
         return _reject(example, "empty-result", "the gold SQL returns no rows")
+    wrong = text_number_failure(
+        example["sql"],
+        ctx.schema(example["db_id"]),
+        ctx.database(example["db_id"]),
+        result,
+        example.get("dialect", "sqlite"),
+    )
+    if wrong:
+        return _reject(example, *wrong)
     return _item(example, result.to_record() if result else None, sql_meta)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 
 from answerable.ids import rng_for
-from answerable.release.audit import audit, family, surface_features
+from answerable.release.audit import Shapes, audit, family, surface_features
 
 MODELS = 16
 TRAIN_SHARE = 0.5
@@ -98,7 +98,10 @@ def _features(pool: list[dict], schemas: dict):
 
     words = CountVectorizer(ngram_range=(1, 2), min_df=2, token_pattern=r"[a-z0-9]+", binary=True)
     bag = words.fit_transform([i["question"] for i in pool])
-    surface = [surface_features(i["question"], schemas.get(i.get("db_id"))) for i in pool]
+    shapes = Shapes(schemas)
+    surface = [
+        surface_features(i["question"], shapes.of(i.get("db_id"), i.get("edit"))) for i in pool
+    ]
     return hstack([bag, MaxAbsScaler().fit_transform(csr_matrix(surface))]).tocsr()
 
 

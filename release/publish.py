@@ -29,7 +29,7 @@ from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
 from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, write_json
 from answerable.records import to_frame as stored_frame
-from answerable.release.audit import release_schemas
+from answerable.release.audit import audit, release_schemas
 from answerable.release.card import PROVENANCE, About
 from answerable.release.config import ReleaseConfig
 from answerable.release.contents import file_entry, frame_tally, read_release_manifest
@@ -116,7 +116,32 @@ def prepare_release(
         splits["counts_after_balance"] = frame_counts(frame)["by_split"]
     require_items(frame.height, name)
     leakage = check_leakage(frame, config)
-    return frame, {**debiased, "sampling": sampling, "splits": splits, "leakage": leakage}
+    shortcut = check_shortcut(frame, config, schemas)
+    report = {**debiased, "sampling": sampling, "splits": splits, "leakage": leakage}
+    return frame, report | ({"shortcut": shortcut} if shortcut else {})
+
+
+def check_shortcut(frame: pl.DataFrame, config: ReleaseConfig, schemas: dict | None) -> dict:
+    """With ``release.max_shortcut_gain``, the audit of the released items; a gain above
+    the bound stops the release, naming what carries the label."""
+    if config.max_shortcut_gain is None:
+        return {}
+    report = audit(to_items(frame), schemas)
+    if "skipped" in report:
+        return {"skipped": report["skipped"], "max": config.max_shortcut_gain}
+    found = {
+        "gain": report["shortcut_gain"],
+        "max": config.max_shortcut_gain,
+        "carriers": report["carriers"],
+    }
+    if found["gain"] > found["max"]:
+        raise config.error(
+            "max_shortcut_gain",
+            f"the release's shortcut gain is {found['gain']}, above {found['max']}: the label "
+            f"is carried by {', '.join(found['carriers'][:4])}",
+            fix="draft minimal pairs, set release.debias: aflite, or raise the bound",
+        )
+    return found
 
 
 def items_frame(items: Iterable[dict]) -> pl.DataFrame:
@@ -165,8 +190,8 @@ READ_PARTS = {
 def left_out_of_choice(config: ReleaseConfig) -> list[str]:
     """The fields :func:`choose` leaves out: :data:`UNREAD_BY_CHOICE` but those a
     stratum names, and the nested fields of which it reads no part; none when
-    debiasing, which reads whole items."""
-    if config.debias:
+    debiasing or the shortcut bound, which read whole items."""
+    if reads_whole_items(config):
         return []
     named = {path.split(".")[0] for path in _strata_paths(config)}
     unread = [name for name, parts in _read_parts(config).items() if parts == set()]
@@ -175,6 +200,12 @@ def left_out_of_choice(config: ReleaseConfig) -> list[str]:
         for name in polars_schema()
         if (name in UNREAD_BY_CHOICE and name not in named) or name in unread
     ]
+
+
+def reads_whole_items(config: ReleaseConfig) -> bool:
+    """Whether the choice audits items (debiasing, the shortcut bound): it reads them
+    whole, and the databases' schemas."""
+    return bool(config.debias) or config.max_shortcut_gain is not None
 
 
 def _strata_paths(config: ReleaseConfig) -> list[str]:
@@ -203,7 +234,7 @@ def narrow_schema(config: ReleaseConfig) -> pl.Schema:
     the choice (:func:`left_out_of_choice`) null, and the nested fields it reads in part
     typed with only those parts (:data:`READ_PARTS`)."""
     full = polars_schema()
-    if config.debias:
+    if reads_whole_items(config):
         return full
     parts = {name: read for name, read in _read_parts(config).items() if read}
     return pl.Schema(
@@ -433,7 +464,7 @@ def cut_release(
     documents take the narrow frame."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version
-    schemas = release_schemas(sources) if config.debias else None
+    schemas = release_schemas(sources) if reads_whole_items(config) else None
     name = f"{dataset} {version}"
     earlier = earlier_versions(target.parent, version, config)
     check_resplit(config, earlier, version)

@@ -52,6 +52,9 @@ def test_the_audit_is_deterministic_and_reports_surface_features():
         "quotes",
         "schema_overlap",
         "schema_size",
+        "schema_tables",
+        "name_words",
+        "shared_heads",
     }
 
 
@@ -89,6 +92,9 @@ def test_features_and_families():
         2.0,
         0.166667,  # 'patients' of six words
         12.0,
+        0.0,  # a bare (words, columns) pair says nothing of tables or names
+        0.0,
+        0.0,
     ]
     assert family({"id": "x", "provenance": {"parent": "p"}}) == "p"
     assert family({"id": "x"}) == "x"
@@ -119,3 +125,43 @@ def test_every_build_writes_the_audit_and_the_command_reads_the_recipe(demo_buil
     result = run_in(cwd, "audit", DEMO_RECIPE)
     assert result.exit_code == 0, result.output
     assert json.loads((reports / "audit.json").read_text()) == report
+
+
+def test_the_surface_model_sees_the_edited_schema_and_the_gain_is_reported():
+    """A dropped column is a tell a model sees (one column fewer than the database has),
+    though the questions are the same words: the gain says so, and the carrier is named."""
+    from answerable.builders.schema import Column, DatabaseSchema, Table
+
+    schema = DatabaseSchema(
+        "shop",
+        [Table("items", [Column("item_id"), Column("name"), Column("price"), Column("stock")])],
+    )
+    rng = random.Random(4)
+    items = []
+    for k in range(80):
+        question = f"What is the price of item {rng.randint(1, 9)}?"
+        items.append(
+            {"id": f"p{k:03d}", "label": "answerable", "question": question, "db_id": "shop"}
+        )
+        edit = {
+            "db_id": "shop",
+            "ops": [{"op": "drop_column", "table": "items", "column": "price"}],
+        }
+        items.append(
+            {
+                "id": f"c{k:03d}",
+                "label": "unanswerable",
+                "question": question,
+                "db_id": "shop",
+                "edit": json.dumps(edit),
+                "category": "missing-column",
+                "provenance": {"parent": f"x{k:03d}", "generator": "drop_column_v1"},
+            }
+        )
+    report = audit(items, {"shop": schema})
+    assert report["surface"]["accuracy"] == 1.0 and report["words"]["accuracy"] <= 0.6
+    assert report["shortcut_gain"] == 1.0 == report["surface"]["gain"]
+    assert report["carriers"][0] in ("feature schema_size", "feature schema_overlap")
+    assert report["by_category"]["missing-column"]["by_surface"] == 1.0
+    blind = audit(items, {})  # without the schemas the tell is invisible
+    assert blind["shortcut_gain"] <= 0.2

@@ -3,6 +3,7 @@ the release card."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import textwrap
@@ -95,3 +96,37 @@ def test_a_build_with_debias_reports_it_in_the_release_report_and_card(tmp_path)
     assert report["kept"] == sum(read_manifest(release)["counts"]["by_split"].values())
     card = (release / "README.md").read_text()
     assert "## Shortcut audit" in card and "Debiased with AFLite" in card
+
+
+def test_max_shortcut_gain_refuses_a_release_the_words_give_away_and_names_why():
+    """``release.max_shortcut_gain``: the planted "that" carries the label, so the release
+    is refused with the carrier named; the mixed items' own shortcut is reported."""
+    import pytest
+
+    from answerable.errors import ConfigError
+    from answerable.release.publish import prepare_release
+    from answerable.release.write import to_frame
+
+    def hexed(key: str) -> str:  # the release's ids are hex
+        return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    items = [
+        {**i, "id": hexed(i["id"])}
+        | (
+            {"provenance": {**i["provenance"], "parent": hexed(i["provenance"]["parent"])}}
+            if "provenance" in i
+            else {}
+        )
+        for i in planted()
+    ]
+    bound = release_config({"max_shortcut_gain": 0.3})
+    with pytest.raises(ConfigError) as refused:
+        prepare_release(to_frame(items), bound, 1, "planted")
+    message = str(refused.value)
+    assert "release.max_shortcut_gain" in message
+    assert any(f"ambiguous word '{w}'" in message for w in ("show", "that", "again"))
+    _frame, report = prepare_release(to_frame(items), release_config({}), 1, "planted")
+    assert "shortcut" not in report  # no bound, no audit
+    loose = release_config({"max_shortcut_gain": 1.0})
+    _frame, report = prepare_release(to_frame(items), loose, 1, "planted")
+    assert report["shortcut"]["gain"] > 0.9 and report["shortcut"]["max"] == 1.0

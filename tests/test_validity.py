@@ -140,7 +140,6 @@ def test_the_gate_names_the_rule_a_pair_breaks(table, column, candidates, questi
 @pytest.mark.parametrize(
     ("table", "column", "candidates"),
     [
-        ("conductor", "Name", ["FirstName", "LastName"]),  # WordNet: a conductor is a person
         ("icu_stays", "careunit", ["first_careunit", "last_careunit"]),
         ("matches", "score", ["home_score", "away_score"]),
         ("poker_player", "Earnings", ["GrossEarnings", "NetEarnings"]),
@@ -149,7 +148,7 @@ def test_the_gate_names_the_rule_a_pair_breaks(table, column, candidates, questi
         ("cars_data", "MPG", ["CITY_MPG", "HIGHWAY_MPG"]),
         ("rankings", "ranking_points", ["singles_ranking_points", "doubles_ranking_points"]),
         ("Highschooler", "grade", ["school_grade", "letter_grade"]),  # a year, or a mark
-        ("Highschooler", "name", ["first_name", "last_name"]),
+        ("singer", "Country", ["Birth_Country", "Residence_Country"]),
         ("country", "GNP", ["NOMINAL_GNP", "PPP_GNP"]),
     ],
 )
@@ -311,3 +310,47 @@ def test_a_key_that_picks_one_row_determines_the_row_it_points_to(demo_dir):
     concept = "prescriptions.route"
     route = settled.reference_determined(draft, "that route", admission, schema, concept)
     assert route is None  # an admission has many prescriptions: the route stays open
+
+
+@needs_wordnet
+@pytest.mark.parametrize(
+    ("question", "table", "column", "candidates", "reason"),
+    [
+        # a blinded reading found 0 of 21 first/last splits of a person's name genuinely
+        # ambiguous: the natural answer is the full name
+        (
+            "What are the names of conductors?",
+            "conductor",
+            "Name",
+            ["FirstName", "LastName"],
+            "parts-of-name",
+        ),
+        (
+            "Show the ID of the high schooler named Jordan.",
+            "Highschooler",
+            "name",
+            ["first_name", "last_name"],
+            "parts-of-name",
+        ),
+        (
+            "What are the names of the players of each team?",
+            "players",
+            "name",
+            ["first_name", "last_name"],
+            "parts-of-name",
+        ),
+        # birth/residence country is right for a singer, wrong for a car maker
+        (
+            "What is the country of each car maker?",
+            "car_makers",
+            "Country",
+            ["Birth_Country", "Residence_Country"],
+            "not-born",
+        ),
+    ],
+)
+def test_the_gate_rejects_the_wrong_labels_a_blinded_reading_found(
+    question, table, column, candidates, reason
+):
+    verdict = judge_columns(question, column, table, column, candidates)
+    assert not verdict.ok and verdict.reason == reason, verdict

@@ -15,6 +15,7 @@ from pathlib import Path
 from answerable.builders.counterfactual.gate import (
     Verdict,
     judge_columns,
+    judge_named_column,
     judge_second_reading,
     judge_value,
 )
@@ -27,6 +28,9 @@ from answerable.builders.schema import DatabaseSchema
 CASES = Path(__file__).resolve().parent / "fixtures" / "validity" / "cases.jsonl"
 KNOWN = 200  # values of a column the gate sees, as the edits read them (edits.KNOWN_VALUES)
 GATE_KINDS = ("column-pair", "value-column", "value-reading")
+NEW_ORIGINS = ("issue-reading", "annotator-reading")
+"""The cases added from outside the gate's own making (a blinded reading's wrong labels,
+and cases read from Spider and the demo), scored apart from the older ones."""
 
 
 def load_cases() -> list[dict]:
@@ -69,8 +73,11 @@ def judge(case: dict, databases: dict[str, Path], schemas: dict | None = None) -
         return None
     if case["kind"] == "value-reading":
         return judge_reading(case, DatabaseSchema.from_sqlite(database, case["db_id"]))
-    second = case["columns"][1]
-    return judge_value(case["value"], second, known_values(database, second))
+    first, second = case["columns"]
+    verdict = judge_value(case["value"], second, known_values(database, second))
+    if verdict.ok:  # as value_ambiguous_v1 verifies: the words must leave the column open
+        verdict = judge_named_column(case["question"], case["value"], first, second)
+    return verdict
 
 
 def judge_reading(case: dict, schema: DatabaseSchema) -> Verdict:

@@ -7,7 +7,9 @@ columns that are such a formula of two others (``length_of_stay`` is
 ``out_time - in_time`` in days); this generator drops one the question mentions and
 keeps the question. The label holds when execution proves both halves on the edited
 copy: the gold SQL no longer runs, and the gold SQL with the column written as the
-formula does (answering needs the formula, and the formula is enough).
+formula does (answering needs the formula, and the formula is enough). A column that a
+textbook identity restores (area = population / density) is no calculation a user must
+be asked for: such a parent is skipped (``textbook-identity``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,38 @@ from answerable.builders.counterfactual.edits import (
 )
 from answerable.builders.counterfactual.leaks import Leak, formula
 from answerable.builders.counterfactual.verify import Failure
+
+TEXTBOOK_IDENTITIES = (
+    frozenset({"population", "area", "density"}),  # density = population / area
+    frozenset({"distance", "speed", "time"}),  # speed = distance / time
+    frozenset({"mass", "volume", "density"}),  # density = mass / volume
+    frozenset({"price", "quantity", "total"}),  # total = price x quantity
+)
+"""Three quantities any one of which a standard identity gives from the other two."""
+
+
+def textbook_identity(target: str, operands: tuple[str, ...]) -> str | None:
+    """The identity that restores ``target`` (``table.column``) from ``operands``, when
+    their names' head words are a :data:`TEXTBOOK_IDENTITIES` triple: then a reader
+    knows the formula and the question is answerable (a city's area is its population
+    over its density), not a calculation nothing maps to.
+
+    >>> textbook_identity("state.area", ("state.population", "state.density"))
+    'area, density, population'
+    >>> textbook_identity("stays.length_of_stay", ("stays.out_time", "stays.in_time")) is None
+    True
+    """
+    heads = {_head(name) for name in (target, *operands)}
+    for triple in TEXTBOOK_IDENTITIES:
+        if heads == triple:
+            return ", ".join(sorted(triple))
+    return None
+
+
+def _head(qualified: str) -> str:
+    """The last word of a ``table.column``'s column name, lower-case."""
+    words = [w for w in split(qualified)[1].lower().replace("-", "_").split("_") if w]
+    return words[-1] if words else ""
 
 
 class Calculation:
@@ -45,6 +79,8 @@ class Calculation:
             return "no-derivable-column" if chosen == "no-candidates" else chosen
         target, mention = chosen
         leak = self.formulas(parent, env, target)[0]
+        if textbook_identity(target, leak.columns):
+            return "textbook-identity"
         reading = self.reading(parent, target, leak)
         if reading is None:
             return "no-derivable-column"

@@ -911,6 +911,11 @@ class ValueAmbiguous:
             verdict = self.fit(parent, env, params["second"], params["value"])
         else:  # the source holds it there: the words must leave the column open
             verdict = self.reads_two_ways(parent, proposal.mention, params["second"])
+        if verdict.ok:  # "with Private coverage" can only mean the insurance
+            question = parent.item["question"]
+            verdict = gate.judge_named_column(
+                question, params["value"], params["column"], params["second"]
+            )
         failure = verify.plausible(verdict)
         if failure:
             return failure

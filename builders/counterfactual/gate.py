@@ -15,7 +15,10 @@ candidates added; the item passes when
 3. the two qualifiers are a curated contrast for the target's head noun in this kind of
    table (:mod:`answerable.builders.lexical.contrasts`): they differ in meaning, neither
    is the default. Otherwise the reason is the rule they break (``default-marked``,
-   ``ordinal``, ``range``, ``parts-of-total``, ``no-contrast``). A fill that shuffles the
+   ``ordinal``, ``range``, ``parts-of-total``, ``no-contrast``); a person's first and last
+   name are parts of the full name the question means, not two readings of it
+   (``parts-of-name``), and a country of birth needs an owner who is born
+   (``not-born``: a car maker is a firm). A fill that shuffles the
    target's values makes the data differ; it never makes a second meaning, so it counts
    for nothing here.
 
@@ -174,7 +177,12 @@ def judge_qualifiers(
     target = set(words_of(column))
     if target & contrasts.NAME_PARTS and head == "name":
         return _reject("already-qualified", f"{column} is already one part of a name")
-    people = is_people({owner_word(table, column)})
+    owner = owner_word(table, column)
+    if head == "name" and set(pair) <= contrasts.NAME_PARTS and is_people({owner}):
+        return _reject("parts-of-name", f"{pair[0]}/{pair[1]} name: {_EXPLAIN['parts-of-name']}")
+    if "birth" in pair and not is_born(owner):
+        return _reject("not-born", f"a {owner} is not born: {pair[0]}/{pair[1]} reads nothing")
+    people = is_people({owner})
     split = [
         word for word in sorted(target) if contrasts.is_contrast(pair, word, own | target, people)
     ]
@@ -194,6 +202,7 @@ _EXPLAIN = {
     "range": "the bounds of one figure are not two meanings",
     "parts-of-total": "the parts add up to what the word means",
     "no-contrast": "not a known pair of readings of this word in this table",
+    "parts-of-name": "parts of the full name a person's name means, not two readings of it",
 }
 
 
@@ -226,6 +235,24 @@ def is_people(words: set[str]) -> bool:
         if senses and senses[0].lexname() == "noun.person":
             return True
     return False
+
+
+def is_born(word: str) -> bool:
+    """Whether the word names people who are born: the curated tables of people, or a
+    WordNet noun whose first sense is a person and that never names a group (a singer
+    is born; a car ``maker`` is also a manufacturer, a firm with a seat, not a birth).
+
+    >>> is_born("singer"), is_born("maker")
+    (True, False)
+    """
+    if is_person_table(word):
+        return True
+    senses = _compound_senses(word)
+    return (
+        bool(senses)
+        and senses[0].lexname() == "noun.person"
+        and not any(sense.lexname() == "noun.group" for sense in senses)
+    )
 
 
 def _compound_senses(word: str) -> tuple:
@@ -333,6 +360,44 @@ def _near(said: str, word: str) -> bool:
         return True
     short, long = sorted((said, word), key=len)
     return len(short) >= 5 and long.startswith(short[:-2]) and len(long) - len(short) <= 2
+
+
+def judge_named_column(question: str, value: str, first: str, second: str) -> Verdict:
+    """Whether the question's own words settle which column its value is in: a word of
+    it (the value's words aside) that says the first column's name (``discharged`` for
+    ``discharge_location``) or whose WordNet gloss does (``coverage``: "the total amount
+    and type of insurance carried", for ``insurance``), and that says nothing of the
+    second column's name. Then the value is no ambiguity: ``named-column``.
+
+    >>> judge_named_column("Who was discharged to Home?", "Home",
+    ...                    "admissions.discharge_location", "admissions.marital_status").reason
+    'named-column'
+    """
+    own = {w.lower() for w in name_tokens(value)}
+    said = [w for w in name_tokens(question) if w.lower() not in own | STOPWORDS]
+    first_words, second_words = _column_words(first), _column_words(second)
+    for word in said:
+        if _names(word, first_words) and not _names(word, second_words):
+            return _reject("named-column", f"{word!r} says {first}: the value's column is settled")
+    return PASS
+
+
+def _column_words(qualified: str) -> list[str]:
+    """The content words of a ``table.column``'s column name that its table's name does
+    not say (``admission`` of ``admissions.admission_location`` names the table)."""
+    table, _, column = qualified.rpartition(".")
+    own = table_words(table) if table else set()
+    return [w for w in words_of(column) if w not in own]
+
+
+def _names(word: str, column_words: list[str]) -> bool:
+    """Whether ``word`` says one of ``column_words``: by stem, or by its first noun
+    senses' glosses."""
+    if any(same_stem(stem(word.lower()), stem(w)) for w in column_words):
+        return True
+    senses = wordnet.noun_synsets(word.lower())[:2]
+    glosses = " ".join(sense.definition() for sense in senses).lower()
+    return any(len(w) > 3 and f" {w}" in f" {glosses}" for w in column_words)
 
 
 def judge_value(value: str, column: str, known: list[str]) -> Verdict:

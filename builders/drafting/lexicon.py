@@ -120,6 +120,15 @@ OUT_OF_SCOPE_TEMPLATES = {
 }
 """Offline rewrites of a question into a request SQL cannot serve, by task."""
 
+OUT_OF_SCOPE_TASKS = {
+    "prediction": ("And forecast it for next year.", "Predict how it will change next year."),
+    "chart": ("Draw it as a bar chart.", "Plot the result as a histogram."),
+    "clustering": ("Then cluster them with k-means.", "Segment them with a trained model."),
+    "explanation": ("Explain why it is so.", "And tell me why."),
+}
+"""Requests SQL cannot serve that the offline drafter puts after a parent's question,
+by task (the question's own words kept: a minimal pair)."""
+
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 
 ABSENT_ATTRIBUTES = {

@@ -261,10 +261,15 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
             text = question[:start] + phrase + question[end:]
             return _draft(job, text, phrase, "replace_value", concept=column, word="that")
     table = parent_table(job, context)
-    if table is None:
-        return None
+    if table is None or not question.rstrip().endswith("?"):
+        return None  # "... with its dose for that admission?" asks nothing
     other = related_table(table, context) or table
-    phrase = f"that {table_noun(other, plural=False)}"
+    noun = table_noun(other, plural=False)
+    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
+        return None  # "... of which team for that team?" has its referent already
+    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
+        return None  # "How many patients are there for that admission?"
+    phrase = f"that {noun}"
     text = f"{question.rstrip('?.! ')} for {phrase}?"
     return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
 
@@ -273,27 +278,54 @@ POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "who
 
 
 def reference_noun(column: str, context: DatabaseContext) -> str:
-    """What "that ..." calls a value of ``table.column``: the column's last word, or the
-    table's noun when that word says nothing (``label``, ``name``)."""
+    """What "that ..." calls a value of ``table.column``: ``date`` for a date or time,
+    else the column's last word; when that word says nothing (``label``, ``name``), the
+    word before it (a lake's ``state_name`` is a state), else the table's noun."""
     table_name, column_name = column.split(".", 1)
-    noun = name_words(column_name)[-1]
+    table = context.schema.table(table_name)
+    found = table.column(column_name) if table else None
+    if found is not None and is_temporal(found.name, found.type):
+        return "date"  # "born after that date", never "after that player"
+    parts = name_words(column_name)
+    noun = parts[-1]
     if noun in lexicon.GENERIC_WORDS:
-        table = context.schema.table(table_name)
+        owner = [w for w in parts[:-1] if w not in lexicon.GENERIC_WORDS]
+        if owner:
+            return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
     return noun
 
 
 def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
-    """A value that stands alone as a noun: not after a possessive, and not in front of
-    another noun (``abnormal creatinine results``) unless that noun is its column's."""
+    """A value that stands alone as a noun: not after a possessive, "how many" or its
+    own noun (``admission location Clinic Referral``, ``a diagnosis of Sepsis``: "that
+    location" there has no referent), and not in front of another noun (``abnormal
+    creatinine results``) unless that noun is its column's."""
     before = words(question[:start])[-1:]
     if before and before[0] in POSSESSIVES:
         return False
+    near = words(question[:start])[-3:]
+    if near[-2:] == ["how", "many"] or {noun, noun + "s"} & set(near):
+        return False
+    if not _names_a_thing(question[start:end]):
+        return False  # "tests came back abnormal": "came back that event" is no sentence
     rest = question[end:].lstrip("'\"")
     if not rest or rest[0] in ",.?!;:":
         return True
     following = words(rest)[:1] if rest[0].isspace() else []  # "Spanish-speaking": no
     return bool(following) and following[0] in lexicon.STOPWORDS | {noun, noun + "s"}
+
+
+def _names_a_thing(value: str) -> bool:
+    """Whether a value can stand where a noun phrase goes: a name, a number, several
+    words, or a word WordNet knows as a noun (``abnormal`` and ``shipped`` are not; a
+    phrase "that ..." cannot take their place). Without WordNet, every value can."""
+    from answerable.builders.lexical import wordnet
+
+    word = value.strip().strip("'\"")
+    if " " in word or not word.isalpha() or not word.islower() or not wordnet.available():
+        return True
+    return bool(wordnet.noun_synsets(word))
 
 
 def _widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
@@ -327,33 +359,39 @@ COLUMN_SUBTYPES = ("surface", "related", "unrelated")
 
 
 def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """missing-column: a question about a column the parent's main table lacks.
+    """missing-column: the parent's question with the column it asks about swapped for
+    one the parent's main table lacks, every other word the parent's (a minimal pair).
 
     The kind rotates with the job's sample, from a start the parent's id picks, so a
     parent drafted three times gets one of each; a kind with nothing to offer (no
-    unlinked table, no other database) falls back to ``related``.
+    unlinked table, no other database) falls back to ``related``. The swapped phrase is
+    the longest name of a column the parent reads that its question says (an aggregated
+    one takes a numeric attribute); a question that names none of its columns asks for
+    the attribute beside what it asks (", with their eye colour?"). A template ("What is
+    the ... of each ...?") would be a second register whose words alone tell the label.
     """
     table = parent_table(job, context)
     if table is None:
         return None
+    question = job.parent["question"]
+    said = said_column(question, read_columns(job, table))
+    if said is None:  # the attribute asked beside what the parent asks
+        question = question.rstrip().rstrip("?.!") + ", with their "
+        said = (len(question), len(question))
+    start, end = said
+    aggregated = bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.IGNORECASE))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
-    pool = absent_columns(subtype, table, context)
+    pool = _fitting(absent_columns(subtype, table, context), aggregated)
     if not pool:
-        subtype, pool = "related", absent_columns("related", table, context)
+        subtype, pool = "related", _fitting(absent_columns("related", table, context), aggregated)
     if not pool:
         return None
     attribute = rng.choice(pool)
-    patterns = ["What is the {a} of each {one}?", "List the {many} together with their {a}."]
-    if attribute in lexicon.NUMERIC_ATTRIBUTES:
-        patterns += ["Which {many} have the highest {a}?", "What is the average {a} of the {many}?"]
-    pattern = rng.choice(patterns)
-    question = pattern.format(
-        a=attribute, one=table_noun(table, plural=False), many=table_noun(table)
-    )
+    text = question[:start] + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return _draft(
         job,
-        question,
+        capitalize(text) if start == 0 else text,
         column,
         "absent_attribute",
         derived=False,
@@ -361,6 +399,37 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
+"""Words just before a column's name that make it a figure (``average age``)."""
+
+
+def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
+    """Where the question says the longest of ``columns`` (humanized names), if it does
+    as the thing asked about: not as the noun of a value before it (``the IV route``,
+    ``the Blood Gas category``), where another attribute would make no sentence."""
+    for column in sorted(columns, key=lambda c: (-len(c), c)):
+        found = find_phrase(question, column)
+        if found and not _after_a_value(question, found[0]):
+            return found
+    return None
+
+
+def _after_a_value(question: str, start: int) -> bool:
+    """Whether the word before ``start`` is a capitalised name or code inside the
+    sentence (a value the phrase after it names the kind of)."""
+    before = re.findall(r"[\w'-]+", question[:start])
+    if len(before) < 2:
+        return False
+    word = before[-1]
+    return word[:1].isupper() and word.lower() not in lexicon.STOPWORDS
+
+
+def _fitting(pool: list[str], aggregated: bool) -> list[str]:
+    """The attributes of ``pool`` that fit where the column was: a figure when it was
+    aggregated (an average blood type means nothing)."""
+    return [a for a in pool if a in lexicon.NUMERIC_ATTRIBUTES] if aggregated else pool
 
 
 def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
@@ -442,18 +511,15 @@ def _near_in(attribute: str, table: Table) -> bool:
 
 
 def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-scope: a prediction, chart, clustering or explanation about the parent's data."""
-    table = parent_table(job, context)
-    if table is None:
+    """out-of-scope: the parent's question, every word kept, with a request SQL cannot
+    serve after it (a forecast, a chart, a clustering, an explanation): a minimal pair
+    whose only new words are the task's."""
+    if parent_table(job, context) is None:
         return None
-    columns = read_columns(job, table)
-    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TEMPLATES))
-    pattern = rng.choice(lexicon.OUT_OF_SCOPE_TEMPLATES[task])
-    if not columns:  # only the template that needs no column
-        task, pattern = "prediction", lexicon.OUT_OF_SCOPE_TEMPLATES["prediction"][0]
-    column = rng.choice(columns) if columns else ""
-    question = pattern.format(table=table_noun(table), column=column)
-    return _draft(job, question, question.split()[0], f"out_of_scope_{task}", task=task)
+    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TASKS))
+    request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
+    question = f"{job.parent['question'].rstrip()} {request}"
+    return _draft(job, question, request, f"out_of_scope_{task}", task=task)
 
 
 @cache
