@@ -31,6 +31,7 @@ class Scored:
     error_types: frozenset[str] = frozenset()  # SCARE error types of incorrect candidates
     tag_hits: int = 0  # BIO tags equal to the gold tags
     tag_total: int = 0  # gold tokens of an item whose prediction carries tags
+    executable: bool = True  # the item's database is shipped, so its SQL could run
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @property
@@ -44,21 +45,29 @@ class Scored:
         return (
             self.label, self.category, self.answered, self.missing, self.predicted_label,
             self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
-            self.error_types, self.tag_hits, self.tag_total,
+            self.error_types, self.tag_hits, self.tag_total, self.executable,
         )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts."""
+    """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts.
+
+    A metric that ``needs_execution`` counts only items whose database the release
+    ships: the others are left out of it (and reported as not available), never scored
+    as wrong.
+    """
 
     name: str
     num: Callable[[Scored], float]
     den: Callable[[Scored], float]
     scale: float = 1.0
+    needs_execution: bool = False
 
     def parts(self, s: Scored) -> tuple[float, float]:
         """``(num, den)`` of one item; an item outside the denominator adds nothing."""
+        if self.needs_execution and not s.executable:
+            return (0.0, 0.0)
         den = self.den(s)
         return (self.num(s), den) if den else (0.0, 0.0)
 

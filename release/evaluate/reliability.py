@@ -23,7 +23,7 @@ def item_score(s: Scored, penalty: float) -> float:
 
 def rs(name: str, penalty: float) -> Metric:
     """RS(``penalty``) as a metric."""
-    return Metric(name, lambda s: item_score(s, penalty), one, scale=100.0)
+    return Metric(name, lambda s: item_score(s, penalty), one, scale=100.0, needs_execution=True)
 
 
 def metrics(scored: list[Scored]) -> list[Metric]:

@@ -24,7 +24,7 @@ from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.predictions import Prediction, read_predictions
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
-from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
+from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all, shipped
 from answerable.release.evaluate.tally import Tally
 from answerable.release.write import read_split, to_items
 
@@ -51,13 +51,6 @@ def open_release(path: str | Path) -> Release:
     files = data_files(path)
     if not path.is_dir() or not files:
         raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
-    if not (path / "databases").is_dir():
-        raise ConfigError(
-            path,
-            "databases",
-            "the release ships no databases, so predicted SQL cannot run",
-            fix="score a release cut with its databases (answerable build)",
-        )
     items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
     # A release does not record its recipe's execution limits yet: the executor's
@@ -110,10 +103,13 @@ def evaluate(
         raise ConfigError(
             "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
         )
-    outcomes = execute_all(
-        opened.path, _tasks(items, given, opened.path), mode, opened.limits, workers
-    )
-    scored = [_scored(item, given.get(item["id"]), outcomes.get(item["id"])) for item in items]
+    runnable = {i["id"] for i in items if shipped(i, opened.path)}
+    tasks = _tasks([i for i in items if i["id"] in runnable], given, opened.path)
+    outcomes = execute_all(opened.path, tasks, mode, opened.limits, workers)
+    scored = [
+        _scored(item, given.get(item["id"]), outcomes.get(item["id"]), item["id"] in runnable)
+        for item in items
+    ]
     return build_report(scored, given, source, opened, split, mode, resamples, seed)
 
 
@@ -160,7 +156,9 @@ def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> li
     return tasks
 
 
-def _scored(item: dict, prediction: Prediction | None, outcome: Outcome | None) -> Scored:
+def _scored(
+    item: dict, prediction: Prediction | None, outcome: Outcome | None, executable: bool = True
+) -> Scored:
     missing = prediction is None
     prediction = prediction or Prediction(id=item["id"])
     outcome = outcome or Outcome(item["id"])
@@ -185,6 +183,7 @@ def _scored(item: dict, prediction: Prediction | None, outcome: Outcome | None) 
         ),
         tag_hits=hits,
         tag_total=total,
+        executable=executable,
         groups=groups(item),
     )
 
@@ -238,6 +237,7 @@ def build_report(
         "missing_ids": missing,
         "answered": sum(s.answered for s in scored),
         "errors": dict(sorted(errors.items())),
+        "not_available": not_available(scored),
         "metrics": values,
         "ci95": bootstrap.intervals(tally, list(HEADLINE), resamples, seed),
         "references": {
@@ -257,6 +257,17 @@ def build_report(
             "ignored_other_splits": len(set(given) - {s.id for s in scored}),
         },
     }
+
+
+NO_DATABASE = "the release does not ship the item's database (a schema-only source)"
+
+
+def not_available(scored: list[Scored]) -> dict:
+    """The execution metrics' missing items: how many, and why (empty when none)."""
+    left = sum(not s.executable for s in scored)
+    if not left:
+        return {}
+    return {"execution": {"items": left, "of": len(scored), "reason": NO_DATABASE}}
 
 
 def breakdowns(scored: list[Scored], tally: Tally) -> dict:
@@ -298,6 +309,11 @@ def format_report(report: dict) -> str:
         lines.append(f"  {name:<16}{shown:>10}{ci}")
     if report["errors"]:
         lines.append("  errors: " + ", ".join(f"{k} {v}" for k, v in report["errors"].items()))
+    for family, why in report.get("not_available", {}).items():
+        lines.append(
+            f"  {family} metrics not available for {why['items']} of {why['of']} items:"
+            f" {why['reason']}"
+        )
     refs = report["references"]
     lines.append(f"  references: abstain-all RS {refs['abstain_rs']}, gold RS {refs['gold_rs']}")
     return "\n".join(lines)

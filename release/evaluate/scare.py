@@ -22,11 +22,12 @@ def metrics(scored: list[Scored]) -> list[Metric]:
     correct = when(lambda s: s.correct)
     found = [
         Metric("coverage", when(lambda s: s.answered), when(lambda s: s.answerable)),
-        Metric("pr", correct, when(lambda s: _in(s, "answerable-correct"))),
-        Metric("cr", correct, when(lambda s: _in(s, "answerable-incorrect"))),
+        Metric("pr", correct, when(lambda s: _in(s, "answerable-correct")), needs_execution=True),
+        Metric("cr", correct, when(lambda s: _in(s, "answerable-incorrect")), needs_execution=True),
     ]
     for kind in ERROR_TYPES:
-        found.append(Metric(f"cr_{kind}", correct, when(lambda s, k=kind: _incorrect_as(s, k))))
+        test = when(lambda s, k=kind: _incorrect_as(s, k))
+        found.append(Metric(f"cr_{kind}", correct, test, needs_execution=True))
     for label in CLASSES:
         found += per_class(label)
     return found

@@ -1,0 +1,53 @@
+"""Scoring with what the release has: label metrics without databases, execution metrics
+where the item's database is shipped, and a bare ``sql: null`` as "not answerable"."""
+
+from __future__ import annotations
+
+import shutil
+
+from answerable.release.evaluate.report import evaluate
+from tests.evaluate_helpers import tiny_item, tiny_release, write_lines
+
+ITEMS = [
+    ("How many labs are there?", "SELECT COUNT(*) FROM labs", "answerable"),
+    ("Which patients had labs?", "SELECT DISTINCT patient FROM labs", "answerable"),
+    ("What is each patient's blood type?", None, "unanswerable"),
+    ("Which doctor ordered each lab?", None, "unanswerable"),
+    ("Which labs are high?", None, "ambiguous"),
+]
+
+
+def release_of(tmp_path):
+    items = [tiny_item(q, sql, label) for q, sql, label in ITEMS]
+    return tiny_release(tmp_path, items), items
+
+
+def test_bare_null_on_every_unanswerable_item_agrees_with_detection(tmp_path):
+    release, items = release_of(tmp_path)
+    rows = [
+        {"id": i["id"], "sql": i["sql"]} if i["label"] == "answerable" else {"id": i["id"]}
+        for i in items
+    ]
+    rows[2]["sql"] = None  # explicit null and an absent sql alike abstain
+    report = evaluate(release, write_lines(tmp_path / "p.jsonl", rows), resamples=0)
+    assert report["metrics"]["detection.missing-column"] == 1.0
+    # the two unanswerable items are found; the ambiguous abstention, naming no label,
+    # is one false "unanswerable": P = 2/3, R = 1, F1 = 0.8
+    assert report["metrics"]["unanswerable_recall"] == 1.0
+    assert report["unanswerable_f1"] == 0.8
+    assert report["ex"] == 1.0 and report["not_available"] == {}
+
+
+def test_a_release_without_its_databases_scores_the_label_metrics(tmp_path):
+    release, items = release_of(tmp_path)
+    shutil.rmtree(release / "databases")
+    rows = [{"id": i["id"], "sql": "SELECT 1"} for i in items[:2]]
+    rows += [{"id": i["id"], "sql": None, "label": i["label"]} for i in items[2:]]
+    report = evaluate(release, write_lines(tmp_path / "p.jsonl", rows), resamples=0)
+    assert report["not_available"]["execution"]["items"] == len(items)
+    assert "does not ship" in report["not_available"]["execution"]["reason"]
+    for name in ("ex", "jac", "ser", "rs_0", "rs_n", "pr", "cr"):
+        assert report[name] is None, name
+    assert report["metrics"]["detection_accuracy"] == 1.0
+    assert report["ambiguous_f1"] == 1.0 and report["unanswerable_f1"] == 1.0
+    assert report["coverage"] == 1.0
