@@ -75,6 +75,7 @@ class ReleaseConfig:
     near_threshold: float = 0.8
     debias: str | None = None  # "aflite": see answerable.release.debias
     dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
+    profile: str | None = None  # the scoring profile `answerable evaluate` uses by default
     file: str = "recipe"
 
     def error(self, key: str, problem: str, fix: str) -> ConfigError:
@@ -88,6 +89,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config = ReleaseConfig(file=str(file))
     config.formats = tuple(section.get("formats", config.formats))
     config.debias = section.get("debias")
+    config.profile = section.get("profile")
     config.dialects = dialect_settings(section, config.file)
     if "sample" in section:
         config.sample = _sample(section["sample"], config)

@@ -154,16 +154,29 @@ def test_a_release_without_databases(tmp_path, demo_release):
 
 def test_usage_errors_are_one_line(tmp_path, demo_release):
     assert "not both or neither" in one_line_error(run_in(tmp_path, "evaluate", demo_release))
-    line = one_line_error(run_in(tmp_path, "evaluate", demo_release, "--reference", "best"))
-    assert "unknown reference 'best'" in line
-    line = one_line_error(
-        run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--mode", "fuzzy")
-    )
-    assert "unknown mode 'fuzzy'" in line
+    for option, wrong, listed in (
+        ("--reference", "best", "'gold', 'abstain', 'random'"),
+        ("--mode", "fuzzy", "'multiset', 'set', 'ordered', 'ehrsql'"),
+        ("--profile", "spider", "'trustsql', 'ehrsql', 'scare', 'biomedsql', 'naq', 'dte'"),
+    ):
+        result = run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", option, wrong)
+        assert result.exit_code == 2, result.output  # click's usage error, choices listed
+        assert f"'{wrong}' is not one of {listed}" in result.output
     line = one_line_error(
         run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--split", "holdout")
     )
     assert "no items in split 'holdout'" in line
+
+
+def test_the_options_choices_are_the_registries():
+    from answerable.commands.export import FORMAT_CHOICES
+    from answerable.release.evaluate import command, compare, profiles, references
+    from answerable.release.export import FORMATS
+
+    assert tuple(compare.MODES) == command.MODE_CHOICES
+    assert command.REFERENCE_CHOICES == references.REFERENCES
+    assert tuple(profiles.PROFILES) == command.PROFILE_CHOICES
+    assert tuple(FORMATS) == FORMAT_CHOICES
 
 
 def test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged(tmp_path):

@@ -31,6 +31,12 @@ class Scored:
     error_types: frozenset[str] = frozenset()  # SCARE error types of incorrect candidates
     tag_hits: int = 0  # BIO tags equal to the gold tags
     tag_total: int = 0  # gold tokens of an item whose prediction carries tags
+    # per candidate (SCARE's instances): each candidate's stratum, and the error type of
+    # each answerable-incorrect one, sorted, with repeats
+    candidate_strata: tuple[str, ...] = ()
+    candidate_errors: tuple[str, ...] = ()
+    # (tag class, hits, tokens) per gold tag class (COL, VAL, AMB, UNK, O), sorted
+    tags_by_class: tuple[tuple[str, int, int], ...] = ()
     executable: bool = True  # the item's database is shipped, so its SQL could run
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
@@ -46,7 +52,24 @@ class Scored:
             self.label, self.category, self.answered, self.missing, self.predicted_label,
             self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
             self.error_types, self.tag_hits, self.tag_total, self.executable,
+            self.candidate_strata, self.candidate_errors, self.tags_by_class,
         )  # fmt: skip
+
+    def candidates_in(self, stratum: str) -> int:
+        """How many of the item's candidates are in ``stratum``."""
+        return self.candidate_strata.count(stratum)
+
+    def error_types_of(self, kind: str) -> int:
+        """How many answerable-incorrect candidates have SCARE error type ``kind``."""
+        return self.candidate_errors.count(kind)
+
+    def tag_hits_of(self, tag_class: str) -> int:
+        """Tokens of gold class ``tag_class`` whose predicted tag is the gold one."""
+        return sum(h for c, h, _ in self.tags_by_class if c == tag_class)
+
+    def tag_total_of(self, tag_class: str) -> int:
+        """Tokens of gold class ``tag_class`` compared."""
+        return sum(t for c, _, t in self.tags_by_class if c == tag_class)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,14 @@ def rs(name: str, penalty: float) -> Metric:
     return Metric(name, lambda s: item_score(s, penalty), one, scale=100.0, needs_execution=True)
 
 
+def rs_n(scored: list[Scored]) -> Metric:
+    """RS(N), N the number of scored items (a breakdown recomputes it with its own N)."""
+    return rs("rs_n", len(scored))
+
+
 def metrics(scored: list[Scored]) -> list[Metric]:
     """RS(0), RS(5), RS(10) and RS(N)."""
-    return [rs(f"rs_{c}", c) for c in PENALTIES] + [rs("rs_n", len(scored))]
+    return [rs(f"rs_{c}", c) for c in PENALTIES] + [rs_n(scored)]
 
 
 def abstain_all(scored: list[Scored]) -> float | None:

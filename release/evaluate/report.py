@@ -22,6 +22,7 @@ from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.predictions import Prediction, read_predictions
+from answerable.release.evaluate.profiles import PROFILES, Profile
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all, shipped
@@ -80,19 +81,26 @@ def evaluate(
     *,
     reference: str | None = None,
     split: str | None = None,
-    mode: str = "multiset",
+    mode: str | None = None,
     resamples: int = bootstrap.RESAMPLES,
     seed: int = 0,
     workers: int | None = None,
+    profile: str | None = None,
 ) -> dict:
-    """Score a prediction file (or a reference system) on a release; returns the report."""
+    """Score a prediction file (or a reference system) on a release; returns the report.
+
+    ``profile`` scores as one paper does (see :mod:`profiles`); without it, the profile
+    the release's manifest names, else every metric. ``mode`` overrides the profile's.
+    """
+    opened = open_release(release)
+    chosen = _profile(profile or (opened.manifest.get("scoring") or {}).get("profile"))
+    mode = mode or (chosen.mode if chosen else "multiset")
     if mode not in MODES:
         raise ConfigError("--mode", None, f"unknown mode {mode!r}", fix=f"use one of {list(MODES)}")
     if reference is not None and reference not in REFERENCES:
         raise ConfigError(
             "--reference", None, f"unknown reference {reference!r}", fix=f"use one of {REFERENCES}"
         )
-    opened = open_release(release)
     items = _split_items(opened, split)
     if reference is not None:
         given, source = reference_predictions(reference, items, seed), f"reference:{reference}"
@@ -110,7 +118,17 @@ def evaluate(
         _scored(item, given.get(item["id"]), outcomes.get(item["id"]), item["id"] in runnable)
         for item in items
     ]
-    return build_report(scored, given, source, opened, split, mode, resamples, seed)
+    return build_report(scored, given, source, opened, split, mode, resamples, seed, profile=chosen)
+
+
+def _profile(name: str | None) -> Profile | None:
+    if name is None:
+        return None
+    if name not in PROFILES:
+        raise ConfigError(
+            "--profile", None, f"unknown profile {name!r}", fix=f"use one of {list(PROFILES)}"
+        )
+    return PROFILES[name]
 
 
 def _split_items(release: Release, split: str | None) -> list[dict]:
@@ -163,7 +181,7 @@ def _scored(
     prediction = prediction or Prediction(id=item["id"])
     outcome = outcome or Outcome(item["id"])
     candidates = item.get("candidates") or []
-    hits, total = _tags(item, prediction)
+    hits, total, by_class = _tags(item, prediction)
     return Scored(
         id=item["id"],
         label=item["label"],
@@ -183,18 +201,35 @@ def _scored(
         ),
         tag_hits=hits,
         tag_total=total,
+        candidate_strata=tuple(sorted(c["stratum"] for c in candidates if c.get("stratum"))),
+        candidate_errors=tuple(
+            sorted(
+                c["error_type"]
+                for c in candidates
+                if c.get("stratum") == "answerable-incorrect" and c.get("error_type")
+            )
+        ),
+        tags_by_class=by_class,
         executable=executable,
         groups=groups(item),
     )
 
 
-def _tags(item: dict, prediction: Prediction) -> tuple[int, int]:
-    """Predicted BIO tags equal to the gold ones, and the number of tokens compared."""
+def _tags(item: dict, prediction: Prediction) -> tuple[int, int, tuple]:
+    """Predicted BIO tags equal to the gold ones, the number of tokens compared, and
+    ``(class, hits, tokens)`` per gold tag class (``B-COL`` and ``I-COL`` are ``COL``)."""
     if prediction.tags is None:
-        return 0, 0
+        return 0, 0, ()
     gold = bio_tags(item)["tags"]
-    hits = sum(p == g for p, g in zip(prediction.tags, gold, strict=False))
-    return hits, max(len(gold), len(prediction.tags))
+    predicted = list(prediction.tags) + [None] * max(0, len(gold) - len(prediction.tags))
+    by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for p, g in zip(predicted, gold, strict=False):
+        counts = by_class[g.split("-", 1)[-1]]
+        counts[0] += p == g
+        counts[1] += 1
+    hits = sum(h for h, _ in by_class.values())
+    classes = tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
+    return hits, max(len(gold), len(prediction.tags)), classes
 
 
 def groups(item: dict) -> dict[str, tuple[str, ...]]:
@@ -220,10 +255,15 @@ def build_report(
     mode: str,
     resamples: int,
     seed: int,
+    profile: Profile | None = None,
 ) -> dict:
-    """The report of scored items: headline numbers first, then the details."""
-    tally = Tally(all_metrics(scored), scored)
+    """The report of scored items: headline numbers first, then the details. With a
+    ``profile``, its metrics and its table's columns are the headline."""
+    metrics = profile.metrics(scored) if profile else all_metrics(scored)
+    headline = tuple(name for _, name in profile.columns) if profile else HEADLINE
+    tally = Tally(metrics, scored)
     values = {name: _round(value) for name, value in tally.values(tally.counts()).items()}
+    groups = breakdowns(scored, tally, headline)
     missing = sorted(s.id for s in scored if s.missing)
     errors: dict[str, int] = defaultdict(int)
     for s in scored:
@@ -231,7 +271,7 @@ def build_report(
             errors[s.error] += 1
     return {
         "items": len(scored),
-        **{name: values[name] for name in HEADLINE},
+        **{name: values[name] for name in headline},
         "abstained": sum(not s.answered for s in scored),
         "missing": len(missing),
         "missing_ids": missing,
@@ -239,17 +279,19 @@ def build_report(
         "errors": dict(sorted(errors.items())),
         "not_available": not_available(scored),
         "metrics": values,
-        "ci95": bootstrap.intervals(tally, list(HEADLINE), resamples, seed),
+        "ci95": bootstrap.intervals(tally, list(headline), resamples, seed),
         "references": {
             "abstain_rs": _round(reliability.abstain_all(scored)),
             "gold_rs": 100.0 if scored else None,
         },
-        "breakdowns": breakdowns(scored, tally),
+        "breakdowns": groups,
+        "table": paper_table(profile, values, groups) if profile else None,
         "settings": {
             "release": str(release.path),
             "predictions": source,
             "split": split,
             "mode": mode,
+            "profile": profile.name if profile else None,
             "timeout_s": release.limits.timeout_s,
             "row_cap": release.limits.row_cap,
             "resamples": resamples,
@@ -270,8 +312,9 @@ def not_available(scored: list[Scored]) -> dict:
     return {"execution": {"items": left, "of": len(scored), "reason": NO_DATABASE}}
 
 
-def breakdowns(scored: list[Scored], tally: Tally) -> dict:
-    """The headline metrics per group value, for every breakdown."""
+def breakdowns(scored: list[Scored], tally: Tally, headline: tuple = HEADLINE) -> dict:
+    """The headline metrics per group value, for every breakdown (RS(N) with the
+    group's own N)."""
     members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for position, s in enumerate(scored):
         for group, values in s.groups.items():
@@ -282,11 +325,29 @@ def breakdowns(scored: list[Scored], tally: Tally) -> dict:
         found[group] = {}
         for value, positions in sorted(by_value.items()):
             every = tally.values(tally.counts(positions))
+            if "rs_n" in every:
+                members_of = [scored[p] for p in positions]
+                every["rs_n"] = reliability.rs_n(members_of).value(members_of)
             found[group][value] = {
                 "items": len(positions),
-                **{name: _round(every[name]) for name in HEADLINE},
+                **{name: _round(every[name]) for name in headline},
             }
     return found
+
+
+def paper_table(profile: Profile, values: dict, groups: dict) -> dict:
+    """The paper's table: its column headings, a row for every item, and a row per
+    value of the breakdown its rows run over."""
+    names = [name for _, name in profile.columns]
+    rows = [{"row": "all", **{name: values[name] for name in names}}]
+    for value, row in (groups.get(profile.rows) or {}).items() if profile.rows else ():
+        rows.append({"row": value, **{name: row[name] for name in names}})
+    return {
+        "paper": profile.paper,
+        "columns": [list(pair) for pair in profile.columns],
+        "rows": rows,
+        "differences": list(profile.differences),
+    }
 
 
 def _round(value: float | None) -> float | None:
@@ -302,7 +363,7 @@ def format_report(report: dict) -> str:
         f" {report['items']} items, {report['answered']} answered,"
         f" {report['abstained']} abstained ({report['missing']} missing)"
     ]
-    for name in HEADLINE:
+    for name in report["ci95"]:
         value, interval = report[name], report["ci95"].get(name)
         shown = "-" if value is None else f"{value:.4f}"
         ci = f"  [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""

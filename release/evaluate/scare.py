@@ -33,6 +33,36 @@ def metrics(scored: list[Scored]) -> list[Metric]:
     return found
 
 
+def instance_metrics() -> list[Metric]:
+    """Coverage, and PR and CR as SCARE's text defines them: over (question, candidate)
+    instances, so a question with three answerable-correct candidates counts three times."""
+    correct = when(lambda s: s.correct)
+    found = [
+        Metric("coverage", when(lambda s: s.answered), when(lambda s: s.answerable)),
+        _per_instance("pr", "answerable-correct"),
+        _per_instance("cr", "answerable-incorrect"),
+    ]
+    for kind in ERROR_TYPES:
+        found.append(
+            Metric(
+                f"cr_{kind}",
+                lambda s, k=kind: correct(s) * s.error_types_of(k),
+                lambda s, k=kind: float(s.error_types_of(k)) if s.answerable else 0.0,
+                needs_execution=True,
+            )
+        )
+    return found
+
+
+def _per_instance(name: str, stratum: str) -> Metric:
+    def instances(s: Scored) -> float:
+        return float(s.candidates_in(stratum)) if s.answerable else 0.0
+
+    return Metric(
+        name, lambda s: instances(s) if s.correct else 0.0, instances, needs_execution=True
+    )
+
+
 def _in(s: Scored, stratum: str) -> bool:
     return s.answerable and stratum in s.strata
 
