@@ -6,10 +6,14 @@ gold SQL, or ``"null"``), ``type``, ``note`` and ``template``.
 ``seen-sql`` when its SQL template also occurs among the train split's questions, else
 ``unseen-sql``, with its hardness as the note (``extra`` counted as ``hard``, the
 hardest level TrustSQL names); a question that is not answerable is ``inf`` with one of
-the five unanswerable types as the note. An ambiguous question is not answerable for
-TrustSQL (its gold is ``"null"``) and keeps its own category as the note. No database
-is needed: the scorer runs the SQL on the database the user points it at (the
-release's ``databases/<db>.sqlite``), so a schema-only release exports too.
+the five unanswerable types as the note. Ambiguous questions, and unanswerable ones of a
+category TrustSQL does not name (a missing value), are not answerable for TrustSQL too
+(gold ``"null"``): they are ``inf`` with their own category as the note, so every item is
+exported (TrustSQL's printed table totals its five types; its per-question scores cover
+every record). ``db_id`` is the database the question is asked over: an edited
+variant's id for an item over a variant (give TrustSQL a whole copy of it, from
+``answerable materialize --full``). No database is needed to export: a schema-only
+release exports too.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ UNANSWERABLE_NOTES = {
     ("out-of-scope", None): "non-sql",
     ("out-of-domain", None): "ext-know",
 }
-NO_TYPE = "TrustSQL has no unanswerable type for this category"
 
 
 def export(items: list[dict], _schemas: Mapping[str, DatabaseSchema]) -> Export:
@@ -41,13 +44,10 @@ def export(items: list[dict], _schemas: Mapping[str, DatabaseSchema]) -> Export:
     for split, members in by_split(items).items():
         for item in members:
             kind, note = type_and_note(item, seen)
-            if note is None:
-                out.leave_out(item, NO_TYPE)
-                continue
             files.setdefault(f"{database_key(item)}_{split}.json", []).append(
                 {
                     "id": item["id"],
-                    "db_id": item["db_id"],
+                    "db_id": database_key(item),
                     "question": item["question"],
                     "query": item.get("sql") or NO_ANSWER,
                     "type": kind,
@@ -64,21 +64,14 @@ def template(item: dict) -> str | None:
     return (item.get("sql_meta") or {}).get("skeleton") if item.get("sql") else None
 
 
-def type_and_note(item: dict, seen: set[str]) -> tuple[str, str | None]:
-    """TrustSQL's ``type`` and ``note`` of an item (note None: TrustSQL has none)."""
+def type_and_note(item: dict, seen: set[str]) -> tuple[str, str]:
+    """TrustSQL's ``type`` and ``note`` of an item."""
     if item["label"] == "answerable":
         hardness = (item.get("sql_meta") or {}).get("hardness") or "hard"
         note = hardness if hardness in ANSWERABLE_NOTES else "hard"
         return ("seen-sql" if template(item) in seen else "unseen-sql"), note
-    if item["label"] == "ambiguous":
-        return "inf", item.get("category") or "ambiguous"
-    return "inf", UNANSWERABLE_NOTES.get((item.get("category"), item.get("subtype")))
-
-
-def trustsql_name(item: dict) -> str | None:
-    """TrustSQL's name for an item's kind: the ``type:note`` its scorer groups by."""
-    kind, note = type_and_note(item, set())
-    return None if note is None else f"{kind}:{note}"
+    ours = (item.get("category"), item.get("subtype"))
+    return "inf", UNANSWERABLE_NOTES.get(ours) or item.get("category") or item["label"]
 
 
 def from_trustsql(note: str) -> tuple[str, str | None] | None:
