@@ -29,7 +29,9 @@ def naq_predictions(items: list[dict]) -> tuple[list[dict], list[dict]]:
         kind = n % 4
         if kind in (0, 1):  # abstains (our bare null, and with a label)
             sql, values = UNANSWERABLE, None
-            ours.append({"id": item["id"], "sql": None} | ({"label": item["label"]} if kind else {}))
+            ours.append(
+                {"id": item["id"], "sql": None} | ({"label": item["label"]} if kind else {})
+            )
         elif kind == 2:  # some SQL with a result: not detected
             sql, values = "SELECT 1", {"result": [[1]], "result_length": 1, "col_ordered_by": []}
             ours.append({"id": item["id"], "sql": sql})
@@ -47,9 +49,7 @@ def naq_predictions(items: list[dict]) -> tuple[list[dict], list[dict]]:
     return theirs, ours
 
 
-def test_naq_export_and_query_carefullys_code_agree_with_the_naq_profile(
-    paper_release, tmp_path
-):
+def test_naq_export_and_query_carefullys_code_agree_with_the_naq_profile(paper_release, tmp_path):
     code = load_module(
         "naq_evaluation", reference("querycarefully", "src", "evalutation_per_question.py")
     )

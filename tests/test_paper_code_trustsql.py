@@ -64,7 +64,9 @@ def trustsql_scores(code, data: list[dict], prediction: dict, db_path: str) -> d
 
 def test_trustsql_export_and_trustsqls_code_give_the_profiles_scores(demo_build, tmp_path):
     folder = reference("trustsql")
-    code = load_module("trustsql_scoring", folder / "scoring_utils.py", folder, folder / "spider_eval")
+    code = load_module(
+        "trustsql_scoring", folder / "scoring_utils.py", folder, folder / "spider_eval"
+    )
     release = demo_build[0] / "releases" / "answerable-demo" / "0.1.0"
     items = read_items(release)
     exported = export_release(release, "trustsql", tmp_path / "export")
