@@ -108,7 +108,8 @@ def test_a_prediction_file_with_missing_ids_and_a_table(tmp_path, demo_release, 
     assert report["ex"] == pytest.approx(3 / answerable_count, abs=1e-6)
     table = run_in(tmp_path, "evaluate", demo_release, path)
     assert table.exit_code == 0
-    assert "ex " in table.output and "rs_n" in table.output and "missing" in table.output
+    assert "ex: Execution accuracy" in table.output and "rs_n: Reliability score" in table.output
+    assert "without a prediction" in table.output and "95% bootstrap interval" in table.output
 
 
 def one_line_error(result) -> str:

@@ -11,7 +11,7 @@ from answerable.release.evaluate import reliability
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.profiles import PROFILES
 from answerable.release.evaluate.registry import all_metrics
-from answerable.release.evaluate.report import breakdowns, evaluate
+from answerable.release.evaluate.report import breakdowns, evaluate, format_report
 from answerable.release.evaluate.tally import Tally
 from tests.evaluate_helpers import tiny_item, tiny_release, write_lines
 
@@ -102,3 +102,24 @@ def test_a_release_that_names_its_profile_is_scored_with_it(tmp_path):
     assert report["rs_10"] == 100.0 * (1 - 10) / 2
     other = evaluate(release, predictions, resamples=0, profile="trustsql", mode="multiset")
     assert other["settings"]["mode"] == "multiset" and "rs_5" not in other
+
+
+def test_the_text_report_names_metrics_intervals_and_breakdown_tables(tmp_path):
+    items = [
+        tiny_item("How many labs are there?", "SELECT COUNT(*) FROM labs"),
+        tiny_item("What is each patient's blood type?", None, "unanswerable"),
+    ]
+    release = tiny_release(tmp_path, items)
+    rows = [{"id": items[0]["id"], "sql": "SELECT COUNT(*) FROM labs"}]
+    report = evaluate(release, write_lines(tmp_path / "p.jsonl", rows), resamples=20)
+    text = format_report(report)
+    assert "ex: Execution accuracy" in text and "BiomedSQL §5.1" in text
+    assert "rs_10: Reliability score, penalty 10" in text and "TrustSQL §4.4, Eq. 4" in text
+    assert "95% bootstrap interval" in text and "1.0000 to 1.0000" in text
+    for group in ("label", "category", "database", "hardness"):
+        assert f"By {group}" in text
+    assert "  unanswerable      1" in text  # a row of the label table
+    scare = format_report(
+        evaluate(release, write_lines(tmp_path / "p.jsonl", rows), resamples=0, profile="scare")
+    )
+    assert "As the paper prints it: SCARE" in scare and "Unans F1" in scare

@@ -24,11 +24,12 @@ computes something else, :attr:`Profile.differences` says what and which one is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from answerable.release.evaluate import detection, reliability, scare
 from answerable.release.evaluate.metric import Metric, Scored, one, when
+from answerable.release.export.naq import CATEGORIES as NAQ_CATEGORIES
 
 TAG_CLASSES = ("COL", "VAL", "AMB", "UNK", "O")
 
@@ -43,6 +44,7 @@ class Profile:
     metrics: Callable[[list[Scored]], list[Metric]]
     columns: tuple[tuple[str, str], ...]  # (the paper's column heading, metric name)
     rows: str | None = None  # the breakdown the paper's table rows run over
+    row_names: Mapping[str, str] | None = None  # our group values in the paper's words
     differences: tuple[str, ...] = ()  # where the paper's own code departs from its text
 
 
@@ -149,6 +151,7 @@ PROFILES: dict[str, Profile] = {
         naq_metrics,
         (("Detected", "detection_accuracy"),),
         rows="category",
+        row_names=NAQ_CATEGORIES,
     ),
     "dte": Profile(
         "dte",

@@ -340,9 +340,11 @@ def paper_table(profile: Profile, values: dict, groups: dict) -> dict:
     value of the breakdown its rows run over."""
     names = [name for _, name in profile.columns]
     rows = [{"row": "all", **{name: values[name] for name in names}}]
+    named = profile.row_names or {}
     for value, row in (groups.get(profile.rows) or {}).items() if profile.rows else ():
-        rows.append({"row": value, **{name: row[name] for name in names}})
+        rows.append({"row": named.get(value, value), **{name: row[name] for name in names}})
     return {
+        "profile": profile.name,
         "paper": profile.paper,
         "columns": [list(pair) for pair in profile.columns],
         "rows": rows,
@@ -354,27 +356,93 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+BREAKDOWN_TABLES = ("label", "category", "database", "hardness")
+
+
 def format_report(report: dict) -> str:
-    """A compact table of the headline numbers, their intervals and the counts."""
+    """The report as text: the settings, every headline metric in words with its value,
+    95% bootstrap interval and the source of its definition, the paper's table when a
+    profile is used, and the breakdowns per label, category, database and hardness."""
     settings = report["settings"]
     lines = [
-        f"{settings['predictions']} on {settings['release']}"
-        f" (split {settings['split'] or 'all'}, mode {settings['mode']}):"
-        f" {report['items']} items, {report['answered']} answered,"
-        f" {report['abstained']} abstained ({report['missing']} missing)"
+        f"Scores of {settings['predictions']} on {settings['release']}",
+        f"  split {settings['split'] or 'all'}; results compared as {settings['mode']};"
+        f" profile {_profile_words(report)}",
+        f"  {report['items']} items: {report['answered']} answered,"
+        f" {report['abstained']} abstained ({report['missing']} without a prediction)",
+        "",
     ]
-    for name in report["ci95"]:
-        value, interval = report[name], report["ci95"].get(name)
-        shown = "-" if value is None else f"{value:.4f}"
-        ci = f"  [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
-        lines.append(f"  {name:<16}{shown:>10}{ci}")
+    lines += _metric_lines(report)
     if report["errors"]:
-        lines.append("  errors: " + ", ".join(f"{k} {v}" for k, v in report["errors"].items()))
+        shown = ", ".join(f"{k} {v}" for k, v in report["errors"].items())
+        lines.append(f"Errors of the answered SQL: {shown}")
     for family, why in report.get("not_available", {}).items():
         lines.append(
-            f"  {family} metrics not available for {why['items']} of {why['of']} items:"
-            f" {why['reason']}"
+            f"Not available: {family} metrics for {why['items']} of {why['of']} items"
+            f" ({why['reason']})"
         )
     refs = report["references"]
-    lines.append(f"  references: abstain-all RS {refs['abstain_rs']}, gold RS {refs['gold_rs']}")
+    lines.append(
+        f"For scale: abstaining on every item gives RS {_shown(refs['abstain_rs'])},"
+        f" the gold answers RS {_shown(refs['gold_rs'])}"
+    )
+    if report.get("table"):
+        lines += ["", *_paper_table(report["table"])]
+    for group in BREAKDOWN_TABLES:
+        if group in report["breakdowns"]:
+            lines += ["", *_breakdown_table(group, report["breakdowns"][group], report)]
     return "\n".join(lines)
+
+
+def _profile_words(report: dict) -> str:
+    table = report.get("table")
+    return f"{table['profile']} ({table['paper']})" if table else "none (every metric)"
+
+
+def _metric_lines(report: dict) -> list[str]:
+    from answerable.release.evaluate.words import describe
+
+    rows = []
+    for name in report["ci95"]:
+        words, source = describe(name)
+        interval = report["ci95"].get(name)
+        ci = f"{interval[0]:.4f} to {interval[1]:.4f}" if interval else "-"
+        rows.append([f"{name}: {words}", _shown(report[name]), ci, source])
+    return _table(["Metric", "Value", "95% bootstrap interval", "Definition"], rows, (0, 3))
+
+
+def _paper_table(table: dict) -> list[str]:
+    headings = [heading for heading, _ in table["columns"]]
+    rows = [
+        [row["row"], *(_shown(row[name]) for _, name in table["columns"])] for row in table["rows"]
+    ]
+    lines = [f"As the paper prints it: {table['paper']}", *_table(["", *headings], rows)]
+    lines += [f"  Differs from the paper's code: {note}" for note in table["differences"]]
+    return lines
+
+
+def _breakdown_table(group: str, by_value: dict, report: dict) -> list[str]:
+    names = [n for n in report["ci95"] if any(row[n] is not None for row in by_value.values())]
+    rows = [
+        [value, str(row["items"]), *(_shown(row[n]) for n in names)]
+        for value, row in by_value.items()
+    ]
+    return [f"By {group}", *_table([group, "items", *names], rows)]
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+    """Aligned text columns: the ``left`` ones flush left, the others (numbers) right."""
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        shown = [
+            c.ljust(w) if k in left else c.rjust(w)
+            for k, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return ("  " + "  ".join(shown)).rstrip()
+
+    return [line(header), "  " + "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def _shown(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
