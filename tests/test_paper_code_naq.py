@@ -74,9 +74,9 @@ def test_naq_export_and_query_carefullys_code_agree_with_the_naq_profile(paper_r
     assert report["settings"]["profile"] == "naq"
     table = {row["row"]: row["detection_accuracy"] for row in report["table"]["rows"]}
     mine = {name: value for name, value in table.items() if name != "all"}  # NAQ's words
-    assert mine == pytest.approx(paper, abs=1e-9)
+    assert mine == pytest.approx(paper, abs=1e-6)
     assert table["all"] == pytest.approx(
-        sum(v["res_bool"] for v in verdicts.values()) / len(verdicts), abs=1e-9
+        sum(v["res_bool"] for v in verdicts.values()) / len(verdicts), abs=1e-6
     )
     assert 0 < table["all"] < 1  # the predictions detect some questions and miss others
 

@@ -10,8 +10,8 @@ computes something else, :attr:`Profile.differences` says what and which one is 
   questions count as not answerable.
 - ``ehrsql``: EHRSQL 2024's shared task: RS(0), RS(5), RS(10), RS(N) with its result
   comparison (rounded text cells, sorted rows).
-- ``scare``: SCARE, Sec. 4 and Table 3: coverage, and PR and CR over the (question,
-  candidate SQL) instances of the answerable-correct and answerable-incorrect strata;
+- ``scare``: SCARE, Sec. 4 and Table 3, over (question, candidate SQL) instances:
+  coverage, PR and CR on the answerable-correct and answerable-incorrect strata, and
   precision, recall and F1 of "ambiguous" and "unanswerable".
 - ``biomedsql``: BiomedSQL, Sec. 5.1: EX as set equality of results, JAC, and SER as the
   share of the evaluation set's questions whose SQL does not execute (no SQL included,
@@ -60,7 +60,7 @@ def ehrsql_metrics(scored: list[Scored]) -> list[Metric]:
 
 def scare_metrics(_scored: list[Scored]) -> list[Metric]:
     """Coverage, PR and CR per (question, candidate) instance, P/R/F1 per class."""
-    return scare.instance_metrics() + [m for c in scare.CLASSES for m in scare.per_class(c)]
+    return scare.instance_metrics()
 
 
 def biomedsql_metrics(_scored: list[Scored]) -> list[Metric]:

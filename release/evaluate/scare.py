@@ -11,6 +11,8 @@ are per predicted label, for "ambiguous" and "unanswerable".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from answerable.release.evaluate.metric import Metric, Scored, when
 
 CLASSES = ("ambiguous", "unanswerable")
@@ -34,11 +36,13 @@ def metrics(scored: list[Scored]) -> list[Metric]:
 
 
 def instance_metrics() -> list[Metric]:
-    """Coverage, and PR and CR as SCARE's text defines them: over (question, candidate)
-    instances, so a question with three answerable-correct candidates counts three times."""
+    """SCARE's metrics as its text defines them, over (question, candidate SQL)
+    instances: each question counts once per candidate it is paired with (once when it
+    has none), so coverage, PR, CR and the per-class P/R/F1 weigh questions as the
+    benchmark's instances do."""
     correct = when(lambda s: s.correct)
     found = [
-        Metric("coverage", when(lambda s: s.answered), when(lambda s: s.answerable)),
+        Metric("coverage", lambda s: s.answered * _weight(s), lambda s: s.answerable * _weight(s)),
         _per_instance("pr", "answerable-correct"),
         _per_instance("cr", "answerable-incorrect"),
     ]
@@ -51,7 +55,14 @@ def instance_metrics() -> list[Metric]:
                 needs_execution=True,
             )
         )
+    for label in CLASSES:
+        found += per_class(label, _weight)
     return found
+
+
+def _weight(s: Scored) -> float:
+    """How many of SCARE's instances an item is: one per stratified candidate, at least one."""
+    return float(len(s.candidate_strata) or 1)
 
 
 def _per_instance(name: str, stratum: str) -> Metric:
@@ -71,11 +82,11 @@ def _incorrect_as(s: Scored, kind: str) -> bool:
     return _in(s, "answerable-incorrect") and kind in s.error_types
 
 
-def per_class(label: str) -> list[Metric]:
-    """Precision, recall and F1 of predicting ``label``."""
-    hit = when(lambda s: s.label == label and s.predicted_label == label)
-    said = when(lambda s: s.predicted_label == label)
-    truth = when(lambda s: s.label == label)
+def per_class(label: str, weight: Callable[[Scored], float] = lambda _: 1.0) -> list[Metric]:
+    """Precision, recall and F1 of predicting ``label``, each item counted ``weight`` times."""
+    hit = lambda s: weight(s) * (s.label == label and s.predicted_label == label)  # noqa: E731
+    said = lambda s: weight(s) * (s.predicted_label == label)  # noqa: E731
+    truth = lambda s: weight(s) * (s.label == label)  # noqa: E731
     return [
         Metric(f"{label}_precision", hit, said),
         Metric(f"{label}_recall", hit, truth),
