@@ -5,6 +5,7 @@ results equal ``answerable evaluate --profile biomedsql``."""
 from __future__ import annotations
 
 import ast
+import io
 import json
 
 import numpy as np
@@ -104,3 +105,31 @@ def test_biomedsqls_own_metrics_on_the_export_equal_the_biomedsql_profile(
     assert report["jac"] == pytest.approx(metrics["jaccard_mean"], abs=1e-6)
     assert report["ser"] == pytest.approx(metrics["sql_syntax_error_rate"], abs=1e-6)
     assert 0 < report["ex"] < 1
+
+
+# BiomedSQL, Table 2: its eight SQL categories, which are our operation names as they are
+BIOMEDSQL_CATEGORIES = (
+    "Select",
+    "Distinct",
+    "Join",
+    "Multi-Filter",
+    "Threshold",
+    "Calculate",
+    "Order-By",
+    "Similarity Search",
+)
+
+
+def test_biomedsql_sql_categories_map_both_ways(paper_release, tmp_path):
+    from answerable.builders.sqlkit.describe import OPERATIONS
+
+    assert set(OPERATIONS) == set(BIOMEDSQL_CATEGORIES)
+    exported = export_release(paper_release("biomedsql"), "biomedsql", tmp_path)
+    used = {
+        name
+        for text in exported.files.values()
+        for row in pd.read_csv(io.StringIO(text)).itertuples()
+        for name in str(row.sql_category).split(";")
+        if name != "nan"
+    }
+    assert used <= set(BIOMEDSQL_CATEGORIES) and len(used) >= 6
