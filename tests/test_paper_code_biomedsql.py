@@ -63,6 +63,7 @@ def system_results(release, items: list[dict]) -> tuple[list[dict], list[dict]]:
     return theirs, ours
 
 
+@pytest.mark.slow  # builds a paper recipe: minutes on a loaded machine
 def test_biomedsqls_own_metrics_on_the_export_equal_the_biomedsql_profile(
     paper_release, tmp_path, monkeypatch
 ):
@@ -120,6 +121,7 @@ BIOMEDSQL_CATEGORIES = (
 )
 
 
+@pytest.mark.slow  # builds a paper recipe: minutes on a loaded machine
 def test_biomedsql_sql_categories_map_both_ways(paper_release, tmp_path):
     from answerable.builders.sqlkit.describe import OPERATIONS
 

@@ -69,6 +69,7 @@ def scare_from_the_text(folder: Path, said: dict[str, dict], right: dict[str, bo
     return found
 
 
+@pytest.mark.slow  # builds a paper recipe: minutes on a loaded machine
 def test_scare_export_read_as_the_paper_describes_gives_the_scare_profile(paper_release, tmp_path):
     release = paper_release("scare")
     items = read_items(release)

@@ -97,6 +97,7 @@ def test_trustsql_export_and_trustsqls_code_give_the_profiles_scores(demo_build,
     assert report["errors"]  # the syntax errors were scored as errors
 
 
+@pytest.mark.slow  # builds a paper recipe: minutes on a loaded machine
 def test_trustsql_exports_a_schema_only_release_whole(paper_release, tmp_path):
     release = paper_release("trustsql")
     items = read_items(release)
