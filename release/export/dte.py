@@ -5,7 +5,8 @@ category, and the response text a system should give.
 
 Fields: ``id, db_id, schema`` (``{table: [column, ...]}``), ``question, tokens, tags,
 bindings`` (per tagged span: first and last token index, text, class and the concept
-it is grounded to, ``table.column`` or null), ``label, category, dte_category`` (the
+it is grounded to, ``table.column`` or null; an AMB or UNK span names the source
+database's column the edit made ambiguous or removed), ``label, category, dte_category`` (the
 paper's name for the category, Sec. 2.1: column ambiguity, value ambiguity, column
 unanswerable, value unanswerable, calculation unanswerable, out-of-scope), ``sql``
 (null unless answerable) and ``response`` (the item's explanation; empty for an
