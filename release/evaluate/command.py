@@ -56,8 +56,8 @@ def evaluate(
 
     \b
     Examples:
-      answerable evaluate out/demo/0.1.0 --reference abstain
-      answerable evaluate out/scare-demo/0.1.0 predictions.jsonl --profile scare
+      answerable evaluate releases/answerable-demo/0.1.0 --reference abstain
+      answerable evaluate releases/scare-demo/0.1.0 predictions.jsonl --profile scare
     """
     from answerable.errors import ConfigError
     from answerable.records import write_json
