@@ -51,3 +51,18 @@ def test_a_release_without_its_databases_scores_the_label_metrics(tmp_path):
     assert report["metrics"]["detection_accuracy"] == 1.0
     assert report["ambiguous_f1"] == 1.0 and report["unanswerable_f1"] == 1.0
     assert report["coverage"] == 1.0
+
+
+def test_without_databases_rs_scores_the_items_that_are_not_answerable_only(tmp_path):
+    release, items = release_of(tmp_path)
+    shutil.rmtree(release / "databases")
+    rows = [{"id": i["id"], "sql": None} for i in items[:4]] + [
+        {"id": items[4]["id"], "sql": "SELECT 1"}
+    ]
+    report = evaluate(release, write_lines(tmp_path / "p.jsonl", rows), resamples=20)
+    assert report["rs_10"] is None and report["ci95"]["rs_10"] is None  # over all: not available
+    by_label = report["breakdowns"]["label"]
+    assert by_label["answerable"]["rs_10"] is None
+    assert by_label["unanswerable"]["rs_10"] == 100.0  # both abstained: no SQL to run
+    assert by_label["ambiguous"]["rs_10"] == -1000.0  # answered: -10, whatever the SQL gives
+    assert report["not_available"]["execution"]["answerable"] == 2

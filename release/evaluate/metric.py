@@ -77,8 +77,10 @@ class Metric:
     """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts.
 
     A metric that ``needs_execution`` counts only items whose database the release
-    ships: the others are left out of it (and reported as not available), never scored
-    as wrong.
+    ships, and those ``scored_unrun`` says it scores without running SQL: the others
+    are left out of it (and reported as not available), never scored as wrong. A
+    ``whole`` metric (a reliability score, which mixes answerable items and the others)
+    is not available on a set where some item misses its execution.
     """
 
     name: str
@@ -86,10 +88,12 @@ class Metric:
     den: Callable[[Scored], float]
     scale: float = 1.0
     needs_execution: bool = False
+    scored_unrun: Callable[[Scored], bool] = lambda _: False
+    whole: bool = False  # not available at all on a set where some item misses execution
 
     def parts(self, s: Scored) -> tuple[float, float]:
         """``(num, den)`` of one item; an item outside the denominator adds nothing."""
-        if self.needs_execution and not s.executable:
+        if self.needs_execution and not s.executable and not self.scored_unrun(s):
             return (0.0, 0.0)
         den = self.den(s)
         return (self.num(s), den) if den else (0.0, 0.0)

@@ -106,6 +106,7 @@ PROFILES: dict[str, Profile] = {
         "ordered",
         trustsql_metrics,
         (("RS(0)", "rs_0"), ("RS(10)", "rs_10"), ("RS(N)", "rs_n")),
+        rows="label",  # TrustSQL's code prints total, feasible and infeasible
         differences=(
             "TrustSQL's code compares results on databases named atis, advising or mimic_iv"
             " as plain lists (row order always matters there, and a COUNT(*) > 0 result"

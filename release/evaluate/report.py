@@ -263,6 +263,7 @@ def build_report(
     headline = tuple(name for _, name in profile.columns) if profile else HEADLINE
     tally = Tally(metrics, scored)
     values = {name: _round(value) for name, value in tally.values(tally.counts()).items()}
+    values.update(dict.fromkeys(unavailable(tally.metrics, scored)))
     groups = breakdowns(scored, tally, headline)
     missing = sorted(s.id for s in scored if s.missing)
     errors: dict[str, int] = defaultdict(int)
@@ -279,7 +280,12 @@ def build_report(
         "errors": dict(sorted(errors.items())),
         "not_available": not_available(scored),
         "metrics": values,
-        "ci95": bootstrap.intervals(tally, list(headline), resamples, seed),
+        "ci95": {
+            name: None if values[name] is None else interval
+            for name, interval in bootstrap.intervals(
+                tally, list(headline), resamples, seed
+            ).items()
+        },
         "references": {
             "abstain_rs": _round(reliability.abstain_all(scored)),
             "gold_rs": 100.0 if scored else None,
@@ -305,11 +311,30 @@ NO_DATABASE = "the release does not ship the item's database (a schema-only sour
 
 
 def not_available(scored: list[Scored]) -> dict:
-    """The execution metrics' missing items: how many, and why (empty when none)."""
+    """The items execution metrics leave out: how many, and why (empty when none). RS(c)
+    still counts the ones that are not answerable (it runs no SQL for them)."""
     left = sum(not s.executable for s in scored)
     if not left:
         return {}
-    return {"execution": {"items": left, "of": len(scored), "reason": NO_DATABASE}}
+    answerable = sum(not s.executable and s.answerable for s in scored)
+    return {
+        "execution": {
+            "items": left,
+            "of": len(scored),
+            "answerable": answerable,
+            "reason": NO_DATABASE,
+        }
+    }
+
+
+def unavailable(metrics: list, scored: list[Scored]) -> list[str]:
+    """The whole-set metrics (a reliability score) that miss some of these items'
+    execution: over part of the answerable items they would overstate the score."""
+    return [
+        m.name
+        for m in metrics
+        if m.whole and any(not s.executable and not m.scored_unrun(s) and m.den(s) for s in scored)
+    ]
 
 
 def breakdowns(scored: list[Scored], tally: Tally, headline: tuple = HEADLINE) -> dict:
@@ -325,9 +350,10 @@ def breakdowns(scored: list[Scored], tally: Tally, headline: tuple = HEADLINE) -
         found[group] = {}
         for value, positions in sorted(by_value.items()):
             every = tally.values(tally.counts(positions))
+            members_of = [scored[p] for p in positions]
             if "rs_n" in every:
-                members_of = [scored[p] for p in positions]
                 every["rs_n"] = reliability.rs_n(members_of).value(members_of)
+            every.update(dict.fromkeys(unavailable(tally.metrics, members_of)))
             found[group][value] = {
                 "items": len(positions),
                 **{name: _round(every[name]) for name in headline},
@@ -379,7 +405,8 @@ def format_report(report: dict) -> str:
     for family, why in report.get("not_available", {}).items():
         lines.append(
             f"Not available: {family} metrics for {why['items']} of {why['of']} items"
-            f" ({why['reason']})"
+            f" ({why['reason']}); the reliability score counts the"
+            f" {why['items'] - why['answerable']} of them that are not answerable"
         )
     refs = report["references"]
     lines.append(
