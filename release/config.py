@@ -79,6 +79,7 @@ class ReleaseConfig:
     resplit: bool = False  # released items may move (with a higher major version)
     variants: str = "delta"  # or "full": whole copies of edited variants ship too
     previous: Path | None = None  # earlier releases to keep splits of (default: in out)
+    profile: str | None = None  # the scoring profile `answerable evaluate` uses by default
     file: str = "recipe"
 
     def error(self, key: str, problem: str, fix: str) -> ConfigError:
@@ -93,6 +94,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config.formats = tuple(section.get("formats", config.formats))
     config.debias = section.get("debias")
     config.max_shortcut_gain = section.get("max_shortcut_gain")
+    config.profile = section.get("profile")
     config.dialects = dialect_settings(section, config.file)
     config.resplit = bool(section.get("resplit", False))
     config.variants = section.get("variants", config.variants)

@@ -501,6 +501,8 @@ def cut_release(
             "counts": frame_counts(frame),
             "files": files,
         }
+        if config.profile:
+            manifest["scoring"] = {"profile": config.profile}
         if translated:
             manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
         if about is not None:

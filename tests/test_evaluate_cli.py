@@ -108,7 +108,8 @@ def test_a_prediction_file_with_missing_ids_and_a_table(tmp_path, demo_release, 
     assert report["ex"] == pytest.approx(3 / answerable_count, abs=1e-6)
     table = run_in(tmp_path, "evaluate", demo_release, path)
     assert table.exit_code == 0
-    assert "ex " in table.output and "rs_n" in table.output and "missing" in table.output
+    assert "ex: Execution accuracy" in table.output and "rs_n: Reliability score" in table.output
+    assert "without a prediction" in table.output and "95% bootstrap interval" in table.output
 
 
 def one_line_error(result) -> str:
@@ -144,24 +145,39 @@ def test_a_release_without_databases(tmp_path, demo_release):
 
     bare = tmp_path / "bare"
     shutil.copytree(demo_release, bare, ignore=shutil.ignore_patterns("databases"))
-    line = one_line_error(run_in(tmp_path, "evaluate", bare, "--reference", "gold"))
-    assert "ships no databases" in line
+    report = run_json(tmp_path, bare, "--reference", "gold")
+    assert report["ex"] is None and report["rs_0"] is None  # execution: not available
+    assert report["not_available"]["execution"]["items"] == report["items"]
+    assert report["metrics"]["detection_accuracy"] == 1.0
     line = one_line_error(run_in(tmp_path, "evaluate", tmp_path, "--reference", "gold"))
     assert "not a release" in line
 
 
 def test_usage_errors_are_one_line(tmp_path, demo_release):
     assert "not both or neither" in one_line_error(run_in(tmp_path, "evaluate", demo_release))
-    line = one_line_error(run_in(tmp_path, "evaluate", demo_release, "--reference", "best"))
-    assert "unknown reference 'best'" in line
-    line = one_line_error(
-        run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--mode", "fuzzy")
-    )
-    assert "unknown mode 'fuzzy'" in line
+    for option, wrong, listed in (
+        ("--reference", "best", "'gold', 'abstain', 'random'"),
+        ("--mode", "fuzzy", "'multiset', 'set', 'ordered', 'ehrsql'"),
+        ("--profile", "spider", "'trustsql', 'ehrsql', 'scare', 'biomedsql', 'naq', 'dte'"),
+    ):
+        result = run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", option, wrong)
+        assert result.exit_code == 2, result.output  # click's usage error, choices listed
+        assert f"'{wrong}' is not one of {listed}" in result.output
     line = one_line_error(
         run_in(tmp_path, "evaluate", demo_release, "--reference", "gold", "--split", "holdout")
     )
     assert "no items in split 'holdout'" in line
+
+
+def test_the_options_choices_are_the_registries():
+    from answerable.commands.export import FORMAT_CHOICES
+    from answerable.release.evaluate import command, compare, profiles, references
+    from answerable.release.export import FORMATS
+
+    assert tuple(compare.MODES) == command.MODE_CHOICES
+    assert command.REFERENCE_CHOICES == references.REFERENCES
+    assert tuple(profiles.PROFILES) == command.PROFILE_CHOICES
+    assert tuple(FORMATS) == FORMAT_CHOICES
 
 
 def test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged(tmp_path):

@@ -50,7 +50,8 @@ def test_export_matches_its_golden_files(fmt, release, tmp_path):
 
 
 def exported_questions(folder: Path) -> list[str]:
-    """The question of every record an export wrote, whatever its layout."""
+    """The question of every record an export wrote, whatever its layout (once per
+    question where a layout writes several instances of one, as SCARE's does)."""
     questions = []
     for path in sorted(folder.rglob("*")):
         if path.suffix in (".csv", ".tsv"):
@@ -62,7 +63,9 @@ def exported_questions(folder: Path) -> list[str]:
                 continue
             document = json.loads(path.read_text())
             records = document["data"] if isinstance(document, dict) else document
-            questions += [record["question"] for record in records]
+            questions += [
+                r["question"] for r in records if r.get("instance_id", "-0").endswith("-0")
+            ]
     return questions
 
 
@@ -78,8 +81,8 @@ def test_every_item_is_exported_or_left_out_with_a_reason(fmt, release, tmp_path
         assert all(json.loads(line)["reason"] for line in listed)
 
 
-def test_trustsql_round_trips_through_the_ehrsql_loader(release, tmp_path):
-    export_release(release, "trustsql", tmp_path)
+def test_ehrsql_round_trips_through_the_ehrsql_loader(release, tmp_path):
+    export_release(release, "ehrsql", tmp_path)
     items = {i["id"]: i for i in fixture_items()}
     seen = 0
     for folder in sorted(p for p in tmp_path.iterdir() if p.is_dir()):
@@ -142,11 +145,10 @@ def test_export_command_prints_what_it_left_out(release, tmp_path):
     assert "left out" in result.output and "Spider holds answerable questions only" in result.output
 
 
-def test_unknown_format_is_one_line_and_exit_1(release, tmp_path):
+def test_unknown_format_is_a_usage_error_listing_the_formats(release, tmp_path):
     result = run_in(tmp_path, "export", release, "--format", "bird", "--out", tmp_path / "b")
-    assert result.exit_code == 1
-    assert "unknown export format 'bird'" in result.output
-    assert "trustsql" in result.output and len(result.output.strip().splitlines()) == 1
+    assert result.exit_code == 2
+    assert "'bird' is not one of" in result.output and "'trustsql'" in result.output
     assert not (tmp_path / "b").exists()
 
 

@@ -13,11 +13,16 @@ def metrics(scored: list[Scored]) -> list[Metric]:
     """EX, JAC and SER."""
     answerable, answered = when(lambda s: s.answerable), when(lambda s: s.answered)
     return [
-        Metric("ex", when(lambda s: s.correct), answerable),
-        Metric("jac", lambda s: s.jaccard, answerable),
-        Metric("ser", when(lambda s: s.error is not None), answered),
-        Metric("parse_error_rate", when(lambda s: s.error == "parse-error"), answered),
-        Metric("exec_error_rate", when(_exec_error), answered),
+        Metric("ex", when(lambda s: s.correct), answerable, needs_execution=True),
+        Metric("jac", lambda s: s.jaccard, answerable, needs_execution=True),
+        Metric("ser", when(lambda s: s.error is not None), answered, needs_execution=True),
+        Metric(
+            "parse_error_rate",
+            when(lambda s: s.error == "parse-error"),
+            answered,
+            needs_execution=True,
+        ),
+        Metric("exec_error_rate", when(_exec_error), answered, needs_execution=True),
     ]
 
 

@@ -7,17 +7,32 @@ from pathlib import Path
 
 import click
 
+# The choices, spelled here so that --help needs no scoring import; a test keeps them
+# equal to the registries (compare.MODES, references.REFERENCES, profiles.PROFILES).
+MODE_CHOICES = ("multiset", "set", "ordered", "ehrsql")
+REFERENCE_CHOICES = ("gold", "abstain", "random")
+PROFILE_CHOICES = ("trustsql", "ehrsql", "scare", "biomedsql", "naq", "dte")
+
 
 @click.command()
 @click.argument("release", type=click.Path(path_type=Path))
 @click.argument("predictions", type=click.Path(path_type=Path), required=False)
 @click.option("--split", help="Score only the items of this split (e.g. test).")
-@click.option("--reference", help="Score a built-in system: gold, abstain or random.")
+@click.option(
+    "--reference",
+    type=click.Choice(REFERENCE_CHOICES),
+    help="Score a built-in system instead of a file.",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILE_CHOICES),
+    help="Score as one paper does: its metrics, comparison and table"
+    " (default: the profile the release names, else every metric).",
+)
 @click.option(
     "--mode",
-    default="multiset",
-    show_default=True,
-    help="How results are compared: multiset, set, ordered or ehrsql.",
+    type=click.Choice(MODE_CHOICES),
+    help="How results are compared (default: the profile's, else multiset).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--out", type=click.Path(path_type=Path), help="Also write the report here.")
@@ -28,14 +43,22 @@ def evaluate(
     predictions: Path | None,
     split: str | None,
     reference: str | None,
-    mode: str,
+    profile: str | None,
+    mode: str | None,
     as_json: bool,
     out: Path | None,
     seed: int,
     resamples: int,
 ) -> None:
     """Score PREDICTIONS (JSON Lines, or an EHRSQL {id: sql} object) on RELEASE:
-    EX, JAC, SER, RS(c), SCARE's coverage/PR/CR/F1, detection and tag accuracy."""
+    EX, JAC, SER, RS(c), SCARE's coverage/PR/CR/F1, detection and tag accuracy, or one
+    paper's metrics and table with --profile.
+
+    \b
+    Examples:
+      answerable evaluate releases/answerable-demo/0.1.0 --reference abstain
+      answerable evaluate releases/scare-demo/0.1.0 predictions.jsonl --profile scare
+    """
     from answerable.errors import ConfigError
     from answerable.records import write_json
     from answerable.release.evaluate.report import evaluate as score
@@ -54,6 +77,7 @@ def evaluate(
         reference=reference,
         split=split,
         mode=mode,
+        profile=profile,
         resamples=resamples,
         seed=seed,
     )

@@ -31,6 +31,13 @@ class Scored:
     error_types: frozenset[str] = frozenset()  # SCARE error types of incorrect candidates
     tag_hits: int = 0  # BIO tags equal to the gold tags
     tag_total: int = 0  # gold tokens of an item whose prediction carries tags
+    # per candidate (SCARE's instances): each candidate's stratum, and the error type of
+    # each answerable-incorrect one, sorted, with repeats
+    candidate_strata: tuple[str, ...] = ()
+    candidate_errors: tuple[str, ...] = ()
+    # (tag class, hits, tokens) per gold tag class (COL, VAL, AMB, UNK, O), sorted
+    tags_by_class: tuple[tuple[str, int, int], ...] = ()
+    executable: bool = True  # the item's database is shipped, so its SQL could run
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @property
@@ -44,21 +51,50 @@ class Scored:
         return (
             self.label, self.category, self.answered, self.missing, self.predicted_label,
             self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
-            self.error_types, self.tag_hits, self.tag_total,
+            self.error_types, self.tag_hits, self.tag_total, self.executable,
+            self.candidate_strata, self.candidate_errors, self.tags_by_class,
         )  # fmt: skip
+
+    def candidates_in(self, stratum: str) -> int:
+        """How many of the item's candidates are in ``stratum``."""
+        return self.candidate_strata.count(stratum)
+
+    def error_types_of(self, kind: str) -> int:
+        """How many answerable-incorrect candidates have SCARE error type ``kind``."""
+        return self.candidate_errors.count(kind)
+
+    def tag_hits_of(self, tag_class: str) -> int:
+        """Tokens of gold class ``tag_class`` whose predicted tag is the gold one."""
+        return sum(h for c, h, _ in self.tags_by_class if c == tag_class)
+
+    def tag_total_of(self, tag_class: str) -> int:
+        """Tokens of gold class ``tag_class`` compared."""
+        return sum(t for c, _, t in self.tags_by_class if c == tag_class)
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts."""
+    """``scale x sum(num(s)) / sum(den(s))`` over scored items; None when nothing counts.
+
+    A metric that ``needs_execution`` counts only items whose database the release
+    ships, and those ``scored_unrun`` says it scores without running SQL: the others
+    are left out of it (and reported as not available), never scored as wrong. A
+    ``whole`` metric (a reliability score, which mixes answerable items and the others)
+    is not available on a set where some item misses its execution.
+    """
 
     name: str
     num: Callable[[Scored], float]
     den: Callable[[Scored], float]
     scale: float = 1.0
+    needs_execution: bool = False
+    scored_unrun: Callable[[Scored], bool] = lambda _: False
+    whole: bool = False  # not available at all on a set where some item misses execution
 
     def parts(self, s: Scored) -> tuple[float, float]:
         """``(num, den)`` of one item; an item outside the denominator adds nothing."""
+        if self.needs_execution and not s.executable and not self.scored_unrun(s):
+            return (0.0, 0.0)
         den = self.den(s)
         return (self.num(s), den) if den else (0.0, 0.0)
 

@@ -19,6 +19,7 @@ from answerable.errors import ConfigError
 from answerable.schemas import describe, first_error, pointer
 
 ABSTAIN = "null"  # how EHRSQL and TrustSQL spell "no SQL" in their submissions
+BARE_ABSTENTION = "unanswerable"  # the label of an abstention that names none
 _FIX_LAYOUT = 'write one {"id": ..., "sql": ...} object per line, or one {"<id>": "<sql>"} object'
 
 
@@ -40,9 +41,13 @@ class Prediction:
         return self.sql is None
 
     @property
-    def predicted_label(self) -> str | None:
-        """The label the answer amounts to: SQL counts as ``answerable``."""
-        return "answerable" if self.sql is not None else self.label
+    def predicted_label(self) -> str:
+        """The label the answer amounts to: SQL counts as ``answerable``; an abstention
+        is the label it names, and ``unanswerable`` when it names none (``sql: null``
+        alone says "not answerable", as EHRSQL's and TrustSQL's ``"null"`` does)."""
+        if self.sql is not None:
+            return "answerable"
+        return self.label or BARE_ABSTENTION
 
 
 def read_predictions(path: str | Path) -> dict[str, Prediction]:

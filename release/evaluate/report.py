@@ -22,9 +22,10 @@ from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
 from answerable.release.evaluate.predictions import Prediction, read_predictions
+from answerable.release.evaluate.profiles import PROFILES, Profile
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
-from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all
+from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all, shipped
 from answerable.release.evaluate.tally import Tally
 from answerable.release.write import read_split, to_items
 
@@ -51,13 +52,6 @@ def open_release(path: str | Path) -> Release:
     files = data_files(path)
     if not path.is_dir() or not files:
         raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
-    if not (path / "databases").is_dir():
-        raise ConfigError(
-            path,
-            "databases",
-            "the release ships no databases, so predicted SQL cannot run",
-            fix="score a release cut with its databases (answerable build)",
-        )
     items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
     # A release does not record its recipe's execution limits yet: the executor's
@@ -87,19 +81,26 @@ def evaluate(
     *,
     reference: str | None = None,
     split: str | None = None,
-    mode: str = "multiset",
+    mode: str | None = None,
     resamples: int = bootstrap.RESAMPLES,
     seed: int = 0,
     workers: int | None = None,
+    profile: str | None = None,
 ) -> dict:
-    """Score a prediction file (or a reference system) on a release; returns the report."""
+    """Score a prediction file (or a reference system) on a release; returns the report.
+
+    ``profile`` scores as one paper does (see :mod:`profiles`); without it, the profile
+    the release's manifest names, else every metric. ``mode`` overrides the profile's.
+    """
+    opened = open_release(release)
+    chosen = _profile(profile or (opened.manifest.get("scoring") or {}).get("profile"))
+    mode = mode or (chosen.mode if chosen else "multiset")
     if mode not in MODES:
         raise ConfigError("--mode", None, f"unknown mode {mode!r}", fix=f"use one of {list(MODES)}")
     if reference is not None and reference not in REFERENCES:
         raise ConfigError(
             "--reference", None, f"unknown reference {reference!r}", fix=f"use one of {REFERENCES}"
         )
-    opened = open_release(release)
     items = _split_items(opened, split)
     if reference is not None:
         given, source = reference_predictions(reference, items, seed), f"reference:{reference}"
@@ -110,11 +111,24 @@ def evaluate(
         raise ConfigError(
             "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
         )
-    outcomes = execute_all(
-        opened.path, _tasks(items, given, opened.path), mode, opened.limits, workers
-    )
-    scored = [_scored(item, given.get(item["id"]), outcomes.get(item["id"])) for item in items]
-    return build_report(scored, given, source, opened, split, mode, resamples, seed)
+    runnable = {i["id"] for i in items if shipped(i, opened.path)}
+    tasks = _tasks([i for i in items if i["id"] in runnable], given, opened.path)
+    outcomes = execute_all(opened.path, tasks, mode, opened.limits, workers)
+    scored = [
+        _scored(item, given.get(item["id"]), outcomes.get(item["id"]), item["id"] in runnable)
+        for item in items
+    ]
+    return build_report(scored, given, source, opened, split, mode, resamples, seed, profile=chosen)
+
+
+def _profile(name: str | None) -> Profile | None:
+    if name is None:
+        return None
+    if name not in PROFILES:
+        raise ConfigError(
+            "--profile", None, f"unknown profile {name!r}", fix=f"use one of {list(PROFILES)}"
+        )
+    return PROFILES[name]
 
 
 def _split_items(release: Release, split: str | None) -> list[dict]:
@@ -160,12 +174,14 @@ def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> li
     return tasks
 
 
-def _scored(item: dict, prediction: Prediction | None, outcome: Outcome | None) -> Scored:
+def _scored(
+    item: dict, prediction: Prediction | None, outcome: Outcome | None, executable: bool = True
+) -> Scored:
     missing = prediction is None
     prediction = prediction or Prediction(id=item["id"])
     outcome = outcome or Outcome(item["id"])
     candidates = item.get("candidates") or []
-    hits, total = _tags(item, prediction)
+    hits, total, by_class = _tags(item, prediction)
     return Scored(
         id=item["id"],
         label=item["label"],
@@ -185,17 +201,35 @@ def _scored(item: dict, prediction: Prediction | None, outcome: Outcome | None) 
         ),
         tag_hits=hits,
         tag_total=total,
+        candidate_strata=tuple(sorted(c["stratum"] for c in candidates if c.get("stratum"))),
+        candidate_errors=tuple(
+            sorted(
+                c["error_type"]
+                for c in candidates
+                if c.get("stratum") == "answerable-incorrect" and c.get("error_type")
+            )
+        ),
+        tags_by_class=by_class,
+        executable=executable,
         groups=groups(item),
     )
 
 
-def _tags(item: dict, prediction: Prediction) -> tuple[int, int]:
-    """Predicted BIO tags equal to the gold ones, and the number of tokens compared."""
+def _tags(item: dict, prediction: Prediction) -> tuple[int, int, tuple]:
+    """Predicted BIO tags equal to the gold ones, the number of tokens compared, and
+    ``(class, hits, tokens)`` per gold tag class (``B-COL`` and ``I-COL`` are ``COL``)."""
     if prediction.tags is None:
-        return 0, 0
+        return 0, 0, ()
     gold = bio_tags(item)["tags"]
-    hits = sum(p == g for p, g in zip(prediction.tags, gold, strict=False))
-    return hits, max(len(gold), len(prediction.tags))
+    predicted = list(prediction.tags) + [None] * max(0, len(gold) - len(prediction.tags))
+    by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for p, g in zip(predicted, gold, strict=False):
+        counts = by_class[g.split("-", 1)[-1]]
+        counts[0] += p == g
+        counts[1] += 1
+    hits = sum(h for h, _ in by_class.values())
+    classes = tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
+    return hits, max(len(gold), len(prediction.tags)), classes
 
 
 def groups(item: dict) -> dict[str, tuple[str, ...]]:
@@ -221,10 +255,16 @@ def build_report(
     mode: str,
     resamples: int,
     seed: int,
+    profile: Profile | None = None,
 ) -> dict:
-    """The report of scored items: headline numbers first, then the details."""
-    tally = Tally(all_metrics(scored), scored)
+    """The report of scored items: headline numbers first, then the details. With a
+    ``profile``, its metrics and its table's columns are the headline."""
+    metrics = profile.metrics(scored) if profile else all_metrics(scored)
+    headline = tuple(name for _, name in profile.columns) if profile else HEADLINE
+    tally = Tally(metrics, scored)
     values = {name: _round(value) for name, value in tally.values(tally.counts()).items()}
+    values.update(dict.fromkeys(unavailable(tally.metrics, scored)))
+    groups = breakdowns(scored, tally, headline)
     missing = sorted(s.id for s in scored if s.missing)
     errors: dict[str, int] = defaultdict(int)
     for s in scored:
@@ -232,24 +272,32 @@ def build_report(
             errors[s.error] += 1
     return {
         "items": len(scored),
-        **{name: values[name] for name in HEADLINE},
+        **{name: values[name] for name in headline},
         "abstained": sum(not s.answered for s in scored),
         "missing": len(missing),
         "missing_ids": missing,
         "answered": sum(s.answered for s in scored),
         "errors": dict(sorted(errors.items())),
+        "not_available": not_available(scored),
         "metrics": values,
-        "ci95": bootstrap.intervals(tally, list(HEADLINE), resamples, seed),
+        "ci95": {
+            name: None if values[name] is None else interval
+            for name, interval in bootstrap.intervals(
+                tally, list(headline), resamples, seed
+            ).items()
+        },
         "references": {
             "abstain_rs": _round(reliability.abstain_all(scored)),
             "gold_rs": 100.0 if scored else None,
         },
-        "breakdowns": breakdowns(scored, tally),
+        "breakdowns": groups,
+        "table": paper_table(profile, values, groups) if profile else None,
         "settings": {
             "release": str(release.path),
             "predictions": source,
             "split": split,
             "mode": mode,
+            "profile": profile.name if profile else None,
             "timeout_s": release.limits.timeout_s,
             "row_cap": release.limits.row_cap,
             "resamples": resamples,
@@ -259,8 +307,39 @@ def build_report(
     }
 
 
-def breakdowns(scored: list[Scored], tally: Tally) -> dict:
-    """The headline metrics per group value, for every breakdown."""
+NO_DATABASE = "the release does not ship the item's database (a schema-only source)"
+
+
+def not_available(scored: list[Scored]) -> dict:
+    """The items execution metrics leave out: how many, and why (empty when none). RS(c)
+    still counts the ones that are not answerable (it runs no SQL for them)."""
+    left = sum(not s.executable for s in scored)
+    if not left:
+        return {}
+    answerable = sum(not s.executable and s.answerable for s in scored)
+    return {
+        "execution": {
+            "items": left,
+            "of": len(scored),
+            "answerable": answerable,
+            "reason": NO_DATABASE,
+        }
+    }
+
+
+def unavailable(metrics: list, scored: list[Scored]) -> list[str]:
+    """The whole-set metrics (a reliability score) that miss some of these items'
+    execution: over part of the answerable items they would overstate the score."""
+    return [
+        m.name
+        for m in metrics
+        if m.whole and any(not s.executable and not m.scored_unrun(s) and m.den(s) for s in scored)
+    ]
+
+
+def breakdowns(scored: list[Scored], tally: Tally, headline: tuple = HEADLINE) -> dict:
+    """The headline metrics per group value, for every breakdown (RS(N) with the
+    group's own N)."""
     members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for position, s in enumerate(scored):
         for group, values in s.groups.items():
@@ -271,33 +350,126 @@ def breakdowns(scored: list[Scored], tally: Tally) -> dict:
         found[group] = {}
         for value, positions in sorted(by_value.items()):
             every = tally.values(tally.counts(positions))
+            members_of = [scored[p] for p in positions]
+            if "rs_n" in every:
+                every["rs_n"] = reliability.rs_n(members_of).value(members_of)
+            every.update(dict.fromkeys(unavailable(tally.metrics, members_of)))
             found[group][value] = {
                 "items": len(positions),
-                **{name: _round(every[name]) for name in HEADLINE},
+                **{name: _round(every[name]) for name in headline},
             }
     return found
+
+
+def paper_table(profile: Profile, values: dict, groups: dict) -> dict:
+    """The paper's table: its column headings, a row for every item, and a row per
+    value of the breakdown its rows run over."""
+    names = [name for _, name in profile.columns]
+    rows = [{"row": "all", **{name: values[name] for name in names}}]
+    named = profile.row_names or {}
+    for value, row in (groups.get(profile.rows) or {}).items() if profile.rows else ():
+        rows.append({"row": named.get(value, value), **{name: row[name] for name in names}})
+    return {
+        "profile": profile.name,
+        "paper": profile.paper,
+        "columns": [list(pair) for pair in profile.columns],
+        "rows": rows,
+        "differences": list(profile.differences),
+    }
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+BREAKDOWN_TABLES = ("label", "category", "database", "hardness")
+
+
 def format_report(report: dict) -> str:
-    """A compact table of the headline numbers, their intervals and the counts."""
+    """The report as text: the settings, every headline metric in words with its value,
+    95% bootstrap interval and the source of its definition, the paper's table when a
+    profile is used, and the breakdowns per label, category, database and hardness."""
     settings = report["settings"]
     lines = [
-        f"{settings['predictions']} on {settings['release']}"
-        f" (split {settings['split'] or 'all'}, mode {settings['mode']}):"
-        f" {report['items']} items, {report['answered']} answered,"
-        f" {report['abstained']} abstained ({report['missing']} missing)"
+        f"Scores of {settings['predictions']} on {settings['release']}",
+        f"  split {settings['split'] or 'all'}; results compared as {settings['mode']};"
+        f" profile {_profile_words(report)}",
+        f"  {report['items']} items: {report['answered']} answered,"
+        f" {report['abstained']} abstained ({report['missing']} without a prediction)",
+        "",
     ]
-    for name in HEADLINE:
-        value, interval = report[name], report["ci95"].get(name)
-        shown = "-" if value is None else f"{value:.4f}"
-        ci = f"  [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
-        lines.append(f"  {name:<16}{shown:>10}{ci}")
+    lines += _metric_lines(report)
     if report["errors"]:
-        lines.append("  errors: " + ", ".join(f"{k} {v}" for k, v in report["errors"].items()))
+        shown = ", ".join(f"{k} {v}" for k, v in report["errors"].items())
+        lines.append(f"Errors of the answered SQL: {shown}")
+    for family, why in report.get("not_available", {}).items():
+        lines.append(
+            f"Not available: {family} metrics for {why['items']} of {why['of']} items"
+            f" ({why['reason']}); the reliability score counts the"
+            f" {why['items'] - why['answerable']} of them that are not answerable"
+        )
     refs = report["references"]
-    lines.append(f"  references: abstain-all RS {refs['abstain_rs']}, gold RS {refs['gold_rs']}")
+    lines.append(
+        f"For scale: abstaining on every item gives RS {_shown(refs['abstain_rs'])},"
+        f" the gold answers RS {_shown(refs['gold_rs'])}"
+    )
+    if report.get("table"):
+        lines += ["", *_paper_table(report["table"])]
+    for group in BREAKDOWN_TABLES:
+        if group in report["breakdowns"]:
+            lines += ["", *_breakdown_table(group, report["breakdowns"][group], report)]
     return "\n".join(lines)
+
+
+def _profile_words(report: dict) -> str:
+    table = report.get("table")
+    return f"{table['profile']} ({table['paper']})" if table else "none (every metric)"
+
+
+def _metric_lines(report: dict) -> list[str]:
+    from answerable.release.evaluate.words import describe
+
+    rows = []
+    for name in report["ci95"]:
+        words, source = describe(name)
+        interval = report["ci95"].get(name)
+        ci = f"{interval[0]:.4f} to {interval[1]:.4f}" if interval else "-"
+        rows.append([f"{name}: {words}", _shown(report[name]), ci, source])
+    return _table(["Metric", "Value", "95% bootstrap interval", "Definition"], rows, (0, 3))
+
+
+def _paper_table(table: dict) -> list[str]:
+    headings = [heading for heading, _ in table["columns"]]
+    rows = [
+        [row["row"], *(_shown(row[name]) for _, name in table["columns"])] for row in table["rows"]
+    ]
+    lines = [f"As the paper prints it: {table['paper']}", *_table(["", *headings], rows)]
+    lines += [f"  Differs from the paper's code: {note}" for note in table["differences"]]
+    return lines
+
+
+def _breakdown_table(group: str, by_value: dict, report: dict) -> list[str]:
+    names = [n for n in report["ci95"] if any(row[n] is not None for row in by_value.values())]
+    rows = [
+        [value, str(row["items"]), *(_shown(row[n]) for n in names)]
+        for value, row in by_value.items()
+    ]
+    return [f"By {group}", *_table([group, "items", *names], rows)]
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+    """Aligned text columns: the ``left`` ones flush left, the others (numbers) right."""
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        shown = [
+            c.ljust(w) if k in left else c.rjust(w)
+            for k, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return ("  " + "  ".join(shown)).rstrip()
+
+    return [line(header), "  " + "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def _shown(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"

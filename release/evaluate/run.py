@@ -68,6 +68,16 @@ def database_key(item: dict, release: Path) -> tuple[str, str | None]:
     return database["base"], database.get("delta")
 
 
+def shipped(item: dict, release: Path) -> bool:
+    """Whether the release ships the database the item is asked over."""
+    database = item.get("database")
+    if not isinstance(database, dict) or not database.get("base"):
+        return False
+    return all(
+        (release / part).is_file() for part in (database["base"], database.get("delta")) if part
+    )
+
+
 def execute_all(
     release: Path,
     tasks: list[Task],

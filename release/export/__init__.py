@@ -8,12 +8,13 @@ one line in :data:`FORMATS`.
 
 from __future__ import annotations
 
-from answerable.release.export import biomedsql, dte, naq, scare, spider, trustsql
+from answerable.release.export import biomedsql, dte, ehrsql, naq, scare, spider, trustsql
 from answerable.release.export.common import Export, ExportFunction
 
 FORMATS: dict[str, ExportFunction] = {
     "biomedsql": biomedsql.export,
     "dte": dte.export,
+    "ehrsql": ehrsql.export,
     "naq": naq.export,
     "scare": scare.export,
     "spider": spider.export,

@@ -3,9 +3,10 @@
 over several and over edited variants, where the same question can be answerable on the
 source and unanswerable on a variant.
 
-NAQ names eight no-answer categories; ours map onto them as below (vague words such as
-"high" or "more reliable" are NAQ's operator ambiguity, a reference to something unnamed
-its contextual ambiguity). Answerable items are written with the category
+NAQ names eight no-answer categories; ours map onto them as below (an operator-ambiguous
+question and vague words such as "high" or "more reliable" are NAQ's operator ambiguity,
+a reference to something unnamed its contextual ambiguity); :data:`FROM_NAQ` maps NAQ's
+names back. Answerable items are written with the category
 ``Answerable`` and their SQL. Items whose category has no NAQ counterpart (a
 vague question, calculation, external knowledge, or none given) are left out.
 """
@@ -28,8 +29,11 @@ CATEGORIES = {
     "column-ambiguous": "Column Ambiguous",
     "value-ambiguous": "Value Ambiguous",
     "ambiguous-reference": "Contextual Ambiguous",
-    "vague-word": "Operator Ambiguous",
+    "operator-ambiguous": "Operator Ambiguous",
+    "vague-word": "Operator Ambiguous",  # a vague comparison word: NAQ's operator ambiguity
 }
+# NAQ's names back to the taxonomy: the first of ours that maps to each
+FROM_NAQ = {naq: ours for ours, naq in reversed(list(CATEGORIES.items()))}
 
 
 def export(items: list[dict], _schemas: Mapping[str, DatabaseSchema]) -> Export:
