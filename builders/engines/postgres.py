@@ -169,8 +169,18 @@ class PostgresEngine(Engine):
     name = "postgres"
     dialect = "postgres"
 
-    def open(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
-        """Connect to ``spec``'s server and check its role (see the module docstring)."""
+    def open(self, spec: SourceSpec, limits: Limits | None = None):
+        """The source opened in the worker process (see the base), its DSN resolved here,
+        from this process's environment."""
+        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
+
+        namespace = spec.namespace or DEFAULT_NAMESPACE
+        opener = ("postgres", (resolve_dsn(spec), namespace, (), libpq_environment()))
+        return IsolatedDatabase(opener, limits or Limits(), self.dialect)
+
+    def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
+        """Connect to ``spec``'s server and check its role (see the module docstring), in
+        this process."""
         return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
 
     def reused_copy(self, db_id: str, target: Path) -> None:
