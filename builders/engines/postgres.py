@@ -65,6 +65,7 @@ from answerable.builders.executor import (
     first_keyword,
 )
 from answerable.errors import SQLError
+from answerable.inert import register_secret
 
 DEFAULT_NAMESPACE = "public"
 DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
@@ -118,6 +119,7 @@ def resolve_dsn(spec: SourceSpec) -> str:
             "bad-source", f"{spec.db_id}: a postgres source needs dsn or dsn_env (fix: add one)"
         )
     keys = _dsn_keys(dsn, spec.db_id)
+    register_secret(keys.get("password") or os.environ.get("PGPASSWORD"))
     if not keys.get("dbname") and not os.environ.get("PGDATABASE"):
         raise SQLError(
             "bad-source",
