@@ -121,3 +121,18 @@ def test_review_serve_on_port_99999_is_a_usage_error(tmp_path):
     result = run_in(tmp_path, "review", "serve", "recipe.yaml", "--port", "99999")
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "--port" in result.output
+
+
+def test_a_second_build_in_the_same_work_folder_is_refused_at_once(tmp_path):
+    """Two builds in one workdir replaced each other's step outputs; the second now
+    stops with one line while the first holds the folder's lock."""
+    from answerable.build import workdir_lock
+    from tests.test_cli import seed, tiny_project
+
+    recipe = tiny_project(
+        tmp_path, [seed("How many items are there?", "SELECT count(*) FROM item")]
+    )
+    with workdir_lock(tmp_path / ".answerable" / "tiny"):
+        result = run_in(tmp_path, "build", recipe)
+    assert_clean_error(result, "another build is running in this work folder")
+    assert run_in(tmp_path, "build", recipe).exit_code == 0
