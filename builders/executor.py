@@ -10,6 +10,11 @@ so that nothing is written beside it (see :mod:`answerable.builders.opening`). A
 enforces the time limit, only the first ``row_cap`` rows are kept (each cell and the
 kept rows as a whole under a byte cap) while the true row count and the result hash
 cover every row.
+
+:class:`ReadOnlyDatabase` runs all of that in a worker process
+(:mod:`answerable.builders.isolation`) that the kernel and the parent stop from outside
+at the limit (plus at most one second of CPU) and under a memory cap: one engine step
+the progress handler cannot interrupt costs no more than that.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders import sqlite_files, sqlkit
+from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, IsolatedDatabase
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -77,7 +83,9 @@ class Limits:
     On SQLite ``timeout_s`` is CPU time of the executing thread (wall time at most
     ``WALL_FACTOR`` times it), so whether a query times out does not depend on what else
     the machine is doing; DuckDB counts the CPU time of the process (its threads run the
-    query) under the same wall bound; a server engine measures wall time.
+    query) under the same wall bound; a server engine measures wall time. The worker
+    that runs the query is stopped from outside one second of CPU past ``timeout_s`` at
+    the latest, and its address space may grow by ``memory_bytes``.
     """
 
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -86,6 +94,7 @@ class Limits:
     sql_bytes: int = DEFAULT_SQL_BYTES
     cell_bytes: int = DEFAULT_CELL_BYTES
     result_bytes: int = DEFAULT_RESULT_BYTES
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
 
     def connection_limits(self) -> dict[int, int]:
         """The ``sqlite3`` limits (``Connection.setlimit``) a gated connection gets."""
@@ -349,15 +358,30 @@ class Connected:
         self.close()
 
 
-class ReadOnlyDatabase(Connected):
+class ReadOnlyDatabase(IsolatedDatabase):
     """One SQLite file opened read-only, executing one statement at a time; with ``base``,
     a delta over its base (the merged view). The SQLite engine's ``Database`` (see
-    :mod:`answerable.builders.engines.base`).
+    :mod:`answerable.builders.engines.base`): a :class:`GatedDatabase` held by the
+    worker process, stopped from outside at its limits.
 
     >>> db = ReadOnlyDatabase(path)                       # doctest: +SKIP
     >>> db.execute("SELECT count(*) FROM patients").rows  # doctest: +SKIP
     [[1200]]
     """
+
+    def __init__(
+        self, path: str | Path, limits: Limits | None = None, base: str | Path | None = None
+    ):
+        self.path = Path(path)
+        self.base = None if base is None else Path(base)
+        opener = ("sqlite", (self.path, self.base))
+        super().__init__(opener, limits or Limits(), "sqlite")
+
+
+class GatedDatabase(Connected):
+    """:class:`ReadOnlyDatabase`'s work, in the process that calls it: the gated
+    connection, the progress handler's time limit, the caps. Only the worker runs it;
+    one long engine step passes its time limit here."""
 
     def __init__(
         self, path: str | Path, limits: Limits | None = None, base: str | Path | None = None

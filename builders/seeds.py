@@ -20,7 +20,12 @@ GENERATOR = "seed_v1"
 
 
 def verify_examples(examples: list[dict], ctx: BuildContext) -> StepOutput:
-    """Items for every example that passes its checks; a reject for every other."""
+    """Items for every example that passes its checks; a reject for every other.
+
+    Examples that ask the same question of the same database (:func:`question_key`) but
+    disagree on the label or on the result are all rejected as ``contradiction``, each
+    naming the others: which one is right cannot be told from the data.
+    """
     output, seen = StepOutput(), {}
     for example in examples:
         made = verify_example(example, ctx)
@@ -31,7 +36,40 @@ def verify_examples(examples: list[dict], ctx: BuildContext) -> StepOutput:
         else:
             seen[made["id"]] = example
             output.items.append(made)
+    contradicted = _contradictions(output.items)
+    output.items = [item for item in output.items if item["id"] not in contradicted]
+    for item_id, others in sorted(contradicted.items()):
+        named = ", ".join(f"{seen[o]['id']} (#{seen[o].get('external_id')})" for o in others)
+        detail = f"same database and question as {named}, with another label or result"
+        output.rejects.append(_reject(seen[item_id], "contradiction", detail))
     return output
+
+
+def question_key(db_id: str, question: str) -> tuple[str, str]:
+    """What makes two questions the same: the database, and the words case-folded with
+    spaces and end punctuation evened out.
+
+    >>> question_key("shop", "How many customers live in Paris? ")
+    ('shop', 'how many customers live in paris')
+    """
+    return db_id, " ".join(question.casefold().split()).rstrip("?.! ")
+
+
+def _verdict(item: dict) -> tuple:
+    return item["label"], (item.get("result") or {}).get("hash")
+
+
+def _contradictions(items: list[dict]) -> dict[str, list[str]]:
+    """Item id -> the ids of the items that contradict it."""
+    groups: dict[tuple, list[dict]] = {}
+    for item in items:
+        groups.setdefault(question_key(item["db_id"], item["question"]), []).append(item)
+    found = {}
+    for group in groups.values():
+        if len({_verdict(item) for item in group}) > 1:
+            for item in group:
+                found[item["id"]] = sorted(o["id"] for o in group if o is not item)
+    return found
 
 
 def verify_example(example: dict, ctx: BuildContext) -> dict:
@@ -48,6 +86,13 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
         return _reject(example, error.reason, str(error))
     if result is not None and result.row_count == 0:
         return _reject(example, "empty-result", "the gold SQL returns no rows")
+    if example["label"] == "unanswerable" and result is not None:
+        return _reject(
+            example,
+            "mislabel",
+            f"labelled unanswerable, but its SQL runs and returns {result.row_count} rows "
+            "(fix: label it answerable, or leave the SQL out)",
+        )
     wrong = text_number_failure(
         example["sql"],
         ctx.schema(example["db_id"]),

@@ -29,10 +29,13 @@ from pathlib import Path
 import polars as pl
 
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
+from answerable.names import inside, name_problem
+from answerable.records import guard_replace
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"
@@ -184,13 +187,15 @@ def open_item_database(
     return ReadOnlyDatabase(path, limits, base=base)
 
 
-def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
+def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = False) -> list[Path]:
     """Write a whole edited copy of every variant a release's items use to
     ``<out>/<variant_id>.sqlite``, for tools that cannot ATTACH; return their paths.
 
     Each copy is the item's base with its edit script applied (the same ops that made the
     delta), and must show the same schema as the delta over its base. A copy already in
-    ``out`` is kept when its sidecar matches the base and the ops.
+    ``out`` is kept when its sidecar matches the base and the ops; a file there without
+    its sidecar (not one of ours) is replaced only with ``force``. Every path read or
+    written stays inside the release or ``out``.
     """
     from answerable.release.contents import read_items  # contents imports this module
 
@@ -201,8 +206,12 @@ def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
         database = item.get("database") or {}
         if not database.get("delta") or item["db_variant"] in made:
             continue
-        base, delta = folder / database["base"], folder / database["delta"]
-        copy = store.ensure(item["db_id"], base, item["edit"]["ops"])
+        delta, base = item_files(folder, item)
+        ops = item["edit"]["ops"]
+        target = inside(out, f"{variant_id(_plain_name(item), ops)}.sqlite", "full copy")
+        if not target.with_suffix(".json").exists():
+            guard_replace(target, force)
+        copy = store.ensure(item["db_id"], base, ops)
         if DatabaseSchema.from_sqlite(copy, item["db_id"]) != DatabaseSchema.from_sqlite(
             delta, item["db_id"], base=base
         ):
@@ -212,6 +221,14 @@ def write_full_copies(release_dir: str | Path, out: str | Path) -> list[Path]:
             )
         made[item["db_variant"]] = copy
     return [made[name] for name in sorted(made)]
+
+
+def _plain_name(item: dict) -> str:
+    """The item's ``db_id``, refused when it is not a plain name (see :mod:`answerable.names`)."""
+    problem = name_problem(item.get("db_id"))
+    if problem:
+        raise ReleaseDatabaseError(f"item {item.get('id')}: db_id {problem}")
+    return item["db_id"]
 
 
 def storage_line(release_dir: str | Path) -> str:

@@ -21,11 +21,12 @@ import click
     default=None,
     help="Folder for the copies [default: ./<dataset>-<version>-full].",
 )
-def materialize(release: Path, full: bool, out: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace files in --out that it did not write.")
+def materialize(release: Path, full: bool, out: Path | None, force: bool) -> None:
     """Whole edited copies of every variant in RELEASE, for tools that cannot ATTACH."""
     from answerable.release.databases import write_full_copies  # keeps `answerable` quick
 
     out = out or Path(f"{release.parent.name}-{release.name}-full")
-    copies = write_full_copies(release, out)
+    copies = write_full_copies(release, out, force)
     size = sum(p.stat().st_size for p in copies)
     click.echo(f"{len(copies)} full copies in {out} ({size // 1024} KiB): <db_variant>.sqlite")

@@ -61,6 +61,10 @@ ENGINES = "tests/test_engines.py::"
 CROSS = "tests/test_crosscheck.py::"
 PG = "tests/test_postgres_engine.py::"
 PGB = "tests/test_postgres_build.py::"
+HARD = "tests/test_hard_limits.py::"
+INSIDE = "tests/test_paths_inside.py::"
+SECRETS = "tests/test_secrets_masked.py::"
+CONTRA = "tests/test_contradictions.py::"
 
 CASES = [
     # --- hostile SQL (issue 16's security probe and the gate's limits) ---------------------
@@ -257,6 +261,25 @@ CASES = [
     Case("engines", "DuckDB: random, uuid, now, nextval", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "results differ between runs"),
     Case("engines", "DuckDB: a second statement", ENGINES + "test_duckdb_refuses_writes_and_leaves_the_file_unchanged", "multiple-statements"),
     Case("engines", "DuckDB: a runaway query", ENGINES + "test_duckdb_time_limit_interrupts_a_runaway_query", "query ran past its time limit"),
+    # --- hardening, round three: hard limits, paths, secrets, contradictions -------------
+    Case("hard limit", "instr() over megabyte strings: one slow SQLite step", HARD + "test_one_slow_engine_step_is_stopped_one_second_past_the_limit", "its worker was stopped"),
+    Case("hard limit", "one slow step in another thread", HARD + "test_the_limit_holds_in_other_threads_too", "timeout"),
+    Case("hard limit", "slow-step gold SQL in a build", HARD + "test_hostile_seeds_in_a_build_are_named_rejects_within_the_limit", "timeout"),
+    Case("hard limit", "24 bare JOINs (exponential parse)", HARD + "test_a_parse_that_grows_exponentially_is_a_named_reject", "too-complex"),
+    Case("hard limit", "24 bare JOINs parsed in another thread", HARD + "test_a_parse_in_another_thread_is_bounded_in_the_worker", "too-complex"),
+    Case("hard limit", "3,000 nested parentheses", HARD + "test_sql_nested_past_the_recursion_limit_is_a_named_reject", "too-deep"),
+    Case("hard limit", "a value past the worker's memory cap", HARD + "test_a_value_past_the_memory_cap_fails_the_statement", "too-big"),
+    Case("paths", "db_id ../, ., a/b, ESC in an item", INSIDE + "test_the_item_schema_refuses_a_db_id_that_is_not_a_plain_name", "ESCAPE"),
+    Case("paths", "export of a db_id holding ../", INSIDE + "test_export_of_a_tampered_db_id_writes_nothing_outside_out", "is outside"),
+    Case("paths", "export over a user's tables.json", INSIDE + "test_export_replaces_a_users_file_only_with_force", "already exists"),
+    Case("paths", "evaluate --out over a user's file", INSIDE + "test_evaluate_out_replaces_a_file_only_with_force", "already exists"),
+    Case("paths", "a symlinked source database", INSIDE + "test_a_symlinked_source_database_is_refused", "is a symbolic link"),
+    Case("options", "evaluate --resamples -5 / 100000000", INSIDE + "test_evaluate_resamples_outside_a_sane_range_is_a_usage_error", "--resamples"),
+    Case("options", "review serve --port 99999", INSIDE + "test_review_serve_on_port_99999_is_a_usage_error", "--port"),
+    Case("secrets", "a server echoing the key and the Basic header", SECRETS + "test_a_server_that_echoes_the_key_and_the_basic_header_shows_neither", "***"),
+    Case("secrets", "a key in no key=... shape", SECRETS + "test_masking_is_by_value_not_by_pattern", "the server said: *** is unknown"),
+    Case("contradictions", "same question with and without SQL", CONTRA + "test_the_same_question_with_and_without_sql_is_a_contradiction_naming_both", "contradiction"),
+    Case("contradictions", "unanswerable seed whose SQL runs", CONTRA + "test_a_seed_labelled_unanswerable_whose_sql_runs_is_a_mislabel", "mislabel"),
 ]  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from answerable.builders.executor import (
+    GatedDatabase,
     Limits,
     ReadOnlyDatabase,
     ResultHasher,
@@ -133,12 +134,12 @@ def test_the_time_limit_counts_the_query_cpu_time_not_the_wall_clock(small_db, m
         executor.time, "thread_time", lambda: reads.append(1) or real_cpu() * 10_000
     )
     monkeypatch.setattr(executor, "WALL_FACTOR", 10**9)
-    with ReadOnlyDatabase(small_db, Limits(timeout_s=1e-4)) as db:
+    with GatedDatabase(small_db, Limits(timeout_s=1e-4)) as db:
         with pytest.raises(SQLError) as caught:
             db.execute(counted)
         assert caught.value.reason == "timeout"
     reads.clear()
-    with ReadOnlyDatabase(small_db, Limits(timeout_s=3600)) as db:
+    with GatedDatabase(small_db, Limits(timeout_s=3600)) as db:
         assert db.execute(counted).rows == [[200000]]
     assert len(reads) == 1
 
@@ -150,7 +151,7 @@ def test_a_query_whose_cpu_clock_stands_still_is_stopped_by_the_wall_clock(small
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
     )
     monkeypatch.setattr(executor.time, "thread_time", lambda: 0.0)
-    with ReadOnlyDatabase(small_db, Limits(timeout_s=0.02)) as db:
+    with GatedDatabase(small_db, Limits(timeout_s=0.02)) as db:
         with pytest.raises(SQLError) as caught:
             db.execute(runaway)
         assert caught.value.reason == "timeout"

@@ -31,9 +31,22 @@ def _open(srv, namespace="clinic", limits=None, **spec):
     return pg.PostgresEngine().open(SourceSpec(namespace, "postgres", **spec), limits)
 
 
+def _open_here(srv, namespace="clinic"):
+    spec = SourceSpec(namespace, "postgres", dsn=srv.dsn(), namespace=namespace)
+    return pg.PostgresEngine().open_here(spec)
+
+
 @pytest.fixture
 def clinic(postgres_reader):
     db = _open(postgres_reader)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def clinic_here(postgres_reader):
+    """The database opened in this process, for tests that patch the engine's module."""
+    db = _open_here(postgres_reader)
     yield db
     db.close()
 
@@ -168,21 +181,23 @@ SERVER_REFUSES = [
 
 
 @pytest.mark.parametrize("sql", SERVER_REFUSES)
-def test_without_the_name_check_the_server_still_refuses(postgres_demo, clinic, monkeypatch, sql):
+def test_without_the_name_check_the_server_still_refuses(
+    postgres_demo, clinic_here, monkeypatch, sql
+):
     """The role and the read-only transaction hold on their own (locks 1 and 4)."""
     monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
     before = _checksum(postgres_demo)
     with pytest.raises(SQLError) as caught:
-        clinic.execute(sql)
+        clinic_here.execute(sql)
     assert caught.value.reason in ("not-read-only", "permission-denied")
     assert _checksum(postgres_demo) == before
 
 
-def test_a_setting_changed_by_a_statement_is_undone(clinic, monkeypatch):
+def test_a_setting_changed_by_a_statement_is_undone(clinic_here, monkeypatch):
     monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
-    clinic.execute("SELECT set_config('statement_timeout', '0', false)")
-    assert clinic.execute("SELECT current_setting('statement_timeout')").rows == [["2s"]]
-    assert clinic.execute("SELECT current_setting('transaction_read_only')").rows == [["on"]]
+    clinic_here.execute("SELECT set_config('statement_timeout', '0', false)")
+    assert clinic_here.execute("SELECT current_setting('statement_timeout')").rows == [["2s"]]
+    assert clinic_here.execute("SELECT current_setting('transaction_read_only')").rows == [["on"]]
 
 
 # --- bad input: one line each, the password never shown -------------------------------
@@ -286,52 +301,52 @@ def test_a_result_refused_half_read_leaves_the_connection_usable(clinic):
     assert clinic.execute("SELECT count(*) FROM patients").rows == [[750]]
 
 
-def test_a_text_run_again_is_prepared_and_gives_what_it_gave_unprepared(clinic):
+def test_a_text_run_again_is_prepared_and_gives_what_it_gave_unprepared(clinic_here):
     """A text's second run prepares it (one per text and parameter types); its results
     are those of the same SQL with the values written in."""
     sql = "SELECT count(*), min(subject_id) FROM patients WHERE gender = %s AND subject_id > %s"
     values = [(gender, low) for gender in "FM" for low in (100, 10200)]
-    found = [clinic.execute(sql, pair) for pair in values]
-    assert len(clinic._prepared.names) == 1
+    found = [clinic_here.execute(sql, pair) for pair in values]
+    assert len(clinic_here._prepared.names) == 1
     for (gender, low), result in zip(values, found, strict=True):
-        literal = clinic.execute(
+        literal = clinic_here.execute(
             f"SELECT count(*), min(subject_id) FROM patients WHERE gender = '{gender}' "
             f"AND subject_id > {low}"
         )
         assert result.rows == literal.rows and result.hash == literal.hash
-    clinic.execute(sql, ("F", "10200"))  # other parameter types: another statement
-    assert len(clinic._prepared.names) == 1  # (prepared on its own second run)
+    clinic_here.execute(sql, ("F", "10200"))  # other parameter types: another statement
+    assert len(clinic_here._prepared.names) == 1  # (prepared on its own second run)
 
 
-def test_every_run_of_a_text_with_values_takes_its_generic_plan(clinic):
+def test_every_run_of_a_text_with_values_takes_its_generic_plan(clinic_here):
     """Prepared or not, first run or tenth, a text with values runs on its generic plan,
     so the plan (and an unordered result's row order) never depends on how many times a
     session ran it; a prepared text is planned once."""
     sql = "SELECT subject_id FROM admissions WHERE subject_id > %s"
-    found = [clinic.execute(sql, (10100,)) for _ in range(8)]
+    found = [clinic_here.execute(sql, (10100,)) for _ in range(8)]
     assert all(result.rows == found[0].rows for result in found)
-    clinic._settle()  # our own catalog read, outside the gate
-    plans = clinic._con.execute(
+    clinic_here._settle()  # our own catalog read, outside the gate
+    plans = clinic_here._con.execute(
         "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
     ).fetchall()
-    clinic._send_rollback()
+    clinic_here._send_rollback()
     assert plans == [(7, 0)]  # runs 2 to 8 prepared, none of them planned for its values
 
 
-def test_a_prepared_text_that_fails_leaves_the_transaction_rolled_back(clinic, monkeypatch):
+def test_a_prepared_text_that_fails_leaves_the_transaction_rolled_back(clinic_here, monkeypatch):
     """An error in a statement makes the server skip the rollback sent with it in the
     pipeline; it is sent again alone: the next statement is in a fresh READ ONLY
     transaction, with what the failed one's transaction did undone."""
     monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
     sql = "SELECT set_config('statement_timeout', '0', false), 10 / %s"
-    assert clinic.execute(sql, (5,)).rows == [["0", 2]]
-    assert clinic.execute(sql, (2,)).rows == [["0", 5]]  # now prepared
+    assert clinic_here.execute(sql, (5,)).rows == [["0", 2]]
+    assert clinic_here.execute(sql, (2,)).rows == [["0", 5]]  # now prepared
     with pytest.raises(SQLError) as caught:
-        clinic.execute(sql, (0,))
+        clinic_here.execute(sql, (0,))
     assert "division by zero" in str(caught.value)
-    assert clinic.execute("SELECT current_setting('statement_timeout')").rows == [["2s"]]
-    assert clinic.execute("SELECT current_setting('transaction_read_only')").rows == [["on"]]
-    assert clinic.execute(sql, (1,)).rows == [["0", 10]]
+    assert clinic_here.execute("SELECT current_setting('statement_timeout')").rows == [["2s"]]
+    assert clinic_here.execute("SELECT current_setting('transaction_read_only')").rows == [["on"]]
+    assert clinic_here.execute(sql, (1,)).rows == [["0", 10]]
 
 
 def test_a_cross_check_copy_never_replaces_a_source_schema(postgres_demo, demo_dir, monkeypatch):
@@ -369,7 +384,7 @@ def test_time_zone_and_date_style_are_pinned_per_session(
     try:
         with psycopg.connect(postgres_reader.dsn()) as plain:  # the role's defaults
             assert plain.execute("SHOW TimeZone").fetchone() == ("America/New_York",)
-        with _open(postgres_reader) as clinic:
+        with _open_here(postgres_reader) as clinic:
             shown = clinic.execute(
                 "SELECT current_setting('TimeZone'), current_setting('DateStyle'), "
                 "(TIMESTAMPTZ '2024-03-09 12:00:00+05' + INTERVAL '1 day')::text"

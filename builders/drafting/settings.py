@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 
+from answerable.inert import register_secret, register_url
+
 LOCAL_KEY = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
 
 
@@ -43,6 +45,9 @@ class LLMSettings:
         known = {k: llm[k] for k in cls.__dataclass_fields__ if k in llm and k != "api_key"}
         known.update(base_url=base_url, model=llm.get("model", ""))
         known["api_key"] = env.get(llm.get("api_key_env", "OPENAI_API_KEY")) or LOCAL_KEY
+        if known["api_key"] != LOCAL_KEY:
+            register_secret(known["api_key"])
+        register_url(base_url)
         return cls(**known)
 
     def params(self, seed: int) -> dict:

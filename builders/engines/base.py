@@ -160,9 +160,20 @@ class Engine(ABC):
     file_suffix: ClassVar[str | None] = None
     is_server: ClassVar[bool] = False
 
-    @abstractmethod
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> Database:
-        """Open ``spec`` read-only under ``limits``.
+        """Open ``spec`` read-only under ``limits``, in the worker process that the
+        kernel and the parent stop at the limits (see :mod:`answerable.builders.isolation`).
+
+        Raises :class:`SQLError` as :meth:`open_here` does.
+        """
+        from answerable.builders.isolation import IsolatedDatabase
+
+        return IsolatedDatabase(("engine", (spec,)), limits or Limits(), self.dialect)
+
+    @abstractmethod
+    def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> Database:
+        """Open ``spec`` read-only under ``limits`` in this process (the worker's side of
+        :meth:`open`: one long engine step here passes the time limit).
 
         Raises :class:`SQLError` ``not-a-database`` when the file is missing or of
         another kind, ``unreachable`` when a server cannot be reached or refuses the

@@ -399,8 +399,8 @@ class DuckDBEngine(Engine):
     title = "DuckDB"
     file_suffix = ".duckdb"
 
-    def open(self, spec: SourceSpec, limits: Limits | None = None) -> DuckDBDatabase:
-        """A :class:`DuckDBDatabase` on ``spec.path``."""
+    def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> DuckDBDatabase:
+        """A :class:`DuckDBDatabase` on ``spec.path``, in this process."""
         if spec.path is None:
             raise SQLError("bad-source", f"{spec.db_id}: a duckdb source needs a file path")
         return DuckDBDatabase(spec.path, limits)

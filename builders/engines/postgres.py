@@ -67,6 +67,7 @@ from answerable.builders.executor import (
     first_keyword,
 )
 from answerable.errors import SQLError
+from answerable.inert import register_secret
 
 DEFAULT_NAMESPACE = "public"
 DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
@@ -120,6 +121,7 @@ def resolve_dsn(spec: SourceSpec) -> str:
             "bad-source", f"{spec.db_id}: a postgres source needs dsn or dsn_env (fix: add one)"
         )
     keys = _dsn_keys(dsn, spec.db_id)
+    register_secret(keys.get("password") or os.environ.get("PGPASSWORD"))
     if not keys.get("dbname") and not os.environ.get("PGDATABASE"):
         raise SQLError(
             "bad-source",
@@ -173,8 +175,18 @@ class PostgresEngine(Engine):
     title = "PostgreSQL"
     is_server = True
 
-    def open(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
-        """Connect to ``spec``'s server and check its role (see the module docstring)."""
+    def open(self, spec: SourceSpec, limits: Limits | None = None):
+        """The source opened in the worker process (see the base), its DSN resolved here,
+        from this process's environment."""
+        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
+
+        namespace = spec.namespace or DEFAULT_NAMESPACE
+        opener = ("postgres", (resolve_dsn(spec), namespace, (), libpq_environment()))
+        return IsolatedDatabase(opener, limits or Limits(), self.dialect)
+
+    def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
+        """Connect to ``spec``'s server and check its role (see the module docstring), in
+        this process."""
         return PostgresDatabase(resolve_dsn(spec), spec.namespace or DEFAULT_NAMESPACE, limits)
 
     def reused_copy(self, db_id: str, target: Path) -> None:

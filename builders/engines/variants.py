@@ -532,10 +532,10 @@ class EngineVariants:
     def _postgres_schema(self, ref, ops: list[dict], name: str):
         from answerable.builders.engines.postgres import (
             DEFAULT_NAMESPACE,
-            PostgresDatabase,
             _connect,
             resolve_dsn,
         )
+        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
 
         spec = ref.server
         if unedited(ref):
@@ -545,9 +545,9 @@ class EngineVariants:
             self._writers[dsn] = _connect(dsn, autocommit=True)
         copies = materialize_postgres(self._writers[dsn], spec, ref.schema, ops, name)
         namespace = spec.namespace or DEFAULT_NAMESPACE
-        return PostgresDatabase(
-            dsn, namespace, self.limits, setup=shadowing_views(spec.scratch, copies)
-        )
+        setup = shadowing_views(spec.scratch, copies)
+        opener = ("postgres", (dsn, namespace, setup, libpq_environment()))
+        return IsolatedDatabase(opener, self.limits, "postgres")
 
     def close(self) -> None:
         """Close every connection this store opened (variants stay; see :func:`drop_variants`)."""

@@ -80,7 +80,23 @@ def load_source(
     data = on_engine(
         dispatch(kind, spec, paths, limits["max_line_bytes"]), spec, paths["databases"], where
     )
+    if not spec.get("follow_symlinks"):
+        refuse_symlinks(data, where)
     return within_limits(kept_labels(data, spec), limits)
+
+
+def refuse_symlinks(data: SourceData, where: str) -> None:
+    """A source database that is a symlink (or sits in a symlinked ``<db_id>/`` folder)
+    is refused: it would ship a file from elsewhere, whole, in the release."""
+    for db_id in sorted(data.databases):
+        path = data.databases[db_id].path
+        if path is not None and (path.is_symlink() or path.parent.is_symlink()):
+            raise ConfigError(
+                where,
+                "databases",
+                f"the database of {db_id!r} ({path}) is a symbolic link",
+                fix="copy the file into the folder, or set follow_symlinks: true on the source",
+            )
 
 
 def kept_labels(data: SourceData, spec: dict) -> SourceData:

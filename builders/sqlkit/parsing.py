@@ -9,6 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
+from answerable.builders.isolation import cpu_bounded
 from answerable.errors import SQLError
 
 DIALECTS = ("sqlite", "postgres", "bigquery", "duckdb")
@@ -39,16 +40,34 @@ COMPARISONS = (
 """Binary predicates whose two sides are compared: a value on one side is 'about' the other."""
 
 
+PARSE_LIMIT_S = 2.0
+"""CPU seconds one parse may take: sqlglot's parse of some texts grows exponentially
+(a chain of bare JOINs doubles its time with each join), so a parse past this is
+refused with ``too-complex`` (see :func:`answerable.builders.isolation.cpu_bounded`)."""
+
+
 def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
     """The tree of the one SQL statement in ``sql``.
+
+    Raises :class:`SQLError` ``parse-error``, ``multiple-statements``, ``too-complex``
+    (past :data:`PARSE_LIMIT_S`) or ``too-deep`` (nesting past Python's recursion limit).
 
     >>> parse("select a from t;").sql()
     'SELECT a FROM t'
     """
+    read = dialect_named(dialect)
+    text = sql or ""
     try:
-        statements = [s for s in sqlglot.parse(sql or "", read=dialect_named(dialect)) if s]
+        statements = cpu_bounded(
+            lambda: [s for s in sqlglot.parse(text, read=read) if s],
+            PARSE_LIMIT_S,
+            "parsing the SQL",
+            ("parse", (text, dialect)),
+        )
     except (ParseError, TokenError) as error:
         raise SQLError("parse-error", first_line(error)) from None
+    except RecursionError:
+        raise SQLError("too-deep", "the SQL nests deeper than the parser follows") from None
     if not statements:
         raise SQLError("parse-error", "the SQL text holds no statement")
     if len(statements) > 1:

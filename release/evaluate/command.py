@@ -36,8 +36,15 @@ PROFILE_CHOICES = ("trustsql", "ehrsql", "scare", "biomedsql", "naq", "dte")
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--out", type=click.Path(path_type=Path), help="Also write the report here.")
+@click.option("--force", is_flag=True, help="Replace the --out file when it exists.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap size.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(1, 100_000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap size.",
+)
 def evaluate(
     release: Path,
     predictions: Path | None,
@@ -49,6 +56,7 @@ def evaluate(
     out: Path | None,
     seed: int,
     resamples: int,
+    force: bool,
 ) -> None:
     """Score PREDICTIONS (JSON Lines, or an EHRSQL {id: sql} object) on RELEASE:
     EX, JAC, SER, RS(c), SCARE's coverage/PR/CR/F1, detection and tag accuracy, or one
@@ -60,7 +68,7 @@ def evaluate(
       answerable evaluate releases/scare-demo/0.1.0 predictions.jsonl --profile scare
     """
     from answerable.errors import ConfigError
-    from answerable.records import write_json
+    from answerable.records import guard_replace, write_json
     from answerable.release.evaluate.report import evaluate as score
     from answerable.release.evaluate.report import format_report
 
@@ -71,6 +79,8 @@ def evaluate(
             "give a PREDICTIONS file or --reference, not both or neither",
             fix="answerable evaluate RELEASE PREDICTIONS, or --reference gold|abstain|random",
         )
+    if out is not None:
+        guard_replace(out, force)
     report = score(
         release,
         predictions,

@@ -5,19 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from answerable.errors import ConfigError
-from answerable.records import write_jsonl
+from answerable.names import inside
+from answerable.records import guard_replace, write_jsonl
 from answerable.release.contents import read_items, read_release_manifest, release_schemas
 from answerable.release.export import FORMATS, Export
 
 LEFT_OUT = "left_out.jsonl"
 
 
-def export_release(folder: Path, fmt: str, out: Path) -> Export:
+def export_release(folder: Path, fmt: str, out: Path, force: bool = False) -> Export:
     """Write the release at ``folder`` in format ``fmt`` under ``out``; the items the
     format cannot hold are listed in ``out/left_out.jsonl`` with the reason.
 
-    An unknown format, or one that can hold none of the release's items, is a
-    :class:`ConfigError` and writes nothing.
+    An unknown format, one that can hold none of the release's items, a file that would
+    land outside ``out`` (a ``db_id`` holding ``../``), or a file already in ``out``
+    without ``force`` is a :class:`ConfigError` and writes nothing.
     """
     if fmt not in FORMATS:
         raise ConfigError(
@@ -38,11 +40,14 @@ def export_release(folder: Path, fmt: str, out: Path) -> Export:
             f"format {fmt} can hold none of the {len(items)} items ({reasons or 'no items'})",
             fix="choose a format that holds these labels (dte holds every label)",
         )
+    names = [*result.files, *([LEFT_OUT] if result.left_out else [])]
+    paths = {name: inside(out, name, "export file") for name in names}
+    for path in paths.values():
+        guard_replace(path, force)
     for name, text in result.files.items():
-        path = out / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        paths[name].parent.mkdir(parents=True, exist_ok=True)
+        paths[name].write_text(text, encoding="utf-8")
     if result.left_out:
         rows = [{"id": item_id, "reason": reason} for item_id, reason in sorted(result.left_out)]
-        write_jsonl(rows, out / LEFT_OUT)
+        write_jsonl(rows, paths[LEFT_OUT])
     return result

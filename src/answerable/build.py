@@ -7,10 +7,12 @@ before it becomes a candidate, and every dropped record lands in the rejects rep
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -353,6 +355,33 @@ def build(
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     checked_backend(recipe)  # so does a backend that cannot run here
     cross = crosscheck.settings(recipe)
+    with workdir_lock(recipe.workdir / recipe.dataset):
+        return _run(recipe, log, release, progress, settings, cross)
+
+
+@contextmanager
+def workdir_lock(root: Path) -> Iterator[None]:
+    """One build at a time in a dataset's work folder: a second one is refused at once
+    (two builds there would replace each other's step outputs)."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK_FILE, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(
+                root,
+                None,
+                "another build is running in this work folder",
+                fix="wait for it to finish, or give this one another workdir",
+            ) from None
+        yield
+
+
+LOCK_FILE = "build.lock"
+
+
+def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, cross):
+    """The build itself, under the work folder's lock (see :func:`build`)."""
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
     workspace = Workspace(recipe.workdir, recipe.dataset)

@@ -7,6 +7,7 @@ errors exit 2; success exits 0.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError, os_error_line
-from answerable.inert import printable
+from answerable.inert import mask_secrets, printable
 from answerable.release import full_copies
 from answerable.release.evaluate.command import evaluate
 
@@ -26,8 +27,12 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnswerableError as error:
-            click.echo(f"error: {printable(error, keep_newlines=True)}", err=True)
+            line = printable(mask_secrets(str(error)), keep_newlines=True)
+            click.echo(f"error: {line}", err=True)
             sys.exit(error.exit_code)
+        except BrokenPipeError:  # the reader left (``| head -1``): nothing to say to it
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except OSError as error:  # permissions, a full disk, a read-only file system
             click.echo(f"error: {printable(os_error_line(error))}", err=True)
             sys.exit(1)
@@ -62,7 +67,7 @@ def _say(message: str) -> None:
     """A progress line on stderr, unless ``-q`` asked for results only."""
     context = click.get_current_context(silent=True)  # None in a server thread
     if context is None or not context.meta.get("answerable.quiet"):
-        click.echo(message, err=True)
+        click.echo(mask_secrets(message), err=True)
 
 
 @main.group()
@@ -176,7 +181,13 @@ def review() -> None:
 
 @review.command("serve")
 @click.argument("recipe", type=click.Path(path_type=Path))
-@click.option("--port", type=int, default=8765, show_default=True, help="Port on 127.0.0.1.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port on 127.0.0.1 (0 picks a free one).",
+)
 def review_serve(recipe: Path, port: int) -> None:
     """Serve the review page on 127.0.0.1 (local backend)."""
     from answerable.annotation.commands import serve

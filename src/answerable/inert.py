@@ -7,8 +7,9 @@ sequences), run in a spreadsheet (formulas), or carry a secret to stderr.
 
 from __future__ import annotations
 
+import base64
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 # C0 and C1 controls, DEL, zero-width marks and the bidirectional overrides that can
 # make text read differently from what it is.
@@ -28,6 +29,43 @@ _SECRETS = tuple(
     )
 )
 BODY_CHARS = 300
+_SHORTEST_SECRET = 4  # shorter values would mask ordinary words
+_known_secrets: set[str] = set()
+
+
+def register_secret(value: object) -> None:
+    """Remember one configured secret (a key, a password) so that :func:`mask_secrets`
+    hides it by value wherever it shows: as written, URL-encoded and base64-encoded (as
+    an HTTP ``Basic`` header carries ``user:password``)."""
+    if not isinstance(value, str) or len(value) < _SHORTEST_SECRET:
+        return
+    encoded = base64.b64encode(value.encode()).decode()
+    _known_secrets.update({value, quote(value, safe=""), encoded, encoded.rstrip("=")})
+
+
+def register_url(url: object) -> None:
+    """Remember the password of ``url``'s userinfo, and ``user:password`` (see
+    :func:`register_secret`)."""
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return
+    if parts.password:
+        register_secret(unquote(parts.password))
+        register_secret(f"{unquote(parts.username or '')}:{unquote(parts.password)}")
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***`` (longest first).
+
+    >>> register_secret("hunter2-key")
+    >>> mask_secrets("Invalid key hunter2-key")
+    'Invalid key ***'
+    """
+    for secret in sorted(_known_secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
 
 
 def _escape(match: re.Match) -> str:
@@ -79,7 +117,7 @@ def redact_url(url: object) -> str:
     >>> redact_url("http://me:pw@localhost:8000/v1")
     'http://***@localhost:8000/v1'
     """
-    text = str(url)
+    text = mask_secrets(str(url))
     try:
         parts = urlsplit(text)
     except ValueError:
@@ -97,7 +135,7 @@ def redact_body(body: object, limit: int = BODY_CHARS) -> str:
     >>> redact_body('{"error": "bad", "echo": "Authorization: Bearer sk-abcdef123456"}')
     '{"error": "bad", "echo": "Authorization: ***"}'
     """
-    text = str(body)
+    text = mask_secrets(str(body))
     for secret in _SECRETS:
         text = secret.sub(lambda match: match.group(1) + "***", text)
     text = printable(text)

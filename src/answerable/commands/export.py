@@ -20,12 +20,13 @@ FORMAT_CHOICES = ("biomedsql", "dte", "ehrsql", "naq", "scare", "spider", "trust
     help="The paper whose file layout to write.",
 )
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder to write.")
-def command(release: Path, fmt: str, out: Path) -> None:
+@click.option("--force", is_flag=True, help="Replace files already in --out.")
+def command(release: Path, fmt: str, out: Path, force: bool) -> None:
     """Write a release in a paper's file layout (TrustSQL, SCARE, OncoMX-NAQ, BiomedSQL,
     DTE, Spider); items the layout cannot hold are listed with the reason."""
     from answerable.release.export.run import LEFT_OUT, export_release
 
-    result = export_release(release, fmt, out)
+    result = export_release(release, fmt, out, force)
     click.echo(f"{fmt}: {len(result.files)} files in {out}")
     if result.left_out:
         reasons = "; ".join(f"{n}: {reason}" for reason, n in result.reasons().items())

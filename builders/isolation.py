@@ -1,0 +1,386 @@
+"""Untrusted work in a worker process that is stopped from outside at its limit.
+
+A limit the work checks itself (SQLite's progress handler, DuckDB's interrupt) cannot
+stop one long step inside the engine: ``instr()`` over two megabyte strings runs for
+seconds inside one SQLite VM step, and the handler never gets a turn. So every
+statement runs in a worker process, and the limits are enforced by the kernel and the
+parent, never by the work:
+
+* CPU: before each call the worker sets its own ``RLIMIT_CPU`` to the next whole second
+  past ``cpu_s`` from now, so the kernel kills it (``SIGXCPU``) at most one second of CPU
+  past the limit, whatever it is doing; the engine's own limit still stops most queries
+  first, at the limit itself, with the same ``timeout`` verdict.
+* wall clock: the parent waits at most ``wall_s`` for the answer, then kills the worker
+  (a stalled disk, a server that never answers).
+* memory: the worker's address space may grow at most ``memory_bytes`` past what it
+  had when it started (``RLIMIT_AS``); an engine that cannot allocate fails the
+  statement (``too-big``), and a worker that dies of it is replaced.
+
+One worker per thread of each process is forked on first use and reused for every
+call (a process per statement would cost more than most statements); a worker that
+was killed is replaced on the next call, and the databases it had open are opened
+again there. Parsing untrusted SQL is bounded too (:func:`cpu_bounded`): in the main
+thread by a CPU timer signal, which stops pure-Python work (sqlglot) between two
+bytecodes; in other threads the text is first parsed in the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import os
+import resource
+import signal
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from multiprocessing import Pipe
+from typing import Any, TypeVar
+
+from answerable.errors import SQLError
+
+DEFAULT_MEMORY_BYTES = 1 << 30  # growth of a worker's address space while it runs SQL
+SLOW_CALL_S = 120.0  # opening a database and reading its catalog: our own SQL, not a user's
+_T = TypeVar("_T")
+
+
+class _Worker:
+    """One forked child that opens databases and runs calls on them, one at a time."""
+
+    def __init__(self, memory_bytes: int):
+        mine, theirs = Pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's side; it never returns
+            try:
+                mine.close()
+                _serve(theirs, memory_bytes)
+            finally:
+                os._exit(70)
+        theirs.close()
+        self.pid, self.owner, self.conn = pid, os.getpid(), mine
+        self.memory_bytes = memory_bytes
+        self.handles: dict[int, Any] = {}  # handle -> the opener it was opened with
+        self.alive = True
+        _LIVE.add(self)
+        weakref.finalize(self, _retire, mine, pid)
+
+    def call(self, request: tuple, cpu_s: float, wall_s: float) -> Any:
+        """Send ``request``, wait at most ``wall_s`` for the reply; return its value or
+        raise the error the worker sent (or the one its death means)."""
+        try:
+            self.conn.send((request, cpu_s))
+            if not self.conn.poll(wall_s):
+                self.kill()
+                raise SQLError("timeout", f"no answer within {wall_s:g} s (the worker was stopped)")
+            status, value = self.conn.recv()
+        except (EOFError, OSError):
+            raise self._died() from None
+        except BaseException:  # Ctrl-C while waiting: the reply would come out of turn
+            self.kill()
+            raise
+        if status == "ok":
+            return value
+        raise value
+
+    def _died(self) -> SQLError:
+        """The error that the worker's death means (it is reaped here)."""
+        self.alive = False
+        _LIVE.discard(self)
+        _, status = _reap(self.pid, block=True)
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+            return SQLError("timeout", "query ran past its time limit (its worker was stopped)")
+        how = _ended_how(status)
+        return SQLError("worker-died", f"the worker running the query {how}")
+
+    def kill(self) -> None:
+        """Stop the worker at once (it is reaped)."""
+        if self.alive:
+            self.alive = False
+            _LIVE.discard(self)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            _reap(self.pid, block=True)
+            self.conn.close()
+
+
+def _ended_how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+def _reap(pid: int, block: bool) -> tuple[int, int]:
+    try:
+        return os.waitpid(pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        return pid, 0
+
+
+def _retire(conn, pid: int) -> None:
+    """A worker no one uses: closing its pipe ends it (it reads end of file)."""
+    conn.close()
+    _RETIRED.append(pid)
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+_RETIRED: list[int] = []
+_local = threading.local()
+
+
+def _forgotten_in_child() -> None:
+    """After a fork: the parent's workers are not this process's (their pipes closed)."""
+    global _local
+    for worker in list(_LIVE):
+        worker.alive = False
+        worker.conn.close()
+    _LIVE.clear()
+    _RETIRED.clear()
+    _local = threading.local()
+
+
+os.register_at_fork(after_in_child=_forgotten_in_child)
+
+
+def current_worker(memory_bytes: int = DEFAULT_MEMORY_BYTES) -> _Worker:
+    """This thread's worker, forked now when it has none (or its last one died)."""
+    worker = getattr(_local, "worker", None)
+    if worker is None or not worker.alive or worker.memory_bytes != memory_bytes:
+        _RETIRED[:] = [pid for pid in _RETIRED if _reap(pid, block=False)[0] == 0]
+        if worker is not None:
+            worker.kill()
+        worker = _local.worker = _Worker(memory_bytes)
+    return worker
+
+
+_handles = itertools.count(1)
+
+
+class IsolatedDatabase:
+    """A database opened in the worker (see the module docstring): the same interface as
+    the engine's own (``execute``, ``schema``, ``close``, ``dialect``, ``limits``).
+
+    ``opener`` is a picklable ``(kind, arguments)`` pair the worker opens the database
+    from (:data:`OPENERS`); a worker that was replaced opens it again on the next call.
+    Opening errors (a missing file, an unreachable server) are raised here, at once.
+    """
+
+    def __init__(self, opener: tuple, limits, dialect: str):
+        self.limits, self.dialect = limits, dialect
+        self._opener = opener
+        self._worker: _Worker | None = None
+        self._handle = 0
+        self._closed = False
+        self._bound()
+
+    def _bound(self) -> tuple[_Worker, int]:
+        if self._closed:
+            raise SQLError("sql-error", "Cannot operate on a closed database.")
+        worker = current_worker(self.limits.memory_bytes)
+        if worker is not self._worker or self._handle not in worker.handles:
+            handle = next(_handles)
+            request = ("open", handle, self._opener, self.limits)
+            worker.call(request, SLOW_CALL_S, SLOW_CALL_S)
+            worker.handles[handle] = self._opener
+            self._worker, self._handle = worker, handle
+        return worker, self._handle
+
+    def _call(self, method: str, args: tuple, cpu_s: float) -> Any:
+        worker, handle = self._bound()
+        return worker.call(("call", handle, method, args), cpu_s, _wall_s(cpu_s))
+
+    def execute(
+        self,
+        sql: str,
+        params: tuple | dict = (),
+        ordered: bool | None = None,
+        row_cap: int | None = None,
+        byte_cap: int | None = None,
+    ):
+        """Run one read-only statement in the worker (the engine's ``execute``), stopped
+        at most a second of CPU past ``limits.timeout_s``."""
+        args = (sql, params, ordered, row_cap, byte_cap)
+        return self._call("execute", args, self.limits.timeout_s)
+
+    def schema(self, db_id: str | None = None):
+        """The engine's ``schema``, read in the worker."""
+        return self._call("schema", (db_id,), SLOW_CALL_S)
+
+    def close(self) -> None:
+        """Close the database in the worker (a dead worker closed it already)."""
+        self._closed = True
+        worker = self._worker
+        if worker is not None and worker.alive and self._handle in worker.handles:
+            del worker.handles[self._handle]
+            if worker.owner == os.getpid():
+                worker.call(("close", self._handle), SLOW_CALL_S, SLOW_CALL_S)
+        self._worker = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _wall_s(cpu_s: float) -> float:
+    from answerable.builders.executor import WALL_FACTOR
+
+    return min(WALL_FACTOR * cpu_s + 1.0, 1e6)  # poll() takes no larger timeout
+
+
+# --- bounded parsing ----------------------------------------------------------------
+
+
+class _OutOfTime(BaseException):
+    """Raised by the CPU timer's signal inside the bounded work (a BaseException, so no
+    ``except Exception`` inside the work can swallow it)."""
+
+
+def _on_timer(signum, frame) -> None:
+    if getattr(_timer_state, "armed", False):
+        raise _OutOfTime()
+
+
+_timer_state = threading.local()
+
+
+def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple) -> _T:
+    """``work()``, stopped with ``SQLError("too-complex")`` after ``seconds`` of CPU.
+
+    In the main thread a CPU timer (``ITIMER_PROF``) raises inside the work; another
+    thread cannot take a signal, so there ``probe`` (``(kind, arguments)`` of
+    :data:`PROBES`) first runs in the worker under the same limit, and ``work`` only
+    once the probe finished in time.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        current_worker().call(("probe", probe), seconds, _wall_s(seconds))
+        return work()
+    previous = signal.signal(signal.SIGPROF, _on_timer)
+    _timer_state.armed = True
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        return work()
+    except _OutOfTime:
+        raise SQLError("too-complex", f"{what} took more than {seconds:g} s of CPU") from None
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        _timer_state.armed = False
+        signal.signal(signal.SIGPROF, previous)
+
+
+# --- the worker's side --------------------------------------------------------------
+
+
+def _open_sqlite(path, base, limits):
+    from answerable.builders.executor import GatedDatabase
+
+    return GatedDatabase(path, limits, base=base)
+
+
+def _open_engine(spec, limits):
+    from answerable.builders.engines import engine
+
+    return engine(spec.engine).open_here(spec, limits)
+
+
+def _open_postgres(dsn, namespace, setup, environment, limits):
+    from answerable.builders.engines.postgres import PostgresDatabase
+
+    for name in [name for name in os.environ if name.startswith("PG")]:
+        del os.environ[name]
+    os.environ.update(environment)  # libpq reads PG* variables: the caller's, not the fork's
+    return PostgresDatabase(dsn, namespace, limits, setup=setup)
+
+
+def libpq_environment() -> dict[str, str]:
+    """The ``PG*`` variables of this process, which libpq reads when it connects."""
+    return {name: value for name, value in os.environ.items() if name.startswith("PG")}
+
+
+def _probe_parse(sql: str, dialect: str) -> None:
+    from answerable.builders.sqlkit.parsing import parse
+
+    parse(sql, dialect)
+
+
+OPENERS: dict[str, Callable] = {
+    "sqlite": _open_sqlite,
+    "engine": _open_engine,
+    "postgres": _open_postgres,
+}
+"""How the worker opens each kind of :class:`IsolatedDatabase` opener."""
+PROBES: dict[str, Callable] = {"parse": _probe_parse}
+"""Work that :func:`cpu_bounded` may run in the worker first."""
+
+
+def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the child
+    """The worker's loop: one request at a time until the parent closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    _cap_memory(memory_bytes)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    opened: dict[int, Any] = {}
+    while True:
+        try:
+            request, cpu_s = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            os._exit(0)
+        _cap_cpu(cpu_s)
+        try:
+            reply = ("ok", _answer(request, opened))
+        except MemoryError:
+            reply = ("err", SQLError("too-big", "the query needed more memory than its limit"))
+        except Exception as error:  # sent to the caller, who raises it
+            reply = ("err", error)
+        try:
+            conn.send(reply)
+        except Exception as error:  # an answer that cannot be pickled: a bug, say so
+            conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
+
+
+def _answer(request: tuple, opened: dict) -> Any:
+    kind = request[0]
+    if kind == "call":
+        _, handle, method, args = request
+        return getattr(opened[handle], method)(*args)
+    if kind == "open":
+        _, handle, (how, arguments), limits = request
+        opened[handle] = OPENERS[how](*arguments, limits)
+        return None
+    if kind == "close":
+        opened.pop(request[1]).close()
+        return None
+    how, arguments = request[1]
+    return PROBES[how](*arguments)
+
+
+_cpu_cap = [-1]  # the soft RLIMIT_CPU set last (a system call saved when it stays)
+
+
+def _cap_cpu(cpu_s: float) -> None:
+    """The kernel stops this process at the first whole second of CPU past ``cpu_s``
+    from now (``SIGXCPU``); the hard limit stays where it was."""
+    soft = math.floor(time.process_time() + cpu_s) + 1
+    if soft == _cpu_cap[0]:
+        return
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    _cpu_cap[0] = soft
+
+
+def _cap_memory(memory_bytes: int) -> None:
+    """The address space may grow ``memory_bytes`` past its size now."""
+    try:
+        with open("/proc/self/statm") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    soft = size + memory_bytes
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

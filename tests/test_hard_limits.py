@@ -1,0 +1,125 @@
+"""The hard limit on untrusted work: one long engine step, a parse that grows
+exponentially, a value that eats memory: each ends on a named reason, at most a second
+of CPU past the configured limit, and the database answers again afterwards."""
+
+from __future__ import annotations
+
+import resource
+import threading
+
+import pytest
+
+from answerable.builders import sqlkit
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.errors import SQLError
+from tests.test_limits import GOOD, build_rejects
+from tests.test_sql_gate import make_small_db
+
+# About 8.5 s of CPU inside one SQLite VM step per row: the progress handler never runs.
+INSTR = (
+    "instr(replace(hex(zeroblob(499990)),'0','a')||x, replace(hex(zeroblob(249999)),'0','a')||'b')"
+)
+SLOW_STEP = f"SELECT {INSTR} FROM (SELECT 1 AS x UNION ALL SELECT 2 UNION ALL SELECT 3)"
+JOINS_24 = "SELECT count(*) FROM item " + " ".join(f"JOIN item c{i}" for i in range(24))
+SLACK_S = 0.5  # CPU the test's own bookkeeping may add to the limit's one second
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its ended children (a stopped worker is one)."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory):
+    return make_small_db(tmp_path_factory.mktemp("hard") / "t.sqlite")
+
+
+def test_one_slow_engine_step_is_stopped_one_second_past_the_limit(small_db):
+    """The query's worker is killed by the kernel at the limit plus at most one second of
+    CPU (it took 25 s under a 2 s limit when only the progress handler watched), and the
+    same database answers the next query in a new worker."""
+    with ReadOnlyDatabase(small_db, Limits(timeout_s=1.0)) as db:
+        db.execute("SELECT 1")  # the worker is running before the clock starts
+        before = _cpu()
+        with pytest.raises(SQLError) as caught:
+            db.execute(SLOW_STEP)
+        spent = _cpu() - before
+        assert caught.value.reason == "timeout"
+        assert spent <= 1.0 + 1.0 + SLACK_S, spent
+        assert db.execute("SELECT count(*) FROM t").rows == [[50]]
+
+
+def test_the_limit_holds_in_other_threads_too(small_db):
+    """Each thread has its own worker, stopped the same way."""
+    found = []
+
+    def run():
+        with ReadOnlyDatabase(small_db, Limits(timeout_s=1.0)) as db:
+            db.execute("SELECT 1")
+            before = _cpu()
+            try:
+                db.execute(SLOW_STEP)
+            except SQLError as error:
+                found.append((error.reason, _cpu() - before))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    [(reason, spent)] = found
+    assert reason == "timeout" and spent <= 1.0 + 1.0 + SLACK_S, found
+
+
+def test_a_parse_that_grows_exponentially_is_a_named_reject():
+    """sqlglot's parse of a chain of bare JOINs doubles with each join: 24 would take
+    minutes; it stops at the parse limit."""
+    with pytest.raises(SQLError) as caught:
+        sqlkit.parse(JOINS_24)
+    assert caught.value.reason == "too-complex"
+
+
+def test_a_parse_in_another_thread_is_bounded_in_the_worker():
+    found = []
+
+    def run():
+        try:
+            sqlkit.parse(JOINS_24)
+        except SQLError as error:
+            found.append(error.reason)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert found == ["too-complex"]
+
+
+def test_sql_nested_past_the_recursion_limit_is_a_named_reject():
+    with pytest.raises(SQLError) as caught:
+        sqlkit.parse("SELECT " + "(" * 3000 + "1" + ")" * 3000)
+    assert caught.value.reason == "too-deep"
+
+
+def test_a_value_past_the_memory_cap_fails_the_statement(small_db):
+    """The worker's address space may grow by ``memory_bytes``; past it the statement
+    fails with a named reason and the worker goes on (or is replaced)."""
+    limits = Limits(value_bytes=900_000_000, memory_bytes=200_000_000, timeout_s=5.0)
+    with ReadOnlyDatabase(small_db, limits) as db:
+        with pytest.raises(SQLError) as caught:
+            db.execute("SELECT length(zeroblob(300000000) || zeroblob(300000000))")
+        assert caught.value.reason in ("too-big", "worker-died"), caught.value
+        assert db.execute("SELECT count(*) FROM t").rows == [[50]]
+
+
+def test_hostile_seeds_in_a_build_are_named_rejects_within_the_limit(tmp_path):
+    """A seed whose gold SQL is one slow engine step, and one whose parse grows
+    exponentially: both named rejects, the build goes on."""
+    seeds = [
+        GOOD,
+        {"db_id": "shop", "question": "Slow?", "sql": f"SELECT {INSTR} FROM (SELECT 1 AS x)"},
+        {"db_id": "shop", "question": "Joins?", "sql": JOINS_24},
+    ]
+    rejects = build_rejects(tmp_path, seeds, extra="execution:\n  timeout_s: 1.0\n")
+    reasons = {r["external_id"]: r["reason"] for r in rejects}
+    assert reasons == {"2": "timeout", "3": "too-complex"}, rejects
