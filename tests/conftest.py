@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from filelock import FileLock
 
 from answerable.cli import main
 
@@ -50,16 +54,51 @@ def demo_dir(tmp_path_factory) -> Path:
     return target
 
 
+@dataclass(frozen=True)
+class BuildOutput:
+    """What a test reads of a command's result: its exit code and its output."""
+
+    exit_code: int
+    output: str
+
+
+def shared_demo_build(tmp_path_factory) -> tuple[Path, BuildOutput]:
+    """The demo recipe built once for the whole run, in a folder no test is given.
+
+    Test workers (pytest-xdist) share it: the first to ask builds it under a file lock,
+    the others wait and find it built. ``(folder, output of that build)``.
+    """
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own folder, above each worker's
+    folder, saved = root / "demo-build-shared", root / "demo-build-shared.json"
+    with FileLock(f"{folder}.lock"):
+        if not saved.exists():
+            folder.mkdir(exist_ok=True)
+            result = run_in(folder, "build", DEMO_RECIPE)
+            assert result.exit_code == 0, result.output
+            saved.write_text(json.dumps({"exit_code": result.exit_code, "output": result.output}))
+    return folder, BuildOutput(**json.loads(saved.read_text()))
+
+
+def copy_of_demo_build(tmp_path_factory, name: str) -> tuple[Path, BuildOutput]:
+    """A folder of one's own holding the shared demo build, byte for byte, with that
+    build's output as it would read had it run there (its folder's name in place of the
+    shared one): a build of the same recipe there gives the same bytes."""
+    shared, output = shared_demo_build(tmp_path_factory)
+    cwd = tmp_path_factory.mktemp(name)
+    shutil.copytree(shared, cwd, symlinks=True, dirs_exist_ok=True)
+    return cwd, BuildOutput(output.exit_code, output.output.replace(str(shared), str(cwd)))
+
+
 @pytest.fixture(scope="session")
-def demo_build(tmp_path_factory) -> tuple[Path, Result]:
-    """The demo recipe built once per test session in a fresh folder: ``(cwd, result)``.
+def demo_build(tmp_path_factory) -> tuple[Path, BuildOutput]:
+    """The demo recipe built in a fresh folder: ``(cwd, result)``, once per test worker
+    (a copy of the build the workers share).
 
     Tests may rebuild in that folder (a rerun is idempotent) but must not change it.
     """
-    cwd = tmp_path_factory.mktemp("demo-build")
-    result = run_in(cwd, "build", DEMO_RECIPE)
-    assert result.exit_code == 0, result.output
-    return cwd, result
+    return copy_of_demo_build(tmp_path_factory, "demo-build")
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +106,4 @@ def default_build(tmp_path_factory) -> Path:
     """The demo recipe built with the default workers, shard size and backend, in a
     folder no test changes (the session's shared demo build gains reports and decisions
     from other tests): what test_shards and test_backends compare their builds with."""
-    cwd = tmp_path_factory.mktemp("shards-default")
-    result = run_in(cwd, "build", DEMO_RECIPE)
-    assert result.exit_code == 0, result.output
-    return cwd
+    return copy_of_demo_build(tmp_path_factory, "shards-default")[0]

@@ -8,7 +8,7 @@ password (scram-sha-256), so the wrong-password case is real; the password is ra
 session. ``postgres_demo`` loads the two demo databases into the schemas ``clinic`` and
 ``league`` with the project's own loader (:mod:`answerable.builders.engines.postgres_tables`);
 ``postgres_reader`` is the same server seen by the build's role (SELECT on those schemas,
-plus its own scratch schema), made as the README says.
+plus its own scratch schema), made as docs/how-to/read-from-a-postgresql-server.md says.
 
 A test that needs the server skips with a reason only when the binaries are not
 installed (``.ci/run`` installs them).
@@ -171,7 +171,7 @@ def grant_reader(server: PostgresServer, schemas: tuple[str, ...]) -> PostgresSe
     """Create the login role the build uses (SELECT on ``schemas``, and its own scratch
     schema for counterfactual variants) and return the server as seen by that role.
 
-    These are the statements the README's PostgreSQL section gives.
+    These are the statements docs/how-to/read-from-a-postgresql-server.md gives.
     """
     import psycopg
     from psycopg import sql

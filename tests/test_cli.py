@@ -9,6 +9,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from answerable.cli import main
@@ -67,6 +68,7 @@ def test_demo_candidates_are_valid_verified_items(demo_build):
     assert {i["db_id"] for i in items} == {"clinic", "league"}
 
 
+@pytest.mark.slow  # among the longest of the default run: CI's second pass
 def test_two_builds_give_identical_files(demo_build, tmp_path):
     first, _ = demo_build
     result = run_in(tmp_path, "build", DEMO_RECIPE)

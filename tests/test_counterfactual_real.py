@@ -26,6 +26,7 @@ def by_generator(items: list[dict]) -> Counter:
     return Counter(i["provenance"]["generator"] for i in items)
 
 
+@pytest.mark.slow  # among the longest of the default run: CI's second pass
 def test_spider_dev_at_schema_level(tmp_path):
     folder = shared_data("spider")
     spec = {"name": "spider-dev", "format": "spider", "path": "dev.json", "tables": "tables.json"}
@@ -84,6 +85,7 @@ SOURCES = {
 }
 
 
+@pytest.mark.slow  # among the longest of the default run: CI's second pass
 @pytest.mark.parametrize("name", [*SOURCES, "chinook"])
 def test_real_databases_with_execution_verification(name, tmp_path):
     if name == "chinook":

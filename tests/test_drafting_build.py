@@ -68,6 +68,7 @@ def test_every_item_has_candidates_and_all_four_strata_occur(offline_build):
     assert set(strata) - {None} == STRATA, strata
 
 
+@pytest.mark.slow  # among the longest of the default run: CI's second pass
 def test_with_an_endpoint_the_same_recipe_drafts_with_the_model(tmp_path, monkeypatch):
     with LLMServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

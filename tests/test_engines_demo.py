@@ -17,7 +17,7 @@ STAGES = ("seed_v1", "template_v1")
 EDITS = frozenset(GENERATORS)  # the counterfactual step's generators
 # The demo's only SQL that DuckDB and PostgreSQL cannot run: the clinic seed whose gold
 # SQL calls julianday, a SQLite function with no counterpart sqlglot writes (a reject
-# naming it; the README's disagreement table names the kind).
+# naming it; the disagreement table of docs/explanation/engines.md names the kind).
 JULIANDAY_SEED = ("seed_v1", "17")
 # The demo's only item whose result differs: a top 5 whose 3rd and 4th tie under ORDER BY
 # (the engines return the tied rows in other orders: a defect of the item's SQL).

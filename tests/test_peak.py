@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+import pytest
+
 from answerable import build as build_module
 from answerable import records
 from answerable.builders.drafting import stage
@@ -80,6 +82,7 @@ def test_a_stored_step_keeps_its_rejects_on_disk(tmp_path):
         assert [r["id"] for r in output.rejects] == ["r1", "r2", "r3"]
 
 
+@pytest.mark.slow  # among the longest of the default run: CI's second pass
 def test_a_merge_that_drops_repeats_holds_ids_not_items(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "RUN_ROWS", 200)  # the writer sorts 200 items at a time
     ctx = context(tmp_path, 1, 50)

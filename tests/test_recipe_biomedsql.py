@@ -2,7 +2,8 @@
 own figures: template triples (question, executed SQL, answer) over all eight SQL
 operation categories, and a held-out test sample of the paper's size.
 
-What differs, and why (also in the README's per-paper table): BiomedSQL's BigQuery
+What differs, and why (also in the papers' table of the
+rebuild tutorial, docs/tutorials): BiomedSQL's BigQuery
 knowledge base is not public, so the templates are text2sql-data's (GeoQuery,
 Restaurants), the demo clinic's and a few written in BiomedSQL's manner; the per-category
 shares of the paper's Figure 2 are drawn, not printed, so they are not compared.

@@ -2,7 +2,8 @@
 own figures: the share of problematic questions, the split sizes, the six categories,
 BIO tags on every question and a response on every problematic one.
 
-What differs from NoisySP, and why (also in the README's per-paper table): the tables
+What differs from NoisySP, and why (also in the papers' table of the
+rebuild tutorial, docs/tutorials): the tables
 are GeoQuery, Restaurants and the demo databases, not WikiSQL/WTQ (not public here);
 ambiguous items are far fewer than NoisySP's 37% of the problematic ones, because an
 added near-synonym pair must pass the plausibility gate (two genuine readings), which

@@ -74,7 +74,7 @@ def test_a_consumer_runs_every_gold_query_from_the_release_alone(alone):
 
 
 def plain_merged(folder: Path, item: dict) -> sqlite3.Connection:
-    """What the README tells a consumer without answerable to do: open the delta,
+    """What the documentation tells a consumer without answerable to do: open the delta,
     ATTACH its base as ``base``, run its view statements in order."""
     delta, base = folder / item["database"]["delta"], folder / item["database"]["base"]
     con = sqlite3.connect(f"file:{delta}?mode=ro", uri=True)
@@ -105,17 +105,20 @@ def test_plain_sqlite3_sees_the_same_merged_view(alone):
         con.close()
 
 
+DATABASES_PAGE = REPO / "docs" / "explanation" / "databases-in-a-release.md"
+
+
 def readme_shell_lines() -> list[str]:
-    """The README's sqlite3 shell example (the bash block under "Databases in a release")."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Databases in a release") :]
-    block = section[section.index("```bash\n") + len("```bash\n") :]
+    """The documentation's sqlite3 shell example (the bash block of "Databases in a
+    release", docs/explanation/databases-in-a-release.md)."""
+    text = DATABASES_PAGE.read_text()
+    block = text[text.index("```bash\n") + len("```bash\n") :]
     return block[: block.index("```")].strip().splitlines()
 
 
 @pytest.mark.skipif(shutil.which("sqlite3") is None, reason="no sqlite3 shell (apt: sqlite3)")
 def test_the_readme_shell_lines_run_a_gold_query(alone):
-    """The README's three lines, with an edited item's files and its gold SQL wrapped in a
+    """The documentation's three lines, with an edited item's files and its gold SQL wrapped in a
     count, run from the release root, give the item's row count."""
     folder, items = alone
     lines = readme_shell_lines()

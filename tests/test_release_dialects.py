@@ -170,7 +170,7 @@ def test_the_gold_sql_in_postgres_is_verified_on_the_server(kept, postgres_demo,
     verified = {i for i, by in found.sql.items() if "postgres" in by}
     failed = {f["id"] for f in found.failures}
     assert verified | failed == {i["id"] for i in items} and not verified & failed
-    assert len(failed) <= 2  # what the README names: julianday, ties under a LIMIT
+    assert len(failed) <= 2  # what docs/explanation/engines.md names: julianday, ties under a LIMIT
     assert any(items_id in verified for items_id in (i["id"] for i in items if i["db_variant"]))
     assert any("julianday" in f["reason"] for f in found.failures)
     # sqlglot rewrites what PostgreSQL reads otherwise (NULLS FIRST keeps SQLite's order)

@@ -45,6 +45,10 @@ def test_a_hang_fails_with_its_name_and_slow_tests_get_longer(tmp_path):
             str(REPO / "pyproject.toml"),
             "-o",
             "timeout=1",
+            "-m",
+            "slow or not slow",  # the inner tests marked slow too (the default run skips them)
+            "-n",
+            "0",
             "-p",
             "no:cacheprovider",
             "-q",

@@ -278,3 +278,8 @@ from answerable.commands import verify as _verify  # noqa: E402
 main.add_command(_export.command)
 main.add_command(_verify.command)
 main.add_command(_diff.command)
+
+# Every command's example, at the end of its --help (answerable/examples.py).
+from answerable.examples import add_examples  # noqa: E402
+
+add_examples(main)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from filelock import FileLock
 
 HERE = Path(__file__).parent
 REQUIREMENTS = HERE / "requirements.txt"
@@ -48,8 +49,16 @@ class Server:
 
 
 def server_python(folder: Path | None = None) -> Path:
-    """The Python of the server's environment, created or refreshed when needed."""
+    """The Python of the server's environment, created or refreshed when needed.
+
+    Test workers that ask at once wait for one another (a file lock beside the folder):
+    one creates the environment, the others find it made."""
     folder = Path(os.environ.get("ANSWERABLE_ARGILLA_SERVER_VENV") or folder or DEFAULT_VENV)
+    with FileLock(f"{folder}.lock"):
+        return _made_environment(folder)
+
+
+def _made_environment(folder: Path) -> Path:
     python = folder / "bin" / "python"
     wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
     marker = folder / "answerable-requirements.sha256"

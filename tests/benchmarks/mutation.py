@@ -184,7 +184,8 @@ def run_module(module: str, tests: list[str], per_module: int, server: str) -> d
     ``server``: the module's counts and survivors."""
     path = REPO / module
     original = path.read_bytes()
-    pytest = ["-x", "-q", "-p", "no:cacheprovider", *tests]
+    # in one process, slow tests included: the default run's -n auto and -m 'not slow' off
+    pytest = ["-x", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "slow or not slow", *tests]
     runner = shlex.join([sys.executable, "-c", CLIENT.format(socket=server), *pytest])
     with tempfile.TemporaryDirectory(prefix="mutation-") as work:
         (Path(work) / "chosen.json").write_text(json.dumps(sample(module, per_module)))
