@@ -8,12 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
-
-import matplotlib.pyplot as plt
-
 from answerable.release.contents import split_order
 
 CHART = "composition.png"
@@ -22,6 +16,7 @@ CHART = "composition.png"
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
     (one per key, in order) and save the PNG at ``path``."""
+    plt = pyplot()
     with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
         figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
         for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
@@ -32,8 +27,20 @@ def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -
     return Path(path)
 
 
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a chart is drawn: it costs
+    about a second, which commands that only read a release do not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
     """One panel: a bar per split, stacked by the values of ``title``."""
+    plt = pyplot()
     splits = split_order(by_split)
     values = sorted({value for counts in by_split.values() for value in counts})
     colours = plt.get_cmap("tab20").colors

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, write_json
+from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
 from answerable.records import to_frame as stored_frame
 from answerable.release.audit import release_schemas
 from answerable.release.card import PROVENANCE, About
@@ -290,7 +289,7 @@ def _pieces(files: list[Path], names: list[str]) -> Iterator[pl.LazyFrame]:
     reads only the row groups it covers, and polars' allocator serves it (pyarrow's pool
     kept about 60 MB more of the pages it read through)."""
     for file in files:
-        for start in range(0, pq.ParquetFile(file).metadata.num_rows, RUN_ROWS):
+        for start in range(0, row_count(file), RUN_ROWS):
             yield pl.scan_parquet(file).slice(start, RUN_ROWS).select(names)
 
 

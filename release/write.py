@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from answerable.ids import canonical_json, sha256_file
 from answerable.records import DEFAULTS, atomic_path
@@ -274,6 +273,8 @@ def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
     if second is None:
         first.write_parquet(path, compression="zstd", statistics=False)
         return first.height
+    import pyarrow.parquet as pq  # the [build] extra: only a build writes a release
+
     rows = 0
     tables = (group.to_arrow() for group in itertools.chain([first, second], groups))
     del first, second  # held by the chain until written, no longer
