@@ -1,19 +1,51 @@
 """The composition chart of a release: stacked bars per split, by label and by category.
 
 Made with matplotlib's Agg backend, with fixed size, order, colours and no timestamp or
-software metadata in the PNG, so the same counts give the same bytes.
+software metadata in the PNG, so the same counts give the same bytes. Those bytes are
+kept in the user's cache (``$ANSWERABLE_CACHE/charts``, by default
+``~/.cache/answerable/charts``) under a hash of the counts, this module's code and
+matplotlib's version: a chart is drawn (and matplotlib imported, about a second) only
+for counts not drawn before.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+from importlib import metadata
 from pathlib import Path
 
+from answerable.ids import canonical_json
 from answerable.release.contents import split_order
+from answerable.variables import cache_root
 
 CHART = "composition.png"
 
 
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
+    """The chart of ``composition`` at ``path``: the cached PNG of the same counts, or
+    one drawn by :func:`draw_chart` (and cached)."""
+    cached = cached_chart(composition)
+    if not cached.is_file():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f".{cached.name}.{os.getpid()}")
+        draw_chart(composition, partial)
+        partial.replace(cached)  # atomic: concurrent builds may draw the same chart
+    shutil.copyfile(cached, path)
+    return Path(path)
+
+
+def cached_chart(composition: dict) -> Path:
+    """Where the cache keeps the chart of these counts, drawn by this code."""
+    panels = canonical_json(list(composition.items()))  # the panels' order is drawn
+    key = hashlib.sha256(panels.encode())
+    key.update(Path(__file__).read_bytes())
+    key.update(metadata.version("matplotlib").encode())
+    return cache_root() / "charts" / f"{key.hexdigest()[:32]}.png"
+
+
+def draw_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
     (one per key, in order) and save the PNG at ``path``."""
     plt = pyplot()

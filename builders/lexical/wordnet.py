@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from answerable.errors import ConfigError
+from answerable.variables import cache_root
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT_PACKAGES = "wordnet-base wordnet-sense-index"
@@ -94,9 +95,7 @@ def lexnames_text() -> str:
 
 def cache_dir() -> Path:
     """Where the nltk corpus folder is assembled."""
-    root = os.environ.get("ANSWERABLE_CACHE")
-    base = Path(root) if root else Path.home() / ".cache" / "answerable"
-    return base / "nltk_data"
+    return cache_root() / "nltk_data"
 
 
 def available(source: Path = DEBIAN_DIR) -> bool:
