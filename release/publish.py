@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,24 +56,6 @@ class Release:
     path: Path
     manifest: dict
     written: bool
-
-
-def tally(items: list[dict], field: str) -> dict[str, int]:
-    """Counts of ``field``'s values, sorted by value; null shows as ``none``."""
-    counts = Counter(str(item.get(field) or "none") for item in items)
-    return dict(sorted(counts.items()))
-
-
-def count_items(items: Iterable[dict]) -> dict:
-    """The manifest's counts: total and per label, category and database (``items`` is
-    read once: it may be a stream)."""
-    fields = {"by_label": "label", "by_category": "category", "by_db": "db_id"}
-    counts, total = {name: Counter() for name in fields}, 0
-    for item in items:
-        total += 1
-        for name, field in fields.items():
-            counts[name][str(item.get(field) or "none")] += 1
-    return {"total": total} | {name: dict(sorted(counts[name].items())) for name in fields}
 
 
 def frame_counts(frame: pl.DataFrame) -> dict:

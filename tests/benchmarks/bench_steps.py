@@ -18,12 +18,12 @@ step's floor: the irreducible work of the same items, one process, wall seconds:
   Lines), and the shipped databases copied.
 
 Then ``noop_rebuild_s``: the same recipe built again in its folder by ``answerable build``
-in a new process, nothing changed (wall seconds); ``inspect_cpu_s``: ``answerable inspect``
-of the release, CPU seconds of its process; ``quickstart_cpu_s``: the README's quick start
-(``answerable build raw/demo/recipe.yaml`` as shipped, in a fresh folder), CPU seconds of
-the build and its workers. Each step's line goes to stderr; the last line on stdout is
-exactly ``worst_step=<name> worst_ratio=<r> noop_rebuild_s=<s> inspect_cpu_s=<c>
-quickstart_cpu_s=<q>``.
+in a new process, nothing changed (wall seconds); ``quickstart_cpu_s``: the README's quick
+start (``answerable build raw/demo/recipe.yaml`` as shipped, in a fresh folder), CPU
+seconds of the build and its workers; ``inspect_cpu_s``: ``answerable inspect`` of the
+demo release that build cut, CPU seconds of its process. Each step's line goes to
+stderr; the last line on stdout is exactly ``worst_step=<name> worst_ratio=<r>
+noop_rebuild_s=<s> inspect_cpu_s=<c> quickstart_cpu_s=<q>``.
 """
 
 from __future__ import annotations
@@ -149,6 +149,17 @@ def command_cpu(args: list[str], cwd: Path) -> tuple[float, float]:
     return time.perf_counter() - started, children_cpu() - cpu
 
 
+def quickstart_cpu() -> tuple[float, float]:
+    """CPU seconds of the quick start's build (the demo recipe as shipped, in a fresh
+    folder), then of ``answerable inspect`` of the demo release it cut."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        _, build_cpu = command_cpu(["-q", "build", str(DEMO / "recipe.yaml")], folder)
+        release = next(folder.glob("releases/*/*/manifest.json")).parent
+        _, inspect_cpu = command_cpu(["inspect", str(release)], folder)
+    return build_cpu, inspect_cpu
+
+
 def built_steps(folder: Path, quota: int) -> tuple[Path, dict[str, float]]:
     """The bench recipe built in ``folder`` in this process: (recipe, seconds per step)."""
     recipe = recipe_in(folder, quota)
@@ -174,10 +185,7 @@ def main(quota: int) -> None:
             line = f"{step}: {spent:.2f} s, floor {floor:.2f} s, ratio {ratios[step]:.1f}"
             print(line, file=sys.stderr)
         noop, _ = command_cpu(["-q", "build", str(recipe)], folder)
-        release = next(folder.glob("releases/*/*/manifest.json")).parent
-        _, inspect = command_cpu(["inspect", str(release)], folder)
-    with tempfile.TemporaryDirectory() as name:
-        _, quickstart = command_cpu(["-q", "build", str(DEMO / "recipe.yaml")], Path(name))
+    quickstart, inspect = quickstart_cpu()
     worst = max(ratios, key=ratios.get)
     print(json.dumps({"quota": quota, "ratios": ratios}, sort_keys=True), file=sys.stderr)
     print(
