@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.builders.sqlkit import analyze
+from answerable.builders.sqlkit import reads
 from answerable.errors import SQLError
 
 QUALIFIED = re.compile(r"^([A-Za-z_][\w$]*)\.([A-Za-z_][\w$ ]*)$")
@@ -86,11 +86,11 @@ def read_by(texts: Iterable[str], dialect: str = "sqlite") -> tuple[set[str], se
     columns: set[tuple] = set()
     for sql in texts:
         try:
-            meta = analyze(sql, None, dialect)
+            read_tables, read_columns = reads(sql, dialect)
         except SQLError:
             continue
-        tables |= {t.lower() for t in meta["tables"]}
-        columns |= {tuple(c.lower().split(".", 1)) for c in meta["columns"] if "." in c}
+        tables |= {t.lower() for t in read_tables}
+        columns |= {tuple(c.lower().split(".", 1)) for c in read_columns if "." in c}
     return tables, columns
 
 

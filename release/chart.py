@@ -1,27 +1,54 @@
 """The composition chart of a release: stacked bars per split, by label and by category.
 
 Made with matplotlib's Agg backend, with fixed size, order, colours and no timestamp or
-software metadata in the PNG, so the same counts give the same bytes.
+software metadata in the PNG, so the same counts give the same bytes. Those bytes are
+kept in the user's cache (``$ANSWERABLE_CACHE/charts``, by default
+``~/.cache/answerable/charts``) under a hash of the counts, this module's code and
+matplotlib's version: a chart is drawn (and matplotlib imported, about a second) only
+for counts not drawn before.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+from importlib import metadata
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
-
-import matplotlib.pyplot as plt
-
+from answerable.ids import canonical_json
 from answerable.release.contents import split_order
+from answerable.variables import cache_root
 
 CHART = "composition.png"
 
 
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
+    """The chart of ``composition`` at ``path``: the cached PNG of the same counts, or
+    one drawn by :func:`draw_chart` (and cached)."""
+    cached = cached_chart(composition)
+    if not cached.is_file():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f".{cached.name}.{os.getpid()}")
+        draw_chart(composition, partial)
+        partial.replace(cached)  # atomic: concurrent builds may draw the same chart
+    shutil.copyfile(cached, path)
+    return Path(path)
+
+
+def cached_chart(composition: dict) -> Path:
+    """Where the cache keeps the chart of these counts, drawn by this code."""
+    panels = canonical_json(list(composition.items()))  # the panels' order is drawn
+    key = hashlib.sha256(panels.encode())
+    key.update(Path(__file__).read_bytes())
+    key.update(metadata.version("matplotlib").encode())
+    return cache_root() / "charts" / f"{key.hexdigest()[:32]}.png"
+
+
+def draw_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
     (one per key, in order) and save the PNG at ``path``."""
+    plt = pyplot()
     with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
         figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
         for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
@@ -32,8 +59,20 @@ def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -
     return Path(path)
 
 
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a chart is drawn: it costs
+    about a second, which commands that only read a release do not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
     """One panel: a bar per split, stacked by the values of ``title``."""
+    plt = pyplot()
     splits = split_order(by_split)
     values = sorted({value for counts in by_split.values() for value in counts})
     colours = plt.get_cmap("tab20").colors

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -114,6 +116,24 @@ def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema
         path, base = item_files(folder, item)
         schemas[key] = DatabaseSchema.from_sqlite(path, key, base=base)
     return schemas
+
+
+def tally(items: list[dict], field: str) -> dict[str, int]:
+    """Counts of ``field``'s values, sorted by value; null shows as ``none``."""
+    counts = Counter(str(item.get(field) or "none") for item in items)
+    return dict(sorted(counts.items()))
+
+
+def count_items(items: Iterable[dict]) -> dict:
+    """The manifest's counts: total and per label, category and database (``items`` is
+    read once: it may be a stream)."""
+    fields = {"by_label": "label", "by_category": "category", "by_db": "db_id"}
+    counts, total = {name: Counter() for name in fields}, 0
+    for item in items:
+        total += 1
+        for name, field in fields.items():
+            counts[name][str(item.get(field) or "none")] += 1
+    return {"total": total} | {name: dict(sorted(counts[name].items())) for name in fields}
 
 
 def frame_tally(frame: pl.DataFrame, column: str) -> dict[str, int]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from answerable.errors import ConfigError
 from answerable.records import read_jsonl, read_parquet
-from answerable.release.publish import count_items, tally
+from answerable.release.contents import count_items, tally
 from answerable.release.write import read_split, to_items
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))

@@ -16,18 +16,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from answerable import __version__
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, write_json
+from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
 from answerable.records import to_frame as stored_frame
 from answerable.release.audit import audit, release_schemas
 from answerable.release.card import PROVENANCE, About
@@ -60,24 +58,6 @@ class Release:
     path: Path
     manifest: dict
     written: bool
-
-
-def tally(items: list[dict], field: str) -> dict[str, int]:
-    """Counts of ``field``'s values, sorted by value; null shows as ``none``."""
-    counts = Counter(str(item.get(field) or "none") for item in items)
-    return dict(sorted(counts.items()))
-
-
-def count_items(items: Iterable[dict]) -> dict:
-    """The manifest's counts: total and per label, category and database (``items`` is
-    read once: it may be a stream)."""
-    fields = {"by_label": "label", "by_category": "category", "by_db": "db_id"}
-    counts, total = {name: Counter() for name in fields}, 0
-    for item in items:
-        total += 1
-        for name, field in fields.items():
-            counts[name][str(item.get(field) or "none")] += 1
-    return {"total": total} | {name: dict(sorted(counts[name].items())) for name in fields}
 
 
 def frame_counts(frame: pl.DataFrame) -> dict:
@@ -334,7 +314,7 @@ def _pieces(files: list[Path], names: list[str]) -> Iterator[pl.LazyFrame]:
     reads only the row groups it covers, and polars' allocator serves it (pyarrow's pool
     kept about 60 MB more of the pages it read through)."""
     for file in files:
-        for start in range(0, pq.ParquetFile(file).metadata.num_rows, RUN_ROWS):
+        for start in range(0, row_count(file), RUN_ROWS):
             yield pl.scan_parquet(file).slice(start, RUN_ROWS).select(names)
 
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from answerable.ids import canonical_json, sha256_file
 from answerable.records import DEFAULTS, atomic_path
@@ -228,13 +227,13 @@ SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
 ROW_GROUP_ROWS = 4_096
 
 
-def write_split(parts: list[Path], folder: Path, split: str, formats: Iterable[str]) -> list:
+def write_split(
+    pieces: Callable[[], Iterable[pl.DataFrame]], folder: Path, split: str, formats: Iterable[str]
+) -> list:
     """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
-    entries of the files written. ``parts``: the Arrow IPC files the split's rows were
-    spooled to (in id order, see :func:`write_data`), read back one at a time."""
-
-    def pieces() -> Iterator[pl.DataFrame]:
-        return (pl.read_ipc(part) for part in parts)
+    entries of the files written. ``pieces()``: the split's rows in id order, a frame at a
+    time (the spooled parts read back one at a time, or the split's one frame), once per
+    format."""
 
     def write(fmt: str) -> dict:
         relative = f"data/{split}{SUFFIXES[fmt]}"
@@ -274,6 +273,8 @@ def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
     if second is None:
         first.write_parquet(path, compression="zstd", statistics=False)
         return first.height
+    import pyarrow.parquet as pq  # the [build] extra: only a build writes a release
+
     rows = 0
     tables = (group.to_arrow() for group in itertools.chain([first, second], groups))
     del first, second  # held by the chain until written, no longer
@@ -323,10 +324,11 @@ def write_data(
 
     ``frames`` is a frame of items, or frames one after another in id order (chunks of
     the release): each chunk's rows are spooled to disk per split, then every split's
-    files are written from its spool a piece at a time, so no split is ever held whole."""
-    if isinstance(frames, pl.DataFrame):
-        frames = [frames if frames["id"].is_sorted() else frames.sort("id")]
+    files are written from its spool a piece at a time, so no split is ever held whole.
+    A whole frame is in memory already: each split is written from it, without a spool."""
     Path(folder).mkdir(parents=True, exist_ok=True)
+    if isinstance(frames, pl.DataFrame):
+        return _write_whole(frames, folder, formats)
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=folder) as spool:
         parts: dict[str, list[Path]] = {}
         last = None
@@ -342,6 +344,24 @@ def write_data(
                 frame.filter(pl.col("split") == split).write_ipc(part)
                 parts.setdefault(split, []).append(part)
         entries = []
-        for split in sorted(parts):
-            entries += write_split(parts[split], folder, split, formats)
+        for split, spooled in sorted(parts.items()):
+            entries += write_split(_reader(spooled), folder, split, formats)
         return entries
+
+
+def _reader(parts: list[Path]) -> Callable[[], Iterator[pl.DataFrame]]:
+    """The spooled Arrow IPC files of a split, read back one at a time on each call."""
+    return lambda: (pl.read_ipc(part) for part in parts)
+
+
+def _write_whole(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> list[dict]:
+    """:func:`write_data` of one frame of items: the same files, each split's rows
+    taken from the frame as they are needed."""
+    frame = frame.select(list(polars_schema()))  # item fields, in the schema's order
+    frame = frame if frame["id"].is_sorted() else frame.sort("id")
+    entries = []
+    for split in sorted(frame["split"].unique().drop_nulls().to_list()):
+        rows = frame.filter(pl.col("split") == split)
+        entries += write_split(lambda rows=rows: [rows], folder, split, formats)
+        del rows
+    return entries

@@ -14,8 +14,8 @@ from pathlib import Path
 from answerable.ids import sha256_file
 from answerable.records import read_jsonl, write_json
 from answerable.release.card import About
+from answerable.release.contents import count_items, tally
 from answerable.release.documents import write_documents
-from answerable.release.publish import count_items, tally
 from answerable.release.write import to_frame, write_data
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from answerable.records import read_jsonl
+from answerable.release.contents import count_items
 from answerable.release.write import (
     SchemaShapeError,
     open_fields,
@@ -199,6 +200,6 @@ def test_the_release_frame_made_a_chunk_at_a_time_is_to_frames(monkeypatch):
     assert len(items) > 6
     assert publish.items_frame(iter(reversed(items))).equals(to_frame(items))
     assert publish.items_frame(iter(items)).equals(to_frame(items))
-    counted = publish.count_items(iter(items))  # one pass over a stream
-    assert counted == publish.count_items(list(items)) and counted["total"] == len(items)
+    counted = count_items(iter(items))  # one pass over a stream
+    assert counted == count_items(list(items)) and counted["total"] == len(items)
     assert list(records.in_chunks(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]

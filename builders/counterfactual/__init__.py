@@ -24,37 +24,36 @@ Modules, one concern each:
   source outside a build, for counts.
 """
 
-from answerable.builders.counterfactual.bio import bio_tags, write_bio
-from answerable.builders.counterfactual.edits import EditEnv, prepare
-from answerable.builders.counterfactual.materialize import VariantStore, materialize
-from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
-from answerable.builders.counterfactual.stage import (
-    PARENT_FIELDS,
-    STEP,
-    Config,
-    Stats,
-    drop_repeated,
-    edit_env,
-    is_parent,
-    run_counterfactual,
-)
+import importlib
 
-__all__ = [
-    "CONTROL_EDIT",
-    "GENERATORS",
-    "PARENT_FIELDS",
-    "PROBLEM_EDITS",
-    "STEP",
-    "Config",
-    "EditEnv",
-    "Stats",
-    "VariantStore",
-    "bio_tags",
-    "drop_repeated",
-    "edit_env",
-    "is_parent",
-    "materialize",
-    "prepare",
-    "run_counterfactual",
-    "write_bio",
-]
+# Each public name and the module that holds it, imported on first use: a reader of a
+# release that opens a variant (``materialize``) does not pay for the edit generators,
+# Faker and WordNet that the rest of the package pulls.
+_HOME = {
+    "bio_tags": "bio",
+    "write_bio": "bio",
+    "EditEnv": "edits",
+    "prepare": "edits",
+    "VariantStore": "materialize",
+    "materialize": "materialize",
+    "CONTROL_EDIT": "registry",
+    "GENERATORS": "registry",
+    "PROBLEM_EDITS": "registry",
+    "PARENT_FIELDS": "stage",
+    "STEP": "stage",
+    "Config": "stage",
+    "Stats": "stage",
+    "drop_repeated": "stage",
+    "edit_env": "stage",
+    "is_parent": "stage",
+    "run_counterfactual": "stage",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value  # after the import, which bound the submodule ``materialize``
+    return value

@@ -17,6 +17,8 @@ descriptions (:func:`skeleton`, :func:`hardness`, :func:`operations`) fill an it
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from answerable.builders.schema import DatabaseSchema, quote_identifier
@@ -54,6 +56,7 @@ __all__ = [
     "portable",
     "qualify",
     "quote_identifier",
+    "reads",
     "references",
     "skeleton",
     "transpile",
@@ -74,20 +77,44 @@ def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") ->
     >>> meta["skeleton"], meta["hardness"], meta["tables"], meta["columns"]
     ("SELECT COUNT(*) FROM singer WHERE name LIKE '_'", 'easy', ['singer'], ['singer.name'])
     """
+    tree = _query(sql, dialect)
+    meta = {"skeleton": skeleton(tree, dialect)}
+    tree = _named(tree, schema, dialect)
+    tables, resolved = resolve_all(tree)
+    meta.update(hardness=hardness(tree), operations=operations(tree), tables=sorted(tables))
+    meta["columns"] = sorted(set(resolved.values()))
+    return meta
+
+
+@lru_cache(maxsize=4096)
+def reads(sql: str, dialect: str = "sqlite") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(tables, columns)`` a query reads, as :func:`analyze` names them without a
+    schema, and the same errors; cached by text, since a review queue shows the same
+    SQL (a parent's, a reading's) on many items.
+
+    >>> reads("SELECT Name FROM singer WHERE age > 30")
+    (('singer',), ('singer.age', 'singer.name'))
+    """
+    tables, resolved = resolve_all(_named(_query(sql, dialect), None, dialect))
+    return tuple(sorted(tables)), tuple(sorted(set(resolved.values())))
+
+
+def _query(sql: str, dialect: str):
+    """The tree of a read-only query of pure SQL functions, or an :class:`SQLError`."""
     tree = parse(sql, dialect)
     unsafe = unsafe_function(tree)
     if unsafe is not None:
         raise SQLError("function-not-allowed", f"{unsafe} may not run (only pure SQL functions)")
     if not is_read_only(tree):
         raise SQLError("not-read-only", "only a query (SELECT, set operation, WITH) has sql_meta")
-    meta = {"skeleton": skeleton(tree, dialect)}
+    return tree
+
+
+def _named(tree, schema: DatabaseSchema | None, dialect: str):
+    """The tree qualified against ``schema``, or its names normalized without one."""
     if schema is not None:
-        tree = qualify_in_place(tree, schema, dialect)
-    else:
-        tree = normalize_identifiers(tree, dialect=dialect)
-        if dialect == "sqlite":
-            compared_quotes_to_strings(tree)
-    tables, resolved = resolve_all(tree)
-    meta.update(hardness=hardness(tree), operations=operations(tree), tables=sorted(tables))
-    meta["columns"] = sorted(set(resolved.values()))
-    return meta
+        return qualify_in_place(tree, schema, dialect)
+    tree = normalize_identifiers(tree, dialect=dialect)
+    if dialect == "sqlite":
+        compared_quotes_to_strings(tree)
+    return tree

@@ -114,8 +114,8 @@ def check_templates(recipe: Recipe, databases: dict | None = None) -> TemplateSe
 
 def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
     """template_v1 over the recipe's template files, cached by its signature and in
-    shards of templates (a template weighs its quota)."""
-    loaded = check_templates(ctx.recipe, ctx.databases)
+    shards of templates (a template weighs its quota). A stored output is read without
+    loading the templates again: the build that stored it checked the same files."""
     files = template_files(ctx.recipe)
     settings = settings_of(ctx)
     model = ModelUse.of(ctx.recipe)
@@ -124,6 +124,10 @@ def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, 
         {"settings": settings.signature(), "paraphraser": OFFLINE.name, **model.identity()},
         {"templates": [sha256_file(f) for f in files], "files": ctx.inputs},
     )
+    stored = ctx.workspace.stored_output(GENERATOR, signature)
+    if stored is not None:
+        return stored, True
+    loaded = check_templates(ctx.recipe, ctx.databases)
     workers = ctx.recipe.section("templates").get("workers")
     if workers is not None:  # the section's own count wins over the recipe's
         ctx = replace(ctx, execution=replace(ctx.execution, workers=workers))

@@ -65,11 +65,11 @@ from answerable.records import (
 from answerable.release.audit import audit, schemas_of
 from answerable.release.card import About
 from answerable.release.config import release_config
-from answerable.release.contents import read_release_manifest
+from answerable.release.contents import count_items, read_release_manifest
 from answerable.release.documents import source_licenses
 from answerable.release.earlier import earlier_signature
 from answerable.release.guards import guard_rejects
-from answerable.release.publish import Release, count_items, cut_release
+from answerable.release.publish import Release, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
 from answerable.shards import PerProcess, StoredUnits, run_in_shards

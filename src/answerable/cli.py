@@ -15,6 +15,7 @@ import click
 
 from answerable import __version__
 from answerable.errors import AnswerableError, os_error_line
+from answerable.extras import missing_extra
 from answerable.inert import mask_secrets, printable
 from answerable.release import full_copies
 from answerable.release.evaluate.command import evaluate
@@ -35,6 +36,11 @@ class Group(click.Group):
             sys.exit(141)
         except OSError as error:  # permissions, a full disk, a read-only file system
             click.echo(f"error: {printable(os_error_line(error))}", err=True)
+            sys.exit(1)
+        except ImportError as error:  # an optional package this command needs
+            if missing_extra(error) is None:
+                raise
+            click.echo(f"error: {missing_extra(error)}", err=True)
             sys.exit(1)
 
 

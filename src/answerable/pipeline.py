@@ -242,6 +242,16 @@ class Workspace:
         """Where one step's output for one signature lives."""
         return self.steps / f"{name}-{signature}"
 
+    def stored_output(self, name: str, signature: str) -> StepOutput | None:
+        """The step's stored output (as :meth:`cached_step` returns it), or None when the
+        step has not been stored for this signature."""
+        folder = self.step_dir(name, signature)
+        items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
+        if not (items_file.is_file() and rejects_file.is_file()):
+            return None
+        self.served.append(folder.name)
+        return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file))
+
     def cached_step(
         self, name: str, signature: str, compute: Callable[[], StepOutput]
     ) -> tuple[StepOutput, bool]:
@@ -253,11 +263,12 @@ class Workspace:
         step killed halfway is computed again (a sharded step, from the shards it
         finished: see :mod:`answerable.shards`).
         """
+        stored = self.stored_output(name, signature)
+        if stored is not None:
+            return stored, True
         folder = self.step_dir(name, signature)
         self.served.append(folder.name)
         items_file, rejects_file = folder / "items.parquet", folder / "rejects.jsonl"
-        if items_file.is_file() and rejects_file.is_file():
-            return StepOutput(ItemFiles([items_file]), RejectFile(rejects_file)), True
         output = compute()
         rejects_file.unlink(missing_ok=True)  # the step is stored once both files are there
         write_parquet(output.items, items_file)

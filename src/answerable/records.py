@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from answerable.errors import ConfigError
 from answerable.ids import canonical_json
@@ -188,6 +187,8 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
 def _write_groups(rows: Iterable[tuple], out: Path) -> None:
     """Rows (tuples in the order of :data:`FIELDS`), sorted by id, written to ``out`` in
     row groups of :data:`RUN_ROWS`, as :func:`write_parquet` writes more than that many."""
+    import pyarrow.parquet as pq  # the [build] extra: a core install only reads
+
     writer = None
     try:
         for chunk in in_chunks(rows, RUN_ROWS):
@@ -219,6 +220,8 @@ def without_ids(path: str | Path, ids: set[str]) -> Path:
 
 def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
     """A run's rows as tuples, ``id`` first (the order of :data:`FIELDS`)."""
+    import pyarrow.parquet as pq
+
     for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
         yield from pl.from_arrow(part).iter_rows()
 
@@ -231,6 +234,11 @@ def _write_failed(path: Path, error: Exception) -> OSError:
     return OSError(errno.EIO, f"could not write Parquet ({error})", str(path))
 
 
+def row_count(path: str | Path) -> int:
+    """The rows of a Parquet file, read from its footer."""
+    return pl.scan_parquet(path).select(pl.len()).collect().item()
+
+
 def read_parquet(path: str | Path) -> list[dict]:
     """Read items from a Parquet file written by :func:`write_parquet`."""
     return from_frame(pl.read_parquet(path))
@@ -239,6 +247,8 @@ def read_parquet(path: str | Path) -> list[dict]:
 def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
     :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null)."""
+    import pyarrow.parquet as pq
+
     file = pq.ParquetFile(path)
     for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
         yield from from_arrow(batch)
@@ -257,6 +267,8 @@ class RowReader:
     many shards' (one per process: a forked worker must open its own)."""
 
     def __init__(self, path: str | Path, convert: Callable[[Any], list] = from_arrow):
+        import pyarrow.parquet as pq
+
         self.file = pq.ParquetFile(path)
         self.convert = convert  # an Arrow table's rows as the reader's callers want them
         sizes = (self.file.metadata.row_group(g).num_rows for g in range(self.file.num_row_groups))
@@ -309,7 +321,7 @@ class ItemFiles(StoredRecords):
 
     def __init__(self, files: Iterable[str | Path]):
         self.files = [Path(file) for file in files]
-        self._rows = [pq.ParquetFile(file).metadata.num_rows for file in self.files]
+        self._rows = [row_count(file) for file in self.files]
 
     def _read(self) -> Iterator[dict]:
         return itertools.chain.from_iterable(iter_parquet(file) for file in self.files)

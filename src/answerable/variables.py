@@ -94,3 +94,10 @@ def _value(match: re.Match, file: Path, environ: Mapping[str, str], key: str) ->
         f"${{{name}}} is not set",
         fix=f"export {name}=<value>, or write ${{{name}:-<default>}} in the recipe",
     )
+
+
+def cache_root() -> Path:
+    """The user's cache folder (WordNet's index, charts): ``$ANSWERABLE_CACHE``, by
+    default ``~/.cache/answerable``."""
+    root = os.environ.get("ANSWERABLE_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "answerable"

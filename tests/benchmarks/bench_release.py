@@ -13,6 +13,8 @@ toward the release's peak) and prints its database storage. The lines on stdout 
     verify_seconds=<s>    (issue 10: answerable verify of the written release, no --execute)
     diff_seconds=<s>      (issue 10: answerable diff against a next version; see
                            publish_timing.py)
+    core_install_seconds=<s> core_install_mb=<m>   (a fresh venv with the wheel and no
+                           extra, from a local wheel folder; see core_install.py)
     items=<n> seconds=<s> peak_rss_mb=<m>
 
 ``items`` is the pool every step goes through (the release keeps about 95% of it; the
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from core_install import core_install_line  # beside this file, as publish_timing
 from publish_timing import publish_lines  # beside this file: the script's folder is on the path
 
 from answerable.build import build
@@ -180,6 +183,7 @@ def main(n: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before verify and diff
     with tempfile.TemporaryDirectory() as folder:  # issue 10: verify and diff of such a release
         print("\n".join(publish_lines(frame, Path(folder))))
+    print(core_install_line())
     print(f"items={n} seconds={seconds:.2f} peak_rss_mb={peak:.0f}")
 
 
