@@ -49,7 +49,9 @@ async def ask(client: ChatClient, prompt: Prompt) -> Answer:
     """The parsed reply to one prompt, sending validation errors back to the model."""
     messages, error = list(prompt.messages), None
     for attempt in range(client.settings.validation_retries + 1):
-        completion = await client.complete(messages, prompt.sample, prompt.seed)
+        completion = await client.complete(
+            messages, prompt.sample, prompt.seed, prompt.reply_schema
+        )
         try:
             return Answer(parse_reply(completion.text, prompt.reply_schema), None, attempt + 1)
         except ReplyError as failure:
