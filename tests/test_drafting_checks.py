@@ -77,6 +77,10 @@ def test_near_synonym_names_the_column(clinic):
         ("How many patients like jazz?", "patient"),
         ("Tell me a joke about drugs.", "drug"),
         ("Which diagnosis did my cat get?", "diagnosis"),
+        # a word of a column name alone is not the column: 'long' is not long_title
+        ("How long do goldfish usually live?", None),
+        ("What is the first rule of chess?", None),  # first_careunit
+        ("What is the long title of the code 401?", "long_title"),
     ],
 )
 def test_out_of_domain_shares_no_schema_term(clinic, question, shared):
@@ -97,6 +101,26 @@ def test_vague_word_must_be_in_the_question(clinic):
     assert check_draft(bad, clinic)[0] == "trigger-not-in-question"
     partial = draft("vague-word", "How many recently admitted patients?", "recent")
     assert check_draft(partial, clinic)[0] == "trigger-not-in-question"
+
+
+COUNTED = {**PARENT, "sql": "SELECT COUNT(*) FROM patients WHERE gender = 'F'"}
+
+
+@pytest.mark.parametrize(
+    ("question", "trigger", "reason"),
+    [
+        ("Female patients?", "female", None),  # a topic: what to find is open
+        ("What about insurance?", "insurance", None),
+        # ordinary questions that name the parent's count and table: answerable as asked
+        ("How many female patients are in the clinic?", "female", "still-answerable"),
+        ("How many patients are there?", "patients", "still-answerable"),
+        ("What is the number of patients by gender?", "gender", "still-answerable"),
+    ],
+)
+def test_a_vague_question_lacks_what_makes_its_parent_answerable(clinic, question, trigger, reason):
+    made = Draft(Job(COUNTED, "vague-question", 0), question, trigger, "test_v1", derived=False)
+    failure = check_draft(made, clinic)
+    assert (failure[0] if failure else None) == reason, failure
 
 
 def test_vague_question_keyword_must_be_in_the_question(clinic):
@@ -154,6 +178,26 @@ def test_out_of_scope_asks_for_what_sql_cannot_do(clinic, question, task):
         assert failure[0] == "not-out-of-scope"
     else:
         assert failure is None and task in out_of_scope_tasks(question)
+
+
+@pytest.mark.parametrize(
+    ("category", "question", "trigger"),
+    [  # what real models drafted from the prompts' bookshop examples
+        ("vague-question", "Hardcovers?", "Hardcovers"),
+        ("vague-question", "What about Tolkien?", "Tolkien"),
+        ("missing-column", "What is the average page count of the books?", "page count"),
+        ("missing-column", "What is the average page count of the patients?", "page count"),
+        ("out-of-domain", "How many moons does Jupiter have?", "Jupiter"),
+    ],
+)
+def test_a_draft_that_repeats_a_prompt_example_is_rejected(clinic, category, question, trigger):
+    failure = check_draft(draft(category, question, trigger, derived=False), clinic)
+    assert failure is not None and failure[0] == "copied-example", failure
+
+
+def test_a_draft_only_like_an_example_in_form_is_kept(clinic):
+    made = draft("out-of-domain", "How many moons does Saturn have?", "Saturn", derived=False)
+    assert check_draft(made, clinic) is None
 
 
 def test_a_draft_must_differ_from_its_parent(clinic):

@@ -21,7 +21,7 @@ import json
 
 from sqlglot import exp
 
-from answerable.builders.drafting.categories import Category
+from answerable.builders.drafting.categories import CATEGORIES, Category
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.schema import Table
 from answerable.ids import content_hash
@@ -109,6 +109,18 @@ def draft_messages(
         {"role": "system", "content": DRAFT_SYSTEM},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+def example_questions(_context: DatabaseContext) -> tuple[str, ...]:
+    """Every question (and parent question) a drafting prompt for this database may show
+    as an example, of any category: a draft that repeats one copied it."""
+    return tuple(
+        example[key]
+        for category in CATEGORIES.values()
+        for example in category.examples
+        for key in ("parent", "question")
+        if key in example
+    )
 
 
 def _example(example: dict) -> str:
