@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import (
     NearDuplicates,
     check_draft,
@@ -14,7 +15,8 @@ from answerable.builders.drafting.checks import (
     reference_words,
 )
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job
+from answerable.builders.drafting.prompts import database_examples
 from answerable.builders.schema import DatabaseSchema
 from tests.conftest import shared_data
 
@@ -191,13 +193,24 @@ def test_out_of_scope_asks_for_what_sql_cannot_do(clinic, question, task):
     ],
 )
 def test_a_draft_that_repeats_a_prompt_example_is_rejected(clinic, category, question, trigger):
-    failure = check_draft(draft(category, question, trigger, derived=False), clinic)
+    failure = check_draft(modelled(category, question, trigger), clinic)
     assert failure is not None and failure[0] == "copied-example", failure
 
 
+def modelled(category: str, question: str, trigger: str) -> Draft:
+    return Draft(Job(PARENT, category, 0), question, trigger, LLM_DRAFTER, derived=False)
+
+
 def test_a_draft_only_like_an_example_in_form_is_kept(clinic):
-    made = draft("out-of-domain", "How many moons does Saturn have?", "Saturn", derived=False)
+    made = modelled("out-of-domain", "How many moons does Saturn have?", "Saturn")
     assert check_draft(made, clinic) is None
+
+
+def test_a_copy_of_an_example_written_on_the_database_is_rejected(clinic):
+    shown = database_examples(CATEGORIES["missing-column"], clinic, COUNTED)
+    assert "patient" not in shown[0]["question"]  # another table than the parent's
+    failure = check_draft(modelled("missing-column", shown[0]["question"], "x"), clinic)
+    assert failure[0] == "copied-example", failure
 
 
 def test_a_draft_must_differ_from_its_parent(clinic):

@@ -21,7 +21,7 @@ Per category (the issue's rules):
   the schema's columns (``Cluster the teams by their city`` is a GROUP BY: ``groupable``).
 
 Every draft must also differ from its parent (``same-as-parent``) and, when a model
-wrote it, from the examples its prompt showed (``copied-example``: the same or nearly
+wrote it, from the examples a prompt shows (``copied-example``: the same or nearly
 the same question). Then
 :class:`NearDuplicates` drops a draft whose normalized text equals an earlier one's
 (``duplicate``) or whose character 3-gram similarity to one is at least the threshold
@@ -47,7 +47,7 @@ from sqlglot import exp
 
 from answerable.builders.drafting import lexicon, settled
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import Draft
+from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft
 from answerable.builders.drafting.prompts import example_questions
 from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
 from answerable.builders.lexical.inflection import singular
@@ -351,9 +351,10 @@ def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
     """Why ``draft`` fails its category's check, or None when it passes."""
     if normalize(draft.question) == normalize(draft.job.parent["question"]):
         return "same-as-parent", "the draft repeats its parent's question"
-    copied = copied_example(draft.question, example_questions(context))
-    if copied is not None:
-        return copied
+    if draft.generator == LLM_DRAFTER:  # only a model saw a prompt's examples
+        copied = copied_example(draft.question, example_questions(context, draft.job.parent))
+        if copied is not None:
+            return copied
     return CHECKS[draft.category](draft, context)
 
 
