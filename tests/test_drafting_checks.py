@@ -125,6 +125,16 @@ def test_a_vague_question_lacks_what_makes_its_parent_answerable(clinic, questio
     assert (failure[0] if failure else None) == reason, failure
 
 
+def test_names_said_by_the_same_words_are_one_thing(clinic):
+    """A bare column or value is a topic even when several of the parent's names share
+    its words (``score`` of home_score and away_score, ``stadium`` of a table and a value)."""
+    sql = "SELECT home_score, away_score FROM matches JOIN stadiums USING (stadium_id)"
+    parent = {**PARENT, "sql": sql + " WHERE stadiums.name = 'Alexshire Stadium'"}
+    for question, trigger in [("Away score?", "Away score"), ("Alexshire Stadium?", "Alexshire")]:
+        made = Draft(Job(parent, "vague-question", 0), question, trigger, "t", derived=False)
+        assert check_draft(made, clinic) is None, question
+
+
 def test_vague_question_keyword_must_be_in_the_question(clinic):
     assert check_draft(draft("vague-question", "Insurance?", "insurance"), clinic) is None
     assert check_draft(draft("vague-question", "Insurance?", "sodium"), clinic)[0] == (

@@ -274,19 +274,39 @@ def grouped_by(question: str, schema: DatabaseSchema) -> str | None:
 
 def check_vague_question(draft: Draft, context: DatabaseContext) -> Failure | None:
     """The trigger is in the question, and the question lacks what makes its parent
-    answerable: of the parent's bound values, columns, tables and aggregates it names
-    one at most (a topic, not a request; :func:`parent_specifics`)."""
+    answerable: of the parent's bound values, columns, tables and aggregates
+    (:func:`parent_specifics`) it names one thing at most (a topic, not a request).
+    Names said by the same words are one thing: ``Away score?`` names the column
+    ``away_score`` once, not also ``home_score``'s ``score``."""
     missing = check_trigger_in_question(draft, context)
     if missing is not None:
         return missing
-    named = [
-        said
-        for said, cues in parent_specifics(draft.job.parent).items()
-        if any(_names(draft.question, cue) for cue in cues)
-    ]
-    if len(named) >= 2:
-        return "still-answerable", f"names {', '.join(named)} of its parent: says what to find"
+    said = [canonical(w) for w in words(draft.question)]
+    groups: list[tuple[set[int], list[str]]] = []
+    for name, cues in parent_specifics(draft.job.parent).items():
+        places = _said_at(said, cues)
+        if not places:
+            continue
+        joined = [g for g in groups if g[0] & places]
+        groups = [g for g in groups if not g[0] & places]
+        groups.append(
+            (places.union(*(g[0] for g in joined)), [n for g in joined for n in g[1]] + [name])
+        )
+    if len(groups) >= 2:
+        named = ", ".join(" / ".join(names) for _, names in groups)
+        return "still-answerable", f"names {named} of its parent: says what to find"
     return None
+
+
+def _said_at(said: list[str], cues: tuple[str, ...]) -> set[int]:
+    """The places of the question's words that say one of ``cues`` (every word of it,
+    canonical), or an empty set."""
+    for cue in cues:
+        wanted = {canonical(w) for w in words(cue)}
+        places = {k for k, w in enumerate(said) if w in wanted}
+        if wanted and wanted <= {said[k] for k in places}:
+            return places
+    return set()
 
 
 AGGREGATE_CUES = {
@@ -300,9 +320,9 @@ AGGREGATE_CUES = {
 
 def parent_specifics(parent: dict) -> dict[str, tuple[str, ...]]:
     """What makes a parent answerable, each with the phrases that name it in a question:
-    its bound values (the literals of its SQL), its columns and tables (their content
-    words, any one of which names it) and its aggregates (their cue words). Empty when
-    the parent's SQL does not parse.
+    its bound values (the literals of its SQL), its columns and tables (all their content
+    words) and its aggregates (any of their cue words). Empty when the parent's SQL does
+    not parse.
 
     >>> sorted(parent_specifics({"sql": "SELECT COUNT(*) FROM players WHERE position = 'GK'"}))
     ["'GK'", 'COUNT', 'players', 'position']
@@ -316,23 +336,12 @@ def parent_specifics(parent: dict) -> dict[str, tuple[str, ...]]:
         if words(literal.this):
             specifics[literal.sql()] = (literal.this,)
     for node in (*tree.find_all(exp.Column), *tree.find_all(exp.Table)):
-        cues = tuple(content_words(node.name))
-        if cues:
-            specifics[node.name] = cues
+        if content_words(node.name):
+            specifics[node.name] = (" ".join(content_words(node.name)),)
     for kind, cues in AGGREGATE_CUES.items():
         if tree.find(kind) is not None:
             specifics[kind.key.upper()] = cues
     return specifics
-
-
-def _names(question: str, phrase: str) -> bool:
-    """Whether ``question`` says ``phrase``: as whole words, or each word in a singular
-    or canonical form (``goalkeepers`` says ``Goalkeeper``)."""
-    if find_phrase(question, phrase) is not None:
-        return True
-    said = {canonical(w) for w in words(question)}
-    wanted = words(phrase)
-    return bool(wanted) and all(canonical(w) in said for w in wanted)
 
 
 CHECKS = {
