@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import (
     NearDuplicates,
     check_draft,
@@ -14,7 +15,8 @@ from answerable.builders.drafting.checks import (
     reference_words,
 )
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job
+from answerable.builders.drafting.prompts import database_examples
 from answerable.builders.schema import DatabaseSchema
 from tests.conftest import shared_data
 
@@ -77,6 +79,10 @@ def test_near_synonym_names_the_column(clinic):
         ("How many patients like jazz?", "patient"),
         ("Tell me a joke about drugs.", "drug"),
         ("Which diagnosis did my cat get?", "diagnosis"),
+        # a word of a column name alone is not the column: 'long' is not long_title
+        ("How long do goldfish usually live?", None),
+        ("What is the first rule of chess?", None),  # first_careunit
+        ("What is the long title of the code 401?", "long_title"),
     ],
 )
 def test_out_of_domain_shares_no_schema_term(clinic, question, shared):
@@ -97,6 +103,36 @@ def test_vague_word_must_be_in_the_question(clinic):
     assert check_draft(bad, clinic)[0] == "trigger-not-in-question"
     partial = draft("vague-word", "How many recently admitted patients?", "recent")
     assert check_draft(partial, clinic)[0] == "trigger-not-in-question"
+
+
+COUNTED = {**PARENT, "sql": "SELECT COUNT(*) FROM patients WHERE gender = 'F'"}
+
+
+@pytest.mark.parametrize(
+    ("question", "trigger", "reason"),
+    [
+        ("Female patients?", "female", None),  # a topic: what to find is open
+        ("What about insurance?", "insurance", None),
+        # ordinary questions that name the parent's count and table: answerable as asked
+        ("How many female patients are in the clinic?", "female", "still-answerable"),
+        ("How many patients are there?", "patients", "still-answerable"),
+        ("What is the number of patients by gender?", "gender", "still-answerable"),
+    ],
+)
+def test_a_vague_question_lacks_what_makes_its_parent_answerable(clinic, question, trigger, reason):
+    made = Draft(Job(COUNTED, "vague-question", 0), question, trigger, "test_v1", derived=False)
+    failure = check_draft(made, clinic)
+    assert (failure[0] if failure else None) == reason, failure
+
+
+def test_names_said_by_the_same_words_are_one_thing(clinic):
+    """A bare column or value is a topic even when several of the parent's names share
+    its words (``score`` of home_score and away_score, ``stadium`` of a table and a value)."""
+    sql = "SELECT home_score, away_score FROM matches JOIN stadiums USING (stadium_id)"
+    parent = {**PARENT, "sql": sql + " WHERE stadiums.name = 'Alexshire Stadium'"}
+    for question, trigger in [("Away score?", "Away score"), ("Alexshire Stadium?", "Alexshire")]:
+        made = Draft(Job(parent, "vague-question", 0), question, trigger, "t", derived=False)
+        assert check_draft(made, clinic) is None, question
 
 
 def test_vague_question_keyword_must_be_in_the_question(clinic):
@@ -154,6 +190,37 @@ def test_out_of_scope_asks_for_what_sql_cannot_do(clinic, question, task):
         assert failure[0] == "not-out-of-scope"
     else:
         assert failure is None and task in out_of_scope_tasks(question)
+
+
+@pytest.mark.parametrize(
+    ("category", "question", "trigger"),
+    [  # what real models drafted from the prompts' bookshop examples
+        ("vague-question", "Hardcovers?", "Hardcovers"),
+        ("vague-question", "What about Tolkien?", "Tolkien"),
+        ("missing-column", "What is the average page count of the books?", "page count"),
+        ("missing-column", "What is the average page count of the patients?", "page count"),
+        ("out-of-domain", "How many moons does Jupiter have?", "Jupiter"),
+    ],
+)
+def test_a_draft_that_repeats_a_prompt_example_is_rejected(clinic, category, question, trigger):
+    failure = check_draft(modelled(category, question, trigger), clinic)
+    assert failure is not None and failure[0] == "copied-example", failure
+
+
+def modelled(category: str, question: str, trigger: str) -> Draft:
+    return Draft(Job(PARENT, category, 0), question, trigger, LLM_DRAFTER, derived=False)
+
+
+def test_a_draft_only_like_an_example_in_form_is_kept(clinic):
+    made = modelled("out-of-domain", "How many moons does Saturn have?", "Saturn")
+    assert check_draft(made, clinic) is None
+
+
+def test_a_copy_of_an_example_written_on_the_database_is_rejected(clinic):
+    shown = database_examples(CATEGORIES["missing-column"], clinic, COUNTED)
+    assert "patient" not in shown[0]["question"]  # another table than the parent's
+    failure = check_draft(modelled("missing-column", shown[0]["question"], "x"), clinic)
+    assert failure[0] == "copied-example", failure
 
 
 def test_a_draft_must_differ_from_its_parent(clinic):

@@ -11,6 +11,7 @@ import pytest
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.client import ChatClient, LLMError, retry_after
 from answerable.builders.drafting.llm import Prompt, ask, ask_all
+from answerable.builders.drafting.replies import DRAFT_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from tests.llm_server import (
     LLMServer,
@@ -153,6 +154,21 @@ def test_samples_model_and_parameters_are_part_of_the_key(server, tmp_path):
     complete(settings(server), cache, sample=1)  # cached
     assert server.requests == 4
     assert [e["body"].get("seed") for e in server.log] == [0, 1, 0, 0]
+
+
+def test_json_schema_sends_the_reply_schema_as_response_format(server, tmp_path):
+    cache = ReplyCache(tmp_path / "c.sqlite")
+    ask_all([Prompt(PROMPT)], settings(server), cache, Usage())
+    ask_all([Prompt(PROMPT)], settings(server, json_schema=True), cache, Usage())
+    assert server.requests == 2  # a different request: not answered from the cache
+    plain, structured = (e["body"] for e in server.log)
+    assert "response_format" not in plain
+    assert structured["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": DRAFT_REPLY},
+    }
+    assert "json_schema" not in settings(server).identity()  # old step signatures stand
+    assert settings(server, json_schema=True).identity()["json_schema"] is True
 
 
 # ---- validation ------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def test_model_candidates_need_an_endpoint(tmp_path, monkeypatch):
 def test_without_the_extra_ranking_says_how_to_install_it():
     with pytest.raises(RuntimeError, match=r"answerable\[embeddings\]"):
         rank_by_embedding("What is the grade?", ("letter_grade", "school_grade"))
-    assert "sentence-transformers" in EMBEDDINGS_MISSING
+    assert "onnxruntime" in EMBEDDINGS_MISSING
 
 
 @pytest.mark.skipif(not embeddings_available(), reason=EMBEDDINGS_MISSING)

@@ -6,8 +6,10 @@ The other categories of the taxonomy (column-, value- and operator-ambiguous,
 missing-value, calculation, external-knowledge) come from schema edits, sources or
 review, not drafting.
 
-The examples are written for a made-up bookshop database, so that a prompt never shows
-the model a question about the database it drafts for.
+The examples are written for a made-up bookshop database: people read them (the review
+page's guidelines), and a prompt shows them only for out-of-domain and small talk, or
+when its database offers nothing to write examples on; otherwise a prompt's examples are
+written on the target database itself (:func:`.prompts.database_examples`).
 """
 
 from __future__ import annotations

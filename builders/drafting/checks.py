@@ -5,10 +5,14 @@ Per category (the issue's rules):
 - ``missing-column``: the trigger column is not in the schema, or for a ``surface``
   draft not in the table it is asked of (``column-in-schema``)
   and is not a near-synonym of a column (``column-near-synonym``);
-- ``out-of-domain``, ``small-talk``: the question shares no schema term (``shares-schema-term``);
+- ``out-of-domain``, ``small-talk``: the question names no table or column
+  (``shares-schema-term``): a name counts when every content word of it is in the
+  question, so ``long`` alone does not name ``long_title``;
 - ``vague-word`` and ``vague-question``: the trigger is in the question
   (``trigger-not-in-question``); a vague word must leave something open that the rest
-  of the question does not fix (``vague-word-settled``, see :mod:`.settled`);
+  of the question does not fix (``vague-word-settled``, see :mod:`.settled`); a vague
+  question must lack what makes its parent answerable: it may name one of the parent's
+  bound values, columns, tables or aggregates, not two (``still-answerable``);
 - ``ambiguous-reference``: the trigger is in the question and holds a reference word
   (``no-reference-word``), the draft has a parent (``no-parent``), and the draft does not
   still name the referent the parent determines (``reference-determined``, :mod:`.settled`);
@@ -16,7 +20,9 @@ Per category (the issue's rules):
   explanation (``not-out-of-scope``), and a clustering is more than a grouping by one of
   the schema's columns (``Cluster the teams by their city`` is a GROUP BY: ``groupable``).
 
-Every draft must also differ from its parent (``same-as-parent``). Then
+Every draft must also differ from its parent (``same-as-parent``) and, when a model
+wrote it, from the examples a prompt shows (``copied-example``: the same or nearly
+the same question). Then
 :class:`NearDuplicates` drops a draft whose normalized text equals an earlier one's
 (``duplicate``) or whose character 3-gram similarity to one is at least the threshold
 (``near-duplicate``), within its database, against earlier drafts and the items already
@@ -37,16 +43,21 @@ from collections.abc import Iterable
 from difflib import SequenceMatcher
 
 import numpy as np
+from sqlglot import exp
 
 from answerable.builders.drafting import lexicon, settled
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import Draft
+from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft
+from answerable.builders.drafting.prompts import example_questions
 from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
 from answerable.builders.lexical.inflection import singular
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.sqlkit.parsing import parse
+from answerable.errors import SQLError
 
 Failure = tuple[str, str]  # (reason, detail)
 SPELLING_SIMILARITY = 0.85
+COPY_SIMILARITY = 0.7  # a draft this close to a prompt's example copied it
 NGRAM = 3
 
 _CANONICAL = {word: min(group) for group in lexicon.SYNONYM_GROUPS for word in group}
@@ -99,16 +110,6 @@ def _near(mine: list[str], theirs: list[str], term: str, column: str) -> bool:
     )
 
 
-def schema_terms(schema: DatabaseSchema) -> set[str]:
-    """The canonical words of every table and column name, generic words left out."""
-    terms = set()
-    for table in schema.tables:
-        terms.update(content_words(table.name))
-        for column in table.columns:
-            terms.update(content_words(column.name))
-    return terms
-
-
 def question_terms(question: str) -> set[str]:
     """The canonical content words of a question."""
     return {
@@ -155,11 +156,38 @@ def check_missing_column(draft: Draft, context: DatabaseContext) -> Failure | No
 
 
 def check_out_of_domain(draft: Draft, context: DatabaseContext) -> Failure | None:
-    shared = question_terms(draft.question) & schema_terms(context.schema)
-    if shared:
-        named = sorted({w for w in words(draft.question) if canonical(w) in shared})
-        return "shares-schema-term", f"shares {', '.join(named)} with the schema"
+    named = schema_names_in(draft.question, context.schema)
+    if named:
+        terms = {canonical(w) for name in named for w in name_words(name)}
+        said = sorted({w for w in words(draft.question) if canonical(w) in terms})
+        shared = f"shares {', '.join(said)} with the schema ({', '.join(named)})"
+        return "shares-schema-term", shared
     return None
+
+
+def schema_names_in(question: str, schema: DatabaseSchema) -> list[str]:
+    """The table and column names ``question`` names: each name split into its words
+    (at underscores and case changes) and named when every one of them is among the
+    question's words, canonical; never a part of a name alone, nor a name of generic
+    words only (``name``, ``id``).
+
+    >>> from answerable.builders.schema import Column, Table
+    >>> schema = DatabaseSchema("x", [Table("d_icd", [Column("long_title")])])
+    >>> schema_names_in("How long do goldfish usually live?", schema)
+    []
+    >>> schema_names_in("What is the long title of code 401?", schema)
+    ['long_title']
+    """
+    mine = {canonical(w) for w in words(question)}
+    found = []
+    for table in schema.tables:
+        for name in (table.name, *(c.name for c in table.columns)):
+            theirs = name_words(name)
+            if not content_words(name) or name in found:
+                continue
+            if {canonical(w) for w in theirs} <= mine:
+                found.append(name)
+    return sorted(found)
 
 
 def check_trigger_in_question(draft: Draft, _context: DatabaseContext) -> Failure | None:
@@ -244,8 +272,80 @@ def grouped_by(question: str, schema: DatabaseSchema) -> str | None:
     return None
 
 
+def check_vague_question(draft: Draft, context: DatabaseContext) -> Failure | None:
+    """The trigger is in the question, and the question lacks what makes its parent
+    answerable: of the parent's bound values, columns, tables and aggregates
+    (:func:`parent_specifics`) it names one thing at most (a topic, not a request).
+    Names said by the same words are one thing: ``Away score?`` names the column
+    ``away_score`` once, not also ``home_score``'s ``score``."""
+    missing = check_trigger_in_question(draft, context)
+    if missing is not None:
+        return missing
+    said = [canonical(w) for w in words(draft.question)]
+    groups: list[tuple[set[int], list[str]]] = []
+    for name, cues in parent_specifics(draft.job.parent).items():
+        places = _said_at(said, cues)
+        if not places:
+            continue
+        joined = [g for g in groups if g[0] & places]
+        groups = [g for g in groups if not g[0] & places]
+        groups.append(
+            (places.union(*(g[0] for g in joined)), [n for g in joined for n in g[1]] + [name])
+        )
+    if len(groups) >= 2:
+        named = ", ".join(" / ".join(names) for _, names in groups)
+        return "still-answerable", f"names {named} of its parent: says what to find"
+    return None
+
+
+def _said_at(said: list[str], cues: tuple[str, ...]) -> set[int]:
+    """The places of the question's words that say one of ``cues`` (every word of it,
+    canonical), or an empty set."""
+    for cue in cues:
+        wanted = {canonical(w) for w in words(cue)}
+        places = {k for k, w in enumerate(said) if w in wanted}
+        if wanted and wanted <= {said[k] for k in places}:
+            return places
+    return set()
+
+
+AGGREGATE_CUES = {
+    exp.Count: ("how many", "number", "count"),
+    exp.Avg: ("average", "mean"),
+    exp.Sum: ("total", "sum"),
+    exp.Max: ("most", "highest", "largest", "maximum", "latest", "biggest"),
+    exp.Min: ("least", "lowest", "smallest", "minimum", "earliest", "fewest"),
+}
+
+
+def parent_specifics(parent: dict) -> dict[str, tuple[str, ...]]:
+    """What makes a parent answerable, each with the phrases that name it in a question:
+    its bound values (the literals of its SQL), its columns and tables (all their content
+    words) and its aggregates (any of their cue words). Empty when the parent's SQL does
+    not parse.
+
+    >>> sorted(parent_specifics({"sql": "SELECT COUNT(*) FROM players WHERE position = 'GK'"}))
+    ["'GK'", 'COUNT', 'players', 'position']
+    """
+    try:
+        tree = parse(parent.get("sql") or "", parent.get("dialect") or "sqlite")
+    except SQLError:
+        return {}
+    specifics: dict[str, tuple[str, ...]] = {}
+    for literal in tree.find_all(exp.Literal):
+        if words(literal.this):
+            specifics[literal.sql()] = (literal.this,)
+    for node in (*tree.find_all(exp.Column), *tree.find_all(exp.Table)):
+        if content_words(node.name):
+            specifics[node.name] = (" ".join(content_words(node.name)),)
+    for kind, cues in AGGREGATE_CUES.items():
+        if tree.find(kind) is not None:
+            specifics[kind.key.upper()] = cues
+    return specifics
+
+
 CHECKS = {
-    "vague-question": check_trigger_in_question,
+    "vague-question": check_vague_question,
     "vague-word": check_vague_word,
     "ambiguous-reference": check_reference_not_determined,
     "missing-column": check_missing_column,
@@ -260,7 +360,27 @@ def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
     """Why ``draft`` fails its category's check, or None when it passes."""
     if normalize(draft.question) == normalize(draft.job.parent["question"]):
         return "same-as-parent", "the draft repeats its parent's question"
+    if draft.generator == LLM_DRAFTER:  # only a model saw a prompt's examples
+        copied = copied_example(draft.question, example_questions(context, draft.job.parent))
+        if copied is not None:
+            return copied
     return CHECKS[draft.category](draft, context)
+
+
+def copied_example(question: str, examples: Iterable[str]) -> Failure | None:
+    """``copied-example`` when ``question`` is, or nearly is (character 3-gram
+    similarity of :data:`COPY_SIMILARITY` or more), one of a prompt's ``examples``.
+
+    >>> copied_example("Which recent books were published after 2020?",
+    ...                ["Which recent books were published?"])
+    ('copied-example', "0.75 similar to the prompt's example 'Which recent books were published?'")
+    """
+    grams = ngrams(question)
+    for example in examples:
+        score = similarity(grams, ngrams(example))
+        if score >= COPY_SIMILARITY:
+            return "copied-example", f"{score:.2f} similar to the prompt's example {example!r}"
+    return None
 
 
 # ---- near-duplicates -------------------------------------------------------------------

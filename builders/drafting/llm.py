@@ -18,7 +18,12 @@ from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.client import ChatClient, LLMError
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job, job_reject
-from answerable.builders.drafting.prompts import draft_messages, prompt_hash, schema_text
+from answerable.builders.drafting.prompts import (
+    database_examples,
+    draft_messages,
+    prompt_hash,
+    schema_text,
+)
 from answerable.builders.drafting.replies import DRAFT_REPLY, ReplyError, parse_reply, retry_message
 from answerable.builders.drafting.settings import LLMSettings, Usage
 
@@ -49,7 +54,9 @@ async def ask(client: ChatClient, prompt: Prompt) -> Answer:
     """The parsed reply to one prompt, sending validation errors back to the model."""
     messages, error = list(prompt.messages), None
     for attempt in range(client.settings.validation_retries + 1):
-        completion = await client.complete(messages, prompt.sample, prompt.seed)
+        completion = await client.complete(
+            messages, prompt.sample, prompt.seed, prompt.reply_schema
+        )
         try:
             return Answer(parse_reply(completion.text, prompt.reply_schema), None, attempt + 1)
         except ReplyError as failure:
@@ -92,10 +99,11 @@ async def _ask_all(
     return answers
 
 
-def draft_prompt(job: Job, schema: str) -> Prompt:
-    """The prompt of one drafting job."""
+def draft_prompt(job: Job, schema: str, context: DatabaseContext) -> Prompt:
+    """The prompt of one drafting job, its examples written on the job's database."""
     category = CATEGORIES[job.category]
-    messages = draft_messages(category, schema, job.parent["question"], job.focus)
+    examples = database_examples(category, context, job.parent)
+    messages = draft_messages(category, schema, job.parent["question"], job.focus, examples)
     return Prompt(messages, job.sample, seed=job.seed)
 
 
@@ -108,7 +116,7 @@ def draft_with_llm(
 ) -> tuple[list[Draft], list[dict]]:
     """One draft per job from the model, and a reject for each job without a usable reply."""
     schemas = {db_id: schema_text(context) for db_id, context in contexts.items()}
-    prompts = [draft_prompt(job, schemas[job.db_id]) for job in jobs]
+    prompts = [draft_prompt(job, schemas[job.db_id], contexts[job.db_id]) for job in jobs]
     drafts, rejects = [], []
     for job, prompt, answer in zip(
         jobs, prompts, ask_all(prompts, settings, cache, usage), strict=True

@@ -2,9 +2,14 @@
 
 A drafting prompt shows the schema as CREATE TABLE statements with three example values
 per column (the format of TrustSQL's classifier prompt), the category's definition,
-two examples written for a made-up bookshop database, and, for the categories that
-rewrite an answerable question, that parent question. The reply is one JSON object
-``{question, trigger, rationale}`` (see :mod:`.replies`).
+two examples, and, for the categories that rewrite an answerable question, that parent
+question. The examples are written on the target database itself
+(:func:`database_examples`: its own tables, columns and values, on another table than
+the parent's where there is one), so that a model that copies an example writes a
+question about the right database that the checks can recognize as a copy
+(``copied-example``). The reply is one JSON object ``{question, trigger, rationale}``
+whose trigger is the exact span of the question that makes it problematic
+(see :mod:`.replies`).
 
 >>> from answerable.builders.schema import Column, DatabaseSchema, Table
 >>> schema = DatabaseSchema("shop", [Table("item", [Column("id", "INTEGER")], ["id"])])
@@ -21,7 +26,7 @@ import json
 
 from sqlglot import exp
 
-from answerable.builders.drafting.categories import Category
+from answerable.builders.drafting.categories import CATEGORIES, Category
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.schema import Table
 from answerable.ids import content_hash
@@ -32,7 +37,8 @@ DRAFT_SYSTEM = (
     "You write test questions for a text-to-SQL benchmark over one SQLite database. "
     "Each question must be problematic in exactly the way the category describes. "
     'Reply with one JSON object {"question": ..., "trigger": ..., "rationale": ...} '
-    "and nothing else."
+    'and nothing else. "trigger" is the span of your question, copied exactly, that '
+    "makes it problematic. Do not repeat an example: write a new question."
 )
 
 SQL_SYSTEM = (
@@ -85,19 +91,22 @@ def draft_messages(
     schema: str,
     parent_question: str | None = None,
     focus: str | None = None,
+    examples: tuple[dict, ...] | None = None,
 ) -> list[dict]:
     """The chat messages asking for one draft of ``category``.
 
     ``parent_question`` is shown for the categories that rewrite an answerable question;
     ``focus`` (a table, or a topic for out-of-domain) steers the others, so that drafts
-    for different parents differ.
+    for different parents differ. ``examples`` (by default the category's own, written
+    for a made-up bookshop) are shown as replies to copy the form of, not the words.
     """
+    shown = category.examples if examples is None else examples
     parts = [
         f"Database schema:\n{schema}",
         f"Category: {category.name} ({category.label})\nDefinition: {category.definition}\n"
         f'"trigger" holds: {category.trigger}',
-        "Examples (for a different database):\n"
-        + "\n".join(_example(e) for e in category.examples),
+        "Examples of the form (write a different question):\n"
+        + "\n".join(_example(e) for e in shown),
     ]
     if category.uses_parent and parent_question:
         parts.append(f"Parent question: {parent_question}")
@@ -109,6 +118,158 @@ def draft_messages(
         {"role": "system", "content": DRAFT_SYSTEM},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+def example_questions(context: DatabaseContext, parent: dict | None = None) -> tuple[str, ...]:
+    """Every question (and parent question) a drafting prompt for this database and
+    parent may show as an example, of any category: a draft that repeats one copied it.
+    The bookshop's examples are included: other prompts show them."""
+    shown = [e for c in CATEGORIES.values() for e in c.examples]
+    shown += [e for c in CATEGORIES.values() for e in database_examples(c, context, parent)]
+    return tuple(dict.fromkeys(e[k] for e in shown for k in ("parent", "question") if k in e))
+
+
+MADE_UP_ATTRIBUTES = ("shoe size", "favourite colour", "nickname", "blood type", "hobby")
+"""Attributes a missing-column example may ask for, the first one the schema lacks."""
+
+
+def database_examples(
+    category: Category, context: DatabaseContext, parent: dict | None = None
+) -> tuple[dict, ...]:
+    """Two examples of ``category`` written on the database of ``context``: its own
+    tables, columns and values, on a table the parent does not use where there is one.
+    The category's own examples when the database offers nothing to write them on
+    (no values, no numeric column), and always for out-of-domain and small talk, whose
+    questions are about no database.
+
+    >>> from answerable.builders.schema import Column, DatabaseSchema, Table
+    >>> table = Table("players", [Column("name", "TEXT"), Column("height_cm", "INTEGER")])
+    >>> values = {"players": {"name": ["Ann Lee"], "height_cm": [181]}}
+    >>> context = DatabaseContext("league", DatabaseSchema("league", [table]), values)
+    >>> [e["question"] for e in database_examples(CATEGORIES["vague-word"], context)]
+    ['Which players have a high height cm?', 'Which players have a large height cm?']
+    """
+    writer = _EXAMPLE_WRITERS.get(category.name)
+    found = _example_columns(context, parent) if writer else None
+    if found is None:
+        return category.examples
+    return writer(*found)
+
+
+def _example_columns(context: DatabaseContext, parent: dict | None):
+    """``(table words, a text column and value, a numeric column and value)`` of the
+    first table (the parent's own last) with both, or None."""
+    from answerable.builders.drafting.drafts import main_table
+    from answerable.builders.drafting.text import humanize
+
+    own = main_table(parent) if parent and parent.get("sql") else None
+    for table in sorted(context.schema.tables, key=lambda t: (t.name == own, t.name)):
+        text = number = None
+        for column in table.columns:
+            values = context.column_values(table.name, column.name)
+            if not values or column.name.lower().endswith("id"):
+                continue
+            value = values[0]
+            if isinstance(value, str) and text is None and len(value) <= MAX_VALUE_CHARS:
+                text = (humanize(column.name), value)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                number = number or (humanize(column.name), value)
+        if text and number:
+            others = {humanize(c.name) for t in context.schema.tables for c in t.columns}
+            invented = next((a for a in MADE_UP_ATTRIBUTES if a not in others), "shoe size")
+            return humanize(table.name), text, number, invented
+    return None
+
+
+def _vague_word(table, _text, number, _invented):
+    column, value = number
+    return (
+        {
+            "parent": f"Which {table} have a {column} above {value}?",
+            "question": f"Which {table} have a high {column}?",
+            "trigger": "high",
+            "rationale": f"'high' replaces the threshold {value}.",
+        },
+        {
+            "parent": f"Which {table} have a {column} of at least {value}?",
+            "question": f"Which {table} have a large {column}?",
+            "trigger": "large",
+            "rationale": "'large' has no threshold.",
+        },
+    )
+
+
+def _vague_question(table, text, _number, _invented):
+    column, value = text
+    return (
+        {"question": f"{value}?", "trigger": str(value), "rationale": "A value alone."},
+        {
+            "question": f"What about the {column}?",
+            "trigger": column,
+            "rationale": f"Names the {column} but not what to find out about it.",
+        },
+    )
+
+
+def _ambiguous_reference(table, text, _number, _invented):
+    column, value = text
+    return (
+        {
+            "parent": f"How many {table} have the {column} {value!r}?",
+            "question": f"How many {table} have that {column}?",
+            "trigger": f"that {column}",
+            "rationale": f"'that {column}' points back to a value the question does not give.",
+        },
+        {
+            "parent": f"List the {table} whose {column} is {value!r}.",
+            "question": f"List the {table} with the same {column} as before.",
+            "trigger": "as before",
+            "rationale": "Refers to an earlier question that is not there.",
+        },
+    )
+
+
+def _missing_column(table, _text, _number, invented):
+    return (
+        {
+            "question": f"What is the {invented} of each of the {table}?",
+            "trigger": invented,
+            "rationale": f"No column of the schema holds a {invented}.",
+        },
+        {
+            "question": f"Which {table} have a {invented} on record?",
+            "trigger": invented,
+            "rationale": f"The {table} table stores no {invented}.",
+        },
+    )
+
+
+def _out_of_scope(table, text, number, _invented):
+    column, _value = text
+    amount, _ = number
+    return (
+        {
+            "parent": f"How many {table} are there per {column}?",
+            "question": f"Plot the number of {table} per {column}.",
+            "trigger": "Plot",
+            "rationale": "A chart, not a query result.",
+        },
+        {
+            "parent": f"What is the average {amount} of the {table}?",
+            "question": f"Predict the average {amount} of the {table} next year.",
+            "trigger": "Predict",
+            "rationale": "A forecast: no rows hold the future.",
+        },
+    )
+
+
+_EXAMPLE_WRITERS = {
+    "vague-word": _vague_word,
+    "vague-question": _vague_question,
+    "ambiguous-reference": _ambiguous_reference,
+    "missing-column": _missing_column,
+    "out-of-scope": _out_of_scope,
+}
 
 
 def _example(example: dict) -> str:

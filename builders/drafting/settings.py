@@ -28,6 +28,7 @@ class LLMSettings:
     max_retries: int = 5
     timeout_s: float = 60.0
     validation_retries: int = 2
+    json_schema: bool = False  # send the reply's JSON Schema as response_format
     backoff_s: float = 1.0
     max_wait_s: float = 120.0
 
@@ -50,12 +51,19 @@ class LLMSettings:
         register_url(base_url)
         return cls(**known)
 
-    def params(self, seed: int) -> dict:
+    def params(self, seed: int, reply_schema: dict | None = None) -> dict:
         """The request's sampling parameters (part of the cache key). ``seed`` makes
-        samples of one prompt differ, and repeatable where the server honours it."""
+        samples of one prompt differ, and repeatable where the server honours it; with
+        ``json_schema`` on, ``reply_schema`` goes as ``response_format`` (structured
+        output: llama.cpp and vLLM decode only replies the schema accepts)."""
         params = {"temperature": self.temperature, "seed": seed}
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
+        if self.json_schema and reply_schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": reply_schema},
+            }
         return params
 
     def identity(self) -> dict:
@@ -65,6 +73,7 @@ class LLMSettings:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "validation_retries": self.validation_retries,
+            **({"json_schema": True} if self.json_schema else {}),
         }
 
 
