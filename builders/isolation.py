@@ -12,9 +12,12 @@ parent, never by the work:
   first, at the limit itself, with the same ``timeout`` verdict.
 * wall clock: the parent waits at most ``wall_s`` for the answer, then kills the worker
   (a stalled disk, a server that never answers).
-* memory: the worker's address space may grow at most ``memory_bytes`` past what it
-  had when it started (``RLIMIT_AS``); an engine that cannot allocate fails the
-  statement (``too-big``), and a worker that dies of it is replaced.
+* memory: during each call the worker's address space may grow at most
+  ``memory_bytes`` past what it had when the call began (``RLIMIT_AS``, set anew before
+  every call, so what earlier calls legitimately hold, such as an open DuckDB
+  database's reserved pool, does not eat the next statement's share); an engine that
+  cannot allocate fails the statement (``too-big``), and a worker that dies of it is
+  replaced.
 
 One worker per thread of each process is forked on first use and reused for every
 call (a process per statement would cost more than most statements); a worker that
@@ -319,7 +322,6 @@ def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the c
     """The worker's loop: one request at a time until the parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
-    _cap_memory(memory_bytes)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     opened: dict[int, Any] = {}
     while True:
@@ -328,6 +330,7 @@ def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the c
         except (EOFError, OSError, KeyboardInterrupt):
             os._exit(0)
         _cap_cpu(cpu_s)
+        _cap_memory(memory_bytes)
         try:
             reply = ("ok", _answer(request, opened))
         except MemoryError:
@@ -373,7 +376,8 @@ def _cap_cpu(cpu_s: float) -> None:
 
 
 def _cap_memory(memory_bytes: int) -> None:
-    """The address space may grow ``memory_bytes`` past its size now."""
+    """The address space may grow ``memory_bytes`` past its size now (the soft limit
+    may go up again later: it stays under the hard one)."""
     try:
         with open("/proc/self/statm") as statm:
             size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

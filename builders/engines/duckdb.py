@@ -61,6 +61,9 @@ _CONFIG = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
+    # One thread: DuckDB reserves address space for each of its threads, which counts
+    # against the SQL worker's per-call address-space cap (builders/isolation.py).
+    "threads": 1,
 }
 # Settings whose default comes from the machine, pinned on every connection. ICU (built
 # into the package) registers them only once a connection is open, so they are SET
