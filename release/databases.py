@@ -22,7 +22,6 @@ RELEASE --full`` for full copies.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +30,7 @@ import polars as pl
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.opening import ship_copy
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
@@ -137,7 +137,7 @@ def with_database(
 def _copy(source: Path, folder: Path, relative: str) -> dict:
     target = folder / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+    ship_copy(source, target)
     return {"path": relative, "sha256": sha256_file(target), "bytes": target.stat().st_size}
 
 

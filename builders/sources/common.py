@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.ids import content_hash
@@ -279,7 +280,8 @@ def field_of(entry: dict, key: str, kind: type | tuple, file: Path, where: str) 
 
 
 def check_sqlite(path: Path) -> Path:
-    """Return ``path`` if it starts with the SQLite header, else raise a ConfigError."""
+    """Return ``path`` if it is a sound SQLite file (header, no pending log, passes
+    ``integrity_check``: see :func:`source_problem`), else raise a ConfigError."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, None, "SQLite file not found", fix="check the path in the recipe")
@@ -292,6 +294,9 @@ def check_sqlite(path: Path) -> Path:
             "not a SQLite database (wrong file header)",
             fix="point the recipe at a .sqlite file",
         )
+    problem = source_problem(path)
+    if problem is not None:
+        raise ConfigError(path, None, problem[0], fix=problem[1])
     return path
 
 
