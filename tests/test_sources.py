@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import pytest
 import sqlglot
@@ -209,6 +210,37 @@ def test_ehrsql_fixture():
     assert reasons(data) == ["empty-question", "missing-label"]
     assert data.databases["clinic"].path is None
     assert data.databases["clinic"].schema.table("admissions") is not None
+
+
+def ehrsql_files(tmp_path, data: list[dict], labels_text: str):
+    (tmp_path / "data.json").write_text(json.dumps({"version": "t", "data": data}))
+    (tmp_path / "label.json").write_text(labels_text)
+    args = (tmp_path / "data.json", tmp_path / "label.json", FIXTURES / "ehrsql_tables.json")
+    return load_ehrsql(*args, "ehr", db_id="clinic")
+
+
+def test_ehrsql_an_id_used_for_two_questions_rejects_both_named():
+    data = [
+        {"id": "a", "question": "How many admissions are there?"},
+        {"id": "a", "question": "What is the weather?"},
+        {"id": "b", "question": "How many patients are there?"},
+    ]
+    labels = {"a": "SELECT count(*) FROM admissions", "b": "null"}
+    with TemporaryDirectory() as folder:
+        loaded = ehrsql_files(Path(folder), data, json.dumps(labels))
+    assert [r["external_id"] for r in loaded.examples] == ["b"]
+    assert [(r["reason"], r["external_id"]) for r in loaded.rejects] == [("duplicate-id", "a")] * 2
+    assert "2 questions (data[0], data[1])" in loaded.rejects[0]["detail"]
+
+
+def test_ehrsql_an_id_labelled_twice_is_rejected_not_the_last_label_kept():
+    data = [{"id": "a", "question": "What is the weather?"}, {"id": "b", "question": "Hi?"}]
+    labels = '{"a": "null", "b": "null", "a": "SELECT count(*) FROM admissions"}'
+    with TemporaryDirectory() as folder:
+        loaded = ehrsql_files(Path(folder), data, labels)
+    assert [r["external_id"] for r in loaded.examples] == ["b"]
+    assert [(r["reason"], r["external_id"]) for r in loaded.rejects] == [("duplicate-id", "a")]
+    assert "more than one label" in loaded.rejects[0]["detail"]
 
 
 def test_keep_reads_only_the_labels_listed_and_says_how_many_went():

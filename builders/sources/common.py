@@ -205,14 +205,31 @@ def read_text(path: Path) -> str:
         raise ConfigError(path, None, f"not UTF-8 text (byte {error.start})") from None
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; malformed JSON names the line and column."""
+def read_json(path: Path, repeated: list[str] | None = None) -> Any:
+    """Parse a JSON file; malformed JSON names the line and column. With ``repeated``,
+    every key written twice in one object is appended to it (JSON keeps only the last
+    value, silently)."""
     text = read_text(path)
+    hook = None if repeated is None else _noting_repeats(repeated)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as error:
         problem = f"malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
         raise ConfigError(path, None, problem) from None
+
+
+def _noting_repeats(repeated: list[str]):
+    """An ``object_pairs_hook`` that builds each object and notes its repeated keys."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict:
+        made: dict = {}
+        for key, value in pairs:
+            if key in made:
+                repeated.append(key)
+            made[key] = value
+        return made
+
+    return build
 
 
 @dataclass(frozen=True)
