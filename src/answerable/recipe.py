@@ -22,6 +22,7 @@ from answerable.ids import content_hash
 from answerable.schemas import first_error
 from answerable.variables import DATA, data_root, names
 from answerable.variables import expand as expand_variables
+from answerable.yamlfile import load_yaml
 
 INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
 DEFAULT_WORKDIR = ".answerable"
@@ -130,7 +131,7 @@ def _read_yaml(file: Path) -> dict:
             fix="give the path of a YAML recipe, e.g. raw/demo/recipe.yaml",
         )
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_yaml(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
