@@ -88,6 +88,20 @@ def test_jsonl_rejects_empty_duplicate_and_invalid(shop_dir):
     assert all(r["source"] == "seeds" for r in data.rejects)
 
 
+def test_questions_with_nul_or_esc_are_named_rejects_never_released(tmp_path, shop_dir):
+    rows = [
+        {"db_id": "shop", "question": "How many customers are there?\x00", "sql": None},
+        {"db_id": "shop", "question": "Who is \x1b[2Jthe best customer?", "sql": None},
+        {"db_id": "shop", "question": "Which customers\tordered twice?", "sql": None},
+    ]
+    path = tmp_path / "seeds.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = load_jsonl(path, "seeds", shop_dir)
+    assert [r["question"] for r in data.examples] == ["Which customers\tordered twice?"]
+    found = [(r["reason"], r["external_id"], r["detail"].split()[3]) for r in data.rejects]
+    assert found == [("control-character", "1", "U+0000"), ("control-character", "2", "U+001B")]
+
+
 def test_jsonl_database_and_ids(shop_dir):
     data = load_jsonl(FIXTURES / "seeds.jsonl", "seeds", shop_dir)
     ref = data.databases["shop"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +176,9 @@ class ExampleCollector:
         """``(reason, detail)`` when ``record`` cannot be kept, else None."""
         if not str(record.get("question") or "").strip():
             return "empty-question", "the question is empty"
+        control = control_character(str(record["question"]))
+        if control is not None:
+            return "control-character", f"the question holds {control} (not text a reader sees)"
         rule = name_problem(record.get("db_id"))
         if rule is not None:
             detail = f"db_id {record.get('db_id')!r} {rule} (a db_id names a database file)"
@@ -192,6 +196,19 @@ class ExampleCollector:
         db_ids = dict.fromkeys(record["db_id"] for record in self.examples)
         databases = {db_id: resolve(db_id) for db_id in db_ids}
         return SourceData(self.examples, databases, self.rejects)
+
+
+def control_character(text: str) -> str | None:
+    """The first control character of ``text`` (tab and newline aside) as ``U+001B``,
+    else None: NUL, ESC and the like are invisible or rewrite a terminal.
+
+    >>> control_character("How many? \x1b[31m")
+    'U+001B'
+    """
+    for char in text:
+        if char not in "\t\n" and unicodedata.category(char) == "Cc":
+            return f"U+{ord(char):04X}"
+    return None
 
 
 def read_text(path: Path) -> str:
