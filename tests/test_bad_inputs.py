@@ -304,6 +304,7 @@ CASES = [
     Case("release", "materialize over a non-JSON sidecar", RELDB + "test_a_damaged_sidecar_is_one_line_and_force_remakes_the_copy", "already exists"),
     Case("review", "dave and Dave as two annotators", "tests/test_review_store.py::test_annotator_names_differing_in_case_and_spaces_are_one_annotator", "casefold"),
     Case("review", "a 100,000-deep JSON POST", "tests/test_review_server.py::test_json_nested_100000_deep_is_400_not_500", "JSON nested too deeply"),
+    Case("release", "audit when a label's items sit in one family", "tests/test_audit.py::test_a_label_held_by_one_family_is_skipped_not_a_scikit_learn_traceback", "a label's items all fall in one fold"),
     Case("signals", "Ctrl-C during a build with workers", "tests/test_interrupt.py::test_ctrl_c_during_a_build_with_workers_is_one_line_and_exit_130", "interrupted (fix: run the same command again"),
 ]  # fmt: skip
 
