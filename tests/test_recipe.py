@@ -56,7 +56,11 @@ def test_good_recipe_resolves_paths(tmp_path):
         ("dataset: [unclosed\n", None, "not valid YAML: line"),
         ("- just\n- a list\n", None, "must be a mapping"),
         (GOOD + "release:\n  license: NOT-A-LICENSE\n", "release.license", "not an SPDX license"),
-        (GOOD + "execution:\n  row_cap: 99999999999999999999\n", "execution.row_cap", "out of range"),
+        (
+            GOOD + "execution:\n  row_cap: 99999999999999999999\n",
+            "execution.row_cap",
+            "out of range",
+        ),
     ],
 )
 def test_config_errors_name_file_key_and_fix(tmp_path, text, key, words):
