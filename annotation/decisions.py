@@ -100,6 +100,7 @@ def check_decision(decision: dict, item: dict | None, where: str) -> dict:
     accept with SQL of an item that is not answerable is a relabel to answerable.
     """
     decision = {name: _blank_to_none(decision.get(name)) for name in FIELDS}
+    decision["annotator"] = annotator_name(decision["annotator"])
     if (
         decision["verdict"] == "accept"
         and decision["sql"]
@@ -125,6 +126,16 @@ def check_decision(decision: dict, item: dict | None, where: str) -> dict:
     _check_sql(decision, item, where)
     _check_spans(decision, item, where)
     return decision
+
+
+def annotator_name(name):
+    """One spelling per annotator: spaces trimmed and folded, case folded, so ``Dave``
+    and ``dave `` count as one person (not a string: left for the schema to refuse).
+
+    >>> annotator_name("  Dave  Smith ")
+    'dave smith'
+    """
+    return " ".join(name.split()).casefold() if isinstance(name, str) else name
 
 
 def _blank_to_none(value):

@@ -637,6 +637,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.BAD_REQUEST, "the body is not valid UTF-8") from None
         except json.JSONDecodeError as error:
             raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {error}") from None
+        except RecursionError:
+            raise _Refused(HTTPStatus.BAD_REQUEST, "JSON nested too deeply") from None
         handle, status = posts[path]
         self._send_json(handle(payload), status)
 

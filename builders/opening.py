@@ -7,6 +7,7 @@ A source is somebody else's file: the build reads it and leaves its folder as it
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -61,3 +62,69 @@ def check_sqlite_file(path: Path) -> None:
     with open(path, "rb") as fh:
         if fh.read(16) != b"SQLite format 3\x00":
             raise SQLError("not-a-database", f"{path}: not a SQLite database")
+
+
+WAL_FORMAT = 2  # file format read/write version bytes (offsets 18, 19) of a WAL-mode file
+
+
+def source_problem(path: Path) -> tuple[str, str] | None:
+    """``(problem, fix)`` when a source database cannot be used as it is, else None.
+
+    Two things make a file unfit to verify gold on and to ship: changes still in a
+    ``-wal`` or hot ``-journal`` file beside it (the main file alone, which a release
+    ships, is not the state the gold would be verified on), and pages that fail
+    ``PRAGMA integrity_check`` (a corrupt file gives ``malformed`` errors for some
+    queries and would be published as it is). Nothing is written beside the file.
+    """
+    path = Path(path)
+    log = _pending_log(path)
+    if log is not None:
+        return (
+            f"{log.name} beside it holds changes not yet in the database file",
+            f"merge them first: sqlite3 {path} 'PRAGMA wal_checkpoint(TRUNCATE)' "
+            "(or give a copy made with the sqlite3 .backup command)",
+        )
+    first = _integrity(path)
+    if first is not None:
+        return (
+            f"fails PRAGMA integrity_check: {first}",
+            "restore the database from a good copy (or sqlite3 .recover it into a new file)",
+        )
+    return None
+
+
+def _integrity(path: Path) -> str | None:
+    """The first line of ``PRAGMA integrity_check`` when it is not ``ok``, else None."""
+    try:
+        con = sqlite3.connect(source_uri(path), uri=True)
+    except sqlite3.Error as error:
+        return str(error)
+    try:
+        row = con.execute("PRAGMA integrity_check(1)").fetchone()
+    except sqlite3.DatabaseError as error:
+        return str(error)
+    finally:
+        con.close()
+    if row and row[0] == "ok":
+        return None
+    text = str(row[0]) if row else "no answer"
+    return " ".join(text.replace("*** in database main ***", "").split())
+
+
+def ship_copy(source: Path, target: Path) -> None:
+    """Copy a source database to ``target`` (a file of our own) in rollback-journal mode.
+
+    A byte copy, except that a WAL-mode file is switched to rollback-journal mode: a
+    consumer opening a WAL-mode file even with ``mode=ro`` creates ``-wal``/``-shm``
+    files beside it, inside the release. (A source with pending changes in its log is
+    refused before this, see :func:`source_problem`.)
+    """
+    shutil.copyfile(source, target)
+    with open(target, "rb") as fh:
+        header = fh.read(20)
+    if len(header) == 20 and WAL_FORMAT in (header[18], header[19]):
+        con = sqlite3.connect(target, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode = DELETE").fetchone()
+        finally:
+            con.close()

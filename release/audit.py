@@ -189,6 +189,9 @@ def audit(
     folds = min(folds, len(set(groups)))
     if folds < 2:
         return {"items": len(rows), "skipped": "fewer than 2 families"}
+    if not _every_fold_trains_on_two_labels(labels, groups, folds):
+        skipped = "a label's items all fall in one fold (too few families of that label)"
+        return {"items": len(rows), "skipped": skipped}
     shapes = Shapes(schemas)
     surface = [
         surface_features(row["question"], shapes.of(row["db_id"], row.get("edit"))) for row in rows
@@ -327,6 +330,15 @@ def chosen_families(sizes: dict[str, int], limit: int, seed: int) -> set[str]:
         chosen.add(name)
         taken += sizes[name]
     return chosen
+
+
+def _every_fold_trains_on_two_labels(labels, groups, folds) -> bool:
+    """True when each cross-validation fold leaves at least two labels to train on (a
+    model fitted on one label is refused by scikit-learn)."""
+    from sklearn.model_selection import GroupKFold
+
+    splits = GroupKFold(folds).split(labels, labels, groups)
+    return all(len({labels[i] for i in train}) >= 2 for train, _ in splits)
 
 
 def _surface_model(features, labels, groups, folds):

@@ -20,6 +20,7 @@ import polars as pl
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
+from answerable.names import inside
 from answerable.records import complete
 from answerable.release.databases import item_files
 from answerable.release.write import polars_schema, read_split, to_items
@@ -50,6 +51,15 @@ def read_release_manifest(folder: Path) -> dict:
         validate("manifest", manifest)
     except RecordError as error:
         raise ConfigError(path, error.pointer or None, error.problem, fix=_FIX) from None
+    for index, entry in enumerate(manifest["files"]):
+        where = f"files[{index}].path"
+        try:
+            inside(folder, entry["path"], where)
+        except ConfigError:
+            problem = f"{entry['path']!r} is outside the release folder (symlinks followed)"
+            raise ConfigError(
+                path, where, problem, fix="list only files inside the release"
+            ) from None
     return manifest
 
 

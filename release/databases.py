@@ -22,15 +22,15 @@ RELEASE --full`` for full copies.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.materialize import VariantStore, read_sidecar
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.opening import ship_copy
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
@@ -137,7 +137,7 @@ def with_database(
 def _copy(source: Path, folder: Path, relative: str) -> dict:
     target = folder / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+    ship_copy(source, target)
     return {"path": relative, "sha256": sha256_file(target), "bytes": target.stat().st_size}
 
 
@@ -194,8 +194,8 @@ def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = Fa
     Each copy is the item's base with its edit script applied (the same ops that made the
     delta), and must show the same schema as the delta over its base. A copy already in
     ``out`` is kept when its sidecar matches the base and the ops; a file there without
-    its sidecar (not one of ours) is replaced only with ``force``. Every path read or
-    written stays inside the release or ``out``.
+    a readable sidecar (not one of ours, or damaged) is replaced only with ``force``.
+    Every path read or written stays inside the release or ``out``.
     """
     from answerable.release.contents import read_items  # contents imports this module
 
@@ -209,7 +209,7 @@ def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = Fa
         delta, base = item_files(folder, item)
         ops = item["edit"]["ops"]
         target = inside(out, f"{variant_id(_plain_name(item), ops)}.sqlite", "full copy")
-        if not target.with_suffix(".json").exists():
+        if read_sidecar(target.with_suffix(".json")) is None:  # none, damaged or not ours
             guard_replace(target, force)
         copy = store.ensure(item["db_id"], base, ops)
         if DatabaseSchema.from_sqlite(copy, item["db_id"]) != DatabaseSchema.from_sqlite(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from answerable.errors import ConfigError
 from answerable.records import read_jsonl, read_parquet
-from answerable.release.contents import count_items, tally
+from answerable.release.contents import MANIFEST, count_items, read_frame, tally
 from answerable.release.write import read_split, to_items
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))
@@ -17,6 +17,8 @@ def load_items(path: Path) -> list[dict]:
     path = Path(path)
     if path.is_dir() and sorted(path.glob("data/*.parquet")):
         return [item for part in sorted(path.glob("data/*.parquet")) for item in load_items(part)]
+    if path.is_dir() and (path / MANIFEST).is_file():  # a release that ships JSON Lines only
+        return to_items(read_frame(path))
     if path.is_dir():
         for name in ("items.parquet", "candidates.parquet", "items.jsonl"):
             if (path / name).is_file():

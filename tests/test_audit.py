@@ -106,6 +106,15 @@ def test_too_few_items_or_one_label_is_skipped_with_a_reason():
     assert audit(one)["skipped"].startswith("fewer than 2 labels")
 
 
+def test_a_label_held_by_one_family_is_skipped_not_a_scikit_learn_traceback(tmp_path):
+    items = [i for i in planted() if i["label"] == "answerable"] + [planted()[1]]
+    assert audit(items)["skipped"].startswith("a label's items all fall in one fold")
+    write_jsonl(items, tmp_path / "items.jsonl")
+    result = run_in(tmp_path, "audit", tmp_path / "items.jsonl")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "audit skipped: a label's items all fall in one fold" in result.output
+
+
 def test_audit_command_on_an_items_file_and_a_bad_path(tmp_path):
     file = write_jsonl(planted(), tmp_path / "items.jsonl")
     result = run_in(tmp_path, "audit", file)

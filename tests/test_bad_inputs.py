@@ -65,6 +65,9 @@ HARD = "tests/test_hard_limits.py::"
 INSIDE = "tests/test_paths_inside.py::"
 SECRETS = "tests/test_secrets_masked.py::"
 CONTRA = "tests/test_contradictions.py::"
+SOUND = "tests/test_source_soundness.py::"
+YAML = "tests/test_yaml_input.py::"
+RELDB = "tests/test_release_databases.py::"
 
 CASES = [
     # --- hostile SQL (issue 16's security probe and the gate's limits) ---------------------
@@ -280,6 +283,29 @@ CASES = [
     Case("secrets", "a key in no key=... shape", SECRETS + "test_masking_is_by_value_not_by_pattern", "the server said: *** is unknown"),
     Case("contradictions", "same question with and without SQL", CONTRA + "test_the_same_question_with_and_without_sql_is_a_contradiction_naming_both", "contradiction"),
     Case("contradictions", "unanswerable seed whose SQL runs", CONTRA + "test_a_seed_labelled_unanswerable_whose_sql_runs_is_a_mislabel", "mislabel"),
+    Case("contradictions", "EHRSQL data.json: an id used twice", SOURCES + "test_ehrsql_an_id_used_for_two_questions_rejects_both_named", "duplicate-id"),
+    Case("contradictions", "EHRSQL label.json: a key written twice", SOURCES + "test_ehrsql_an_id_labelled_twice_is_rejected_not_the_last_label_kept", "more than one label"),
+    Case("sources", "CSV row with extra fields", DELIMITED + "test_csv_rows_with_extra_fields_or_an_open_quote_are_named_rejects", "more field(s) than the header's"),
+    Case("sources", "CSV row with an unterminated quote", DELIMITED + "test_csv_rows_with_extra_fields_or_an_open_quote_are_named_rejects", "a quote opened here is never closed"),
+    Case("sources", "a 300,000-character CSV cell", DELIMITED + "test_a_csv_cell_over_the_reader_limit_is_one_reject_and_the_rest_load", "field larger than field limit"),
+    Case("sources", "a corrupt source page", SOUND + "test_a_corrupt_source_database_is_refused_with_one_line", "fails PRAGMA integrity_check"),
+    Case("sources", "a WAL source with uncheckpointed commits", SOUND + "test_a_source_with_commits_still_in_its_wal_is_refused_before_any_work", "beside it holds changes not yet in the database file"),
+    Case("sources", "a WAL-mode source shipped (mode=ro makes -wal/-shm)", SOUND + "test_a_wal_mode_source_is_shipped_in_rollback_journal_mode", "PRAGMA journal_mode = DELETE"),
+    Case("sources", "NUL or ESC in a question", SOURCES + "test_questions_with_nul_or_esc_are_named_rejects_never_released", "control-character"),
+    Case("yaml", "billion laughs under an unknown key", YAML + "test_hostile_recipe_yaml_is_one_line_with_exit_1", "aliases unroll to more than"),
+    Case("yaml", "billion laughs under description:", YAML + "test_hostile_recipe_yaml_is_one_line_with_exit_1", "laughs-description"),
+    Case("yaml", "an anchor used inside itself", YAML + "test_hostile_recipe_yaml_is_one_line_with_exit_1", "an anchor is used inside itself"),
+    Case("yaml", "two dataset: keys", YAML + "test_hostile_recipe_yaml_is_one_line_with_exit_1", "written twice"),
+    Case("yaml", "a template file with a key written twice", YAML + "test_a_template_file_with_a_key_written_twice_is_refused", "written twice"),
+    Case("recipe", "release.license: NOT-A-LICENSE", RECIPE, "is not an SPDX license id"),
+    Case("recipe", "row_cap: 99999999999999999999", RECIPE, "integer is out of range"),
+    Case("paths", "a manifest listing a file outside the release", INSIDE + "test_verify_refuses_a_manifest_listing_a_file_outside_the_release", "is outside the release folder"),
+    Case("release", "inspect/audit on a JSONL-only release", RELDB + "test_inspect_and_audit_read_a_release_that_ships_json_lines_only", "a release that ships JSON Lines only"),
+    Case("release", "materialize over a non-JSON sidecar", RELDB + "test_a_damaged_sidecar_is_one_line_and_force_remakes_the_copy", "already exists"),
+    Case("review", "dave and Dave as two annotators", "tests/test_review_store.py::test_annotator_names_differing_in_case_and_spaces_are_one_annotator", "casefold"),
+    Case("review", "a 100,000-deep JSON POST", "tests/test_review_server.py::test_json_nested_100000_deep_is_400_not_500", "JSON nested too deeply"),
+    Case("release", "audit when a label's items sit in one family", "tests/test_audit.py::test_a_label_held_by_one_family_is_skipped_not_a_scikit_learn_traceback", "a label's items all fall in one fold"),
+    Case("signals", "Ctrl-C during a build with workers", "tests/test_interrupt.py::test_ctrl_c_during_a_build_with_workers_is_one_line_and_exit_130", "interrupted (fix: run the same command again"),
 ]  # fmt: skip
 
 

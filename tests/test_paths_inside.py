@@ -136,3 +136,22 @@ def test_a_second_build_in_the_same_work_folder_is_refused_at_once(tmp_path):
         result = run_in(tmp_path, "build", recipe)
     assert_clean_error(result, "another build is running in this work folder")
     assert run_in(tmp_path, "build", recipe).exit_code == 0
+
+
+@pytest.mark.parametrize("listed", ["../secret.txt", "/etc/hostname", "data/link.txt"])
+def test_verify_refuses_a_manifest_listing_a_file_outside_the_release(release, tmp_path, listed):
+    import json
+    import shutil
+
+    bad = tmp_path / "bad" / "fixture" / "0.1.0"
+    shutil.copytree(release, bad)
+    secret = tmp_path / "bad" / "fixture" / "secret.txt"
+    secret.write_text("not the release's\n")
+    (bad / "data" / "link.txt").symlink_to(secret)
+    manifest = json.loads((bad / "manifest.json").read_text())
+    manifest["files"].append({"path": listed, "sha256": "0" * 64, "bytes": 18})
+    (bad / "manifest.json").write_text(json.dumps(manifest))
+    result = run_in(tmp_path, "verify", bad)
+    assert result.exit_code == 1, result.output
+    assert_clean_error(result)
+    assert f"{listed!r} is outside the release folder" in result.output

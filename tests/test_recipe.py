@@ -55,6 +55,12 @@ def test_good_recipe_resolves_paths(tmp_path):
         ),
         ("dataset: [unclosed\n", None, "not valid YAML: line"),
         ("- just\n- a list\n", None, "must be a mapping"),
+        (GOOD + "release:\n  license: NOT-A-LICENSE\n", "release.license", "not an SPDX license"),
+        (
+            GOOD + "execution:\n  row_cap: 99999999999999999999\n",
+            "execution.row_cap",
+            "out of range",
+        ),
     ],
 )
 def test_config_errors_name_file_key_and_fix(tmp_path, text, key, words):
@@ -66,6 +72,12 @@ def test_config_errors_name_file_key_and_fix(tmp_path, text, key, words):
     assert error.key == key
     assert words in str(error)
     assert error.fix
+
+
+def test_licenses_of_the_spdx_list_and_own_refs_are_accepted(tmp_path):
+    for license_id in ("CC-BY-4.0", "MIT", "LicenseRef-ours"):
+        recipe = load_recipe(write(tmp_path, GOOD + f"release:\n  license: {license_id}\n"))
+        assert recipe.section("release")["license"] == license_id
 
 
 def test_missing_recipe_file(tmp_path):

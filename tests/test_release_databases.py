@@ -7,6 +7,7 @@ every gold query to its stored result hash, with our helper and with plain ``sql
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 import sqlite3
@@ -165,6 +166,42 @@ def test_materialize_full_writes_whole_copies_that_answer_alike(alone, tmp_path)
     assert {p: sha256_file(p) for p in folder.rglob("*") if p.is_file()} == before
     default = run_in(tmp_path, "materialize", folder, "--full")
     assert (tmp_path / f"{folder.parent.name}-{folder.name}-full").is_dir(), default.output
+
+
+def test_a_damaged_sidecar_is_one_line_and_force_remakes_the_copy(alone, tmp_path):
+    folder, _ = alone
+    out = tmp_path / "full"
+    assert run_in(tmp_path, "materialize", folder, "--full", "--out", out).exit_code == 0
+    sidecar = sorted(out.glob("*.json"))[0]
+    sidecar.write_text("garbage{")
+    refused = run_in(tmp_path, "materialize", folder, "--full", "--out", out)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert refused.output.strip().splitlines() == [
+        f"error: {sidecar.with_suffix('.sqlite')}: already exists (fix: pass --force to "
+        "replace it, or choose another path)"
+    ]
+    forced = run_in(tmp_path, "materialize", folder, "--full", "--out", out, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert json.loads(sidecar.read_text())["layout"] == "full"
+
+
+def test_inspect_and_audit_read_a_release_that_ships_json_lines_only(alone, tmp_path):
+    folder, items = alone
+    lines_only = tmp_path / "lines" / "0.1.0"
+    shutil.copytree(folder, lines_only)
+    manifest = json.loads((lines_only / "manifest.json").read_text())
+    for entry in [e for e in manifest["files"] if e["path"].endswith(".parquet")]:
+        (lines_only / entry["path"]).unlink()
+        manifest["files"].remove(entry)
+    (lines_only / "manifest.json").write_text(json.dumps(manifest))
+    shown = run_in(tmp_path, "inspect", lines_only)
+    assert shown.exit_code == 0, shown.output
+    assert f"{len(items)} items" in shown.output.splitlines()[0]
+    assert (
+        shown.output.splitlines()[1:] == run_in(tmp_path, "inspect", folder).output.splitlines()[1:]
+    )
+    audited = run_in(tmp_path, "audit", lines_only)
+    assert audited.exit_code == 0, audited.output
 
 
 def test_materialize_needs_a_release_and_the_flag(tmp_path):

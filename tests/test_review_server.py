@@ -178,6 +178,14 @@ def test_invalid_utf8_and_bad_json_are_400_with_one_line(server, page):
     assert page.queue.history() == []
 
 
+def test_json_nested_100000_deep_is_400_not_500(page):
+    body = b"[" * 100_000 + b"]" * 100_000
+    with running(page, max_body=len(body)) as server:
+        status, reply = request(server, "POST", "/api/decisions", body, post_headers(body))
+    assert status == 400 and reply["error"] == "JSON nested too deeply"
+    assert page.queue.history() == []
+
+
 def test_a_silent_client_is_dropped_after_the_read_timeout(page):
     with running(page, timeout=0.3) as server:
         # Headers promise 50 bytes; none come. The server must close the connection.

@@ -89,6 +89,15 @@ def test_second_decision_by_the_same_annotator_counts_and_both_are_kept(queue):
     )
 
 
+def test_annotator_names_differing_in_case_and_spaces_are_one_annotator(queue):
+    item_id = by_category(review_items())["vague-word"]["id"]
+    queue.record(decision(item_id, "Dave", "accept", minute=1))
+    queue.record(decision(item_id, " dave ", "reject", minute=2))
+    [current] = queue.pull()
+    assert (current["annotator"], current["verdict"]) == ("dave", "reject")
+    assert {d["annotator"] for d in queue.history(item_id)} == {"dave"}
+
+
 def test_later_time_counts_even_when_recorded_first(queue):
     item_id = by_category(review_items())["vague-word"]["id"]
     queue.record(decision(item_id, "ana", "reject", minute=30))

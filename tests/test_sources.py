@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import pytest
 import sqlglot
@@ -85,6 +86,20 @@ def test_jsonl_rejects_empty_duplicate_and_invalid(shop_dir):
     assert "same question and SQL as 1" in data.rejects[1]["detail"]
     assert "/sql" in data.rejects[2]["detail"]
     assert all(r["source"] == "seeds" for r in data.rejects)
+
+
+def test_questions_with_nul_or_esc_are_named_rejects_never_released(tmp_path, shop_dir):
+    rows = [
+        {"db_id": "shop", "question": "How many customers are there?\x00", "sql": None},
+        {"db_id": "shop", "question": "Who is \x1b[2Jthe best customer?", "sql": None},
+        {"db_id": "shop", "question": "Which customers\tordered twice?", "sql": None},
+    ]
+    path = tmp_path / "seeds.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = load_jsonl(path, "seeds", shop_dir)
+    assert [r["question"] for r in data.examples] == ["Which customers\tordered twice?"]
+    found = [(r["reason"], r["external_id"], r["detail"].split()[3]) for r in data.rejects]
+    assert found == [("control-character", "1", "U+0000"), ("control-character", "2", "U+001B")]
 
 
 def test_jsonl_database_and_ids(shop_dir):
@@ -209,6 +224,37 @@ def test_ehrsql_fixture():
     assert reasons(data) == ["empty-question", "missing-label"]
     assert data.databases["clinic"].path is None
     assert data.databases["clinic"].schema.table("admissions") is not None
+
+
+def ehrsql_files(tmp_path, data: list[dict], labels_text: str):
+    (tmp_path / "data.json").write_text(json.dumps({"version": "t", "data": data}))
+    (tmp_path / "label.json").write_text(labels_text)
+    args = (tmp_path / "data.json", tmp_path / "label.json", FIXTURES / "ehrsql_tables.json")
+    return load_ehrsql(*args, "ehr", db_id="clinic")
+
+
+def test_ehrsql_an_id_used_for_two_questions_rejects_both_named():
+    data = [
+        {"id": "a", "question": "How many admissions are there?"},
+        {"id": "a", "question": "What is the weather?"},
+        {"id": "b", "question": "How many patients are there?"},
+    ]
+    labels = {"a": "SELECT count(*) FROM admissions", "b": "null"}
+    with TemporaryDirectory() as folder:
+        loaded = ehrsql_files(Path(folder), data, json.dumps(labels))
+    assert [r["external_id"] for r in loaded.examples] == ["b"]
+    assert [(r["reason"], r["external_id"]) for r in loaded.rejects] == [("duplicate-id", "a")] * 2
+    assert "2 questions (data[0], data[1])" in loaded.rejects[0]["detail"]
+
+
+def test_ehrsql_an_id_labelled_twice_is_rejected_not_the_last_label_kept():
+    data = [{"id": "a", "question": "What is the weather?"}, {"id": "b", "question": "Hi?"}]
+    labels = '{"a": "null", "b": "null", "a": "SELECT count(*) FROM admissions"}'
+    with TemporaryDirectory() as folder:
+        loaded = ehrsql_files(Path(folder), data, labels)
+    assert [r["external_id"] for r in loaded.examples] == ["b"]
+    assert [(r["reason"], r["external_id"]) for r in loaded.rejects] == [("duplicate-id", "a")]
+    assert "more than one label" in loaded.rejects[0]["detail"]
 
 
 def test_keep_reads_only_the_labels_listed_and_says_how_many_went():

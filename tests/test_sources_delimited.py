@@ -113,6 +113,51 @@ def test_csv_with_a_tables_json_schema(tmp_path):
     assert path.is_file()
 
 
+CSV_SCHEMA = "CREATE TABLE item (id INTEGER PRIMARY KEY, price REAL);\n"
+
+
+def load_csv(tmp_path: Path, text: str):
+    write(tmp_path, CSV_SCHEMA, "shop.sql")
+    write(tmp_path, text, "q.csv")
+    entry = {"name": "q", "format": "csv", "path": "q.csv", "db_id": "shop", "schema": "shop.sql"}
+    return load_source(entry, tmp_path, None)
+
+
+def malformed(data) -> list[tuple[str, str]]:
+    return [(r["external_id"], r["detail"]) for r in data.rejects if r["reason"] == "malformed-row"]
+
+
+def test_csv_rows_with_extra_fields_or_an_open_quote_are_named_rejects(tmp_path):
+    text = (
+        "question,sql\n"
+        "How many items are there?,SELECT count(*) FROM item\n"
+        "What is the top price?,SELECT max(price) FROM item,oops,more\n"
+        "What is the lowest price?,SELECT min(price) FROM item\n"
+        '"Which items cost more than 3?,SELECT id FROM item WHERE price > 3\n'
+        "What is the mean price?,SELECT avg(price) FROM item\n"
+    )
+    data = load_csv(tmp_path, text)
+    assert [e["question"] for e in data.examples] == [
+        "How many items are there?",
+        "What is the lowest price?",
+    ]
+    found = malformed(data)
+    assert [number for number, _ in found] == ["3", "5"]
+    assert "2 more field(s) than the header's 2" in found[0][1]
+    assert "line 5: a quote opened here is never closed" in found[1][1]
+
+
+def test_a_csv_cell_over_the_reader_limit_is_one_reject_and_the_rest_load(tmp_path):
+    text = (
+        "question,sql\n"
+        f"{'x' * 300_000},SELECT 1\n"
+        "How many items are there?,SELECT count(*) FROM item\n"
+    )
+    data = load_csv(tmp_path, text)
+    assert [e["question"] for e in data.examples] == ["How many items are there?"]
+    assert [(n, "field larger than field limit" in d) for n, d in malformed(data)] == [("2", True)]
+
+
 def test_ddl_schema_reads_tables_keys_and_foreign_keys():
     schema = ddl_schema(STANDIN, "oncomx")
     edrn = schema.table("biomarker_edrn")

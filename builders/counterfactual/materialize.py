@@ -165,7 +165,7 @@ class VariantStore:
         target, sidecar = self.root / f"{name}.sqlite", self.root / f"{name}.json"
         stamp = {"source_sha256": self._sha256(source), "layout": self.layout, "ops": ops}
         where = {"source": str(source.resolve())}  # for opening the file later; not checked
-        found = read_json(sidecar) if target.is_file() and sidecar.is_file() else None
+        found = read_sidecar(sidecar) if target.is_file() else None
         if found is not None and {k: found.get(k) for k in stamp} == _plain(stamp):
             if found.get("source") != where["source"]:
                 write_json({**stamp, **where}, sidecar)
@@ -184,13 +184,22 @@ class VariantStore:
 def variant_base(path: Path) -> Path | None:
     """The source a variant file in a variants folder is a delta over, as its sidecar
     records it; None for a whole copy or a file without a sidecar."""
-    sidecar = Path(path).with_suffix(".json")
-    if not sidecar.is_file():
-        return None
-    stamp = read_json(sidecar)
-    if stamp.get("layout") != DELTA or not stamp.get("source"):
+    stamp = read_sidecar(Path(path).with_suffix(".json"))
+    if stamp is None or stamp.get("layout") != DELTA or not stamp.get("source"):
         return None
     return Path(stamp["source"])
+
+
+def read_sidecar(sidecar: Path) -> dict | None:
+    """A variant's sidecar, or None when there is none or it is not a JSON object
+    (damaged, or not ours): the variant is then made again rather than trusted."""
+    if not sidecar.is_file():
+        return None
+    try:
+        found = read_json(sidecar)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _plain(value):

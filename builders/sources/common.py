@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.ids import content_hash
@@ -174,6 +176,9 @@ class ExampleCollector:
         """``(reason, detail)`` when ``record`` cannot be kept, else None."""
         if not str(record.get("question") or "").strip():
             return "empty-question", "the question is empty"
+        control = control_character(str(record["question"]))
+        if control is not None:
+            return "control-character", f"the question holds {control} (not text a reader sees)"
         rule = name_problem(record.get("db_id"))
         if rule is not None:
             detail = f"db_id {record.get('db_id')!r} {rule} (a db_id names a database file)"
@@ -193,6 +198,19 @@ class ExampleCollector:
         return SourceData(self.examples, databases, self.rejects)
 
 
+def control_character(text: str) -> str | None:
+    """The first control character of ``text`` (tab and newline aside) as ``U+001B``,
+    else None: NUL, ESC and the like are invisible or rewrite a terminal.
+
+    >>> control_character("How many? \x1b[31m")
+    'U+001B'
+    """
+    for char in text:
+        if char not in "\t\n" and unicodedata.category(char) == "Cc":
+            return f"U+{ord(char):04X}"
+    return None
+
+
 def read_text(path: Path) -> str:
     """The text of an input file, or a ConfigError saying why it cannot be read."""
     path = Path(path)
@@ -204,14 +222,31 @@ def read_text(path: Path) -> str:
         raise ConfigError(path, None, f"not UTF-8 text (byte {error.start})") from None
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; malformed JSON names the line and column."""
+def read_json(path: Path, repeated: list[str] | None = None) -> Any:
+    """Parse a JSON file; malformed JSON names the line and column. With ``repeated``,
+    every key written twice in one object is appended to it (JSON keeps only the last
+    value, silently)."""
     text = read_text(path)
+    hook = None if repeated is None else _noting_repeats(repeated)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as error:
         problem = f"malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
         raise ConfigError(path, None, problem) from None
+
+
+def _noting_repeats(repeated: list[str]):
+    """An ``object_pairs_hook`` that builds each object and notes its repeated keys."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict:
+        made: dict = {}
+        for key, value in pairs:
+            if key in made:
+                repeated.append(key)
+            made[key] = value
+        return made
+
+    return build
 
 
 @dataclass(frozen=True)
@@ -279,7 +314,8 @@ def field_of(entry: dict, key: str, kind: type | tuple, file: Path, where: str) 
 
 
 def check_sqlite(path: Path) -> Path:
-    """Return ``path`` if it starts with the SQLite header, else raise a ConfigError."""
+    """Return ``path`` if it is a sound SQLite file (header, no pending log, passes
+    ``integrity_check``: see :func:`source_problem`), else raise a ConfigError."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, None, "SQLite file not found", fix="check the path in the recipe")
@@ -292,6 +328,9 @@ def check_sqlite(path: Path) -> Path:
             "not a SQLite database (wrong file header)",
             fix="point the recipe at a .sqlite file",
         )
+    problem = source_problem(path)
+    if problem is not None:
+        raise ConfigError(path, None, problem[0], fix=problem[1])
     return path
 
 

@@ -17,6 +17,9 @@ answerable rows with SQL are verified by binding to the schema, not by execution
 from __future__ import annotations
 
 import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from answerable.builders.drafting.categories import definitions
@@ -58,6 +61,9 @@ def load_delimited(spec: dict, paths: dict[str, Path | None], kind: str) -> Sour
     for number, row in rows:
         if out.full:
             break
+        if isinstance(row, MalformedRow):
+            out.reject(str(number), "malformed-row", f"{path} line {number}: {row.problem}")
+            continue
         out.add(row_example(row, number, columns, categories, spec, path, seen))
     schema = source_schema(spec, paths, db_id, where)
     data = out.finish(lambda _db: DatabaseRef(db_id, paths.get("database"), schema))
@@ -91,17 +97,29 @@ def category_map(categories: dict, where: str) -> dict[str, tuple[str, str | Non
     return mapped
 
 
+@dataclass(frozen=True)
+class MalformedRow:
+    """A record the CSV reader could not split into the header's fields."""
+
+    problem: str
+
+
 def read_rows(
     path: Path, delimiter: str, columns: dict[str, str]
-) -> tuple[dict[str, str], list[tuple[int, dict]]]:
-    """The full column map and ``(line number, row)`` per data row.
+) -> tuple[dict[str, str], list[tuple[int, dict | MalformedRow]]]:
+    """The full column map and ``(line number, row)`` per data row, the row a
+    :class:`MalformedRow` when the record cannot be trusted (more fields than the
+    header, an unterminated quote, a cell over the CSV reader's size limit).
 
     A field the recipe does not map reads the column of its own name when there is one;
     a mapped column the header lacks is an error.
     """
-    lines = read_text(path).splitlines()
-    reader = csv.DictReader(lines, delimiter=delimiter)
-    header = [name.strip() for name in reader.fieldnames or []]
+    text = read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = [name.strip() for name in reader.fieldnames or []]
+    except csv.Error as error:
+        raise ConfigError(path, "header", f"not a readable header: {error}") from None
     reader.fieldnames = header
     for name, column in columns.items():
         if column not in header:
@@ -112,8 +130,32 @@ def read_rows(
                 fix=f"add the column or map {name} to another one under columns:",
             )
     columns = {**{f: f for f in FIELDS if f in header}, **columns}
-    rows = [(number, row) for number, row in enumerate(reader, start=2) if any(row.values())]
-    return columns, rows
+    return columns, list(records(reader))
+
+
+def records(reader: csv.DictReader) -> Iterator[tuple[int, dict | MalformedRow]]:
+    """``(line the record starts on, row or MalformedRow)`` for each non-blank record."""
+    while True:
+        start = reader.reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield start, MalformedRow(_csv_problem(error))
+            continue
+        if None in row:
+            extra = len(row[None])
+            yield start, MalformedRow(f"{extra} more field(s) than the header's {len(row) - 1}")
+        elif any(row.values()):
+            yield start, row
+
+
+def _csv_problem(error: csv.Error) -> str:
+    """The reader's complaint in the user's terms."""
+    if "unexpected end of data" in str(error):
+        return "a quote opened here is never closed (the rest of the file is inside it)"
+    return str(error)
 
 
 def row_example(

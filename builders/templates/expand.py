@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from answerable.backends.local import worker_ignores_interrupts
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
 from answerable.builders.items import plain_item
@@ -393,7 +394,7 @@ class Workers:
         if self.count > 1:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            self.pool = context.Pool(self.count)
+            self.pool = context.Pool(self.count, initializer=worker_ignores_interrupts)
         return self.run
 
     def run(self, jobs: list[tuple]):

@@ -25,6 +25,7 @@ from answerable.builders.templates.writing import RESULT_WORDS, text_placeholder
 from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.pipeline import reject
 from answerable.schemas import validate
+from answerable.yamlfile import load_yaml
 
 GENERATOR = "template_v1"
 FILE_DEFAULTS = ("db_id", "dialect", "quota", "tags")
@@ -197,7 +198,7 @@ def read_template_file(path: Path) -> list[Any]:
     later with its reason).
     """
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise ConfigError(path, None, f"cannot read: {error.strerror}") from None
     except yaml.YAMLError as error:

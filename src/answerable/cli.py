@@ -31,6 +31,11 @@ class Group(click.Group):
             line = printable(mask_secrets(str(error)), keep_newlines=True)
             click.echo(f"error: {line}", err=True)
             sys.exit(error.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback per worker
+            click.echo(
+                "interrupted (fix: run the same command again: finished work is kept)", err=True
+            )
+            sys.exit(130)
         except BrokenPipeError:  # the reader left (``| head -1``): nothing to say to it
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(141)

@@ -22,6 +22,7 @@ from answerable.ids import content_hash
 from answerable.schemas import first_error
 from answerable.variables import DATA, data_root, names
 from answerable.variables import expand as expand_variables
+from answerable.yamlfile import load_yaml
 
 INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
 DEFAULT_WORKDIR = ".answerable"
@@ -111,14 +112,55 @@ def load_recipe(path: str | Path, cwd: Path | None = None) -> Recipe:
     file = Path(path)
     written = _read_yaml(file)
     data = expand_variables(written, file)
+    _check_integers(file, data, [])
     error = first_error("recipe", data)
     if error is not None:
         raise _config_error(file, error)
     cwd = cwd or Path.cwd()
     workdir, out = data.get("workdir", DEFAULT_WORKDIR), data.get("out", DEFAULT_OUT)
     recipe = Recipe(file, data, cwd / workdir, cwd / out, written)
+    _check_license(file, (data.get("release") or {}).get("license"))
     _check_inputs(recipe)
     return recipe
+
+
+INTEGER_RANGE = (-(2**63), 2**63 - 1)
+"""The integers a recipe may hold: what SQLite, Parquet and numpy can store (64 bits)."""
+
+
+def _check_integers(file: Path, value, parts: list) -> None:
+    """Refuse an integer outside :data:`INTEGER_RANGE` anywhere in the recipe (YAML reads
+    any number of digits; the schema's bounds say nothing of the other end)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_integers(file, item, [*parts, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_integers(file, item, [*parts, index])
+    elif isinstance(value, int) and not INTEGER_RANGE[0] <= value <= INTEGER_RANGE[1]:
+        raise ConfigError(
+            file,
+            key_path(parts) or None,
+            f"{len(str(abs(value)))}-digit integer is out of range",
+            fix=f"use a number between {INTEGER_RANGE[0]:,} and {INTEGER_RANGE[1]:,}",
+        )
+
+
+def _check_license(file: Path, license_id: str | None) -> None:
+    """``release.license`` must be an SPDX license id or a ``LicenseRef-`` of one's own:
+    the card, LICENSE file and Croissant metadata link it as SPDX's."""
+    if license_id is None or license_id.startswith("LicenseRef-"):
+        return
+    from license_expression import get_spdx_licensing  # its list loads in ~0.1 s
+
+    if get_spdx_licensing().validate(license_id).errors:
+        raise ConfigError(
+            file,
+            "release.license",
+            f"{license_id!r} is not an SPDX license id",
+            fix="use an id from the SPDX license list (e.g. CC-BY-4.0, MIT) or "
+            "LicenseRef-<name> for a license of your own",
+        )
 
 
 def _read_yaml(file: Path) -> dict:
@@ -130,7 +172,7 @@ def _read_yaml(file: Path) -> dict:
             fix="give the path of a YAML recipe, e.g. raw/demo/recipe.yaml",
         )
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_yaml(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

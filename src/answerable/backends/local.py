@@ -8,6 +8,7 @@ before the fork or held in a :class:`~answerable.shards.PerProcess`.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Iterator
 
 MISSING = None  # always available
@@ -31,13 +32,19 @@ def outputs(ctx, shards: list[list], pending: list[int], work, workers: int) -> 
     global _JOB
     _JOB = (shards, work)
     context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(workers, len(pending)))
+    pool = context.Pool(min(workers, len(pending)), initializer=worker_ignores_interrupts)
     try:
         yield from pool.imap_unordered(_run_shard, pending)
     finally:
         pool.terminate()
         pool.join()
         _JOB = None
+
+
+def worker_ignores_interrupts() -> None:
+    """A pool worker's initializer: Ctrl-C reaches every process of the terminal's
+    group, and only the parent answers it (with one line), so workers ignore it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _JOB: tuple | None = None  # (shards, work): what forked workers run, set before the fork
