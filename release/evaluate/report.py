@@ -220,6 +220,7 @@ def _scored(
             )
         ),
         tags_by_class=by_class,
+        grounding_by_class=_grounding(item, prediction),
         executable=executable,
         groups=groups(item),
     )
@@ -240,6 +241,29 @@ def _tags(item: dict, prediction: Prediction) -> tuple[int, int, tuple]:
     hits = sum(h for h, _ in by_class.values())
     classes = tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
     return hits, max(len(gold), len(prediction.tags)), classes
+
+
+def _grounding(item: dict, prediction: Prediction) -> tuple:
+    """``(class, spans linked right, spans)`` per gold class: the item's tagged spans
+    grounded to a concept (as the ``dte`` export's ``bindings`` give them), each right
+    when the prediction links the same token range to the same concept (case aside).
+    Empty when the prediction carries no bindings."""
+    if prediction.bindings is None:
+        return ()
+    from answerable.release.export.dte import bindings
+
+    tagged = bio_tags(item)
+    gold = bindings(tagged["tags"], tagged["tokens"], item.get("spans") or [])
+    said = {(start, end): concept for start, end, concept in prediction.bindings}
+    by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for span in gold:
+        if span["concept"] is None:
+            continue
+        linked = said.get((span["start"], span["end"]))
+        counts = by_class[span["tag"]]
+        counts[0] += linked is not None and linked.lower() == span["concept"].lower()
+        counts[1] += 1
+    return tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
 
 
 def groups(item: dict) -> dict[str, tuple[str, ...]]:
