@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import sha256_file
@@ -61,6 +62,17 @@ def read_release_manifest(folder: Path) -> dict:
                 path, where, problem, fix="list only files inside the release"
             ) from None
     return manifest
+
+
+def release_limits(manifest: dict) -> Limits:
+    """The execution limits the release's gold results were verified with (its
+    ``execution`` entry: time limit and row cap); the executor's defaults for a release
+    that does not record them."""
+    recorded = manifest.get("execution") or {}
+    return Limits(
+        timeout_s=float(recorded.get("timeout_s", Limits.timeout_s)),
+        row_cap=int(recorded.get("row_cap", Limits.row_cap)),
+    )
 
 
 def data_files(manifest: dict) -> dict[str, dict[str, dict]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from answerable import __version__
+from answerable.builders.executor import Limits
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
 from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
@@ -430,13 +431,16 @@ def cut_release(
     sources: dict[str, Path | None] | None = None,
     variants: Path | None = None,
     about: About | None = None,
+    limits: Limits | None = None,
 ) -> Release:
     """Sample, split, check and write the release of ``items``; where it went. With
     ``sources`` (db_id to database file) and ``variants`` (the build's variants folder),
     the databases the items use ship with them
     (:func:`answerable.release.databases.ship_files`). With ``about``, the card,
     Croissant, changelog and license are written beside the data
-    (:func:`answerable.release.documents.write_documents`).
+    (:func:`answerable.release.documents.write_documents`). With ``limits`` (the
+    recipe's, which the gold results were verified with), the manifest records them
+    (``execution``), and scoring and export run SQL under them.
 
     Only the chosen items' narrow frame (:func:`choose_narrow`) is held whole: their
     other fields are read a chunk at a time, given their databases and dialects, and
@@ -483,6 +487,8 @@ def cut_release(
         }
         if config.profile:
             manifest["scoring"] = {"profile": config.profile}
+        if limits is not None:
+            manifest["execution"] = {"timeout_s": limits.timeout_s, "row_cap": limits.row_cap}
         if translated:
             manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
         if about is not None:

@@ -73,6 +73,6 @@ def load_module(name: str, path: Path, *search: Path) -> ModuleType:
 
 def evaluate_json(cwd: Path, release: Path, predictions: Path, *options: str) -> dict:
     """``answerable evaluate RELEASE PREDICTIONS OPTIONS --json`` as a user runs it."""
-    result = run_in(cwd, "evaluate", release, predictions, *options, "--json", "--resamples", 0)
+    result = run_in(cwd, "evaluate", release, predictions, *options, "--json", "--resamples", 1)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)

@@ -202,3 +202,36 @@ def test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged(tmp_pa
     assert report["errors"] == {"multiple-statements": 1, "not-read-only": 2, "timeout": 1}
     assert report["ser"] == 1.0 and report["rs_0"] == 0.0
     assert sha256_file(database) == before
+
+
+def test_the_release_records_its_recipes_limits_and_evaluate_runs_under_them(
+    tmp_path, demo_release
+):
+    """The demo recipe's execution section (2 s, 100 rows) is in the manifest, and the
+    report's settings are the manifest's limits."""
+    manifest = json.loads((demo_release / "manifest.json").read_text())
+    assert manifest["execution"] == {"timeout_s": 2.0, "row_cap": 100}
+    report = run_json(tmp_path, demo_release, "--reference", "abstain", "--resamples", 1)
+    assert (report["settings"]["timeout_s"], report["settings"]["row_cap"]) == (2.0, 100)
+
+
+def test_a_query_over_the_releases_time_limit_times_out_unless_an_option_raises_it(tmp_path):
+    """A release verified under 0.05 s per query: a query needing far more is a timeout
+    there, and runs (to a wrong answer) with ``--timeout 30``; ``--row-cap`` replaces the
+    recorded cap."""
+    item = tiny_item("How many labs are there?", "SELECT count(*) FROM labs")
+    release = tiny_release(tmp_path, [item])
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["execution"] = {"timeout_s": 0.05, "row_cap": 3}
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    slow = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000)"
+        " SELECT count(*) FROM c"
+    )
+    path = write_lines(tmp_path / "p.jsonl", [{"id": item["id"], "sql": slow}])
+    limited = run_json(tmp_path, release, path, "--resamples", 1)
+    assert limited["errors"] == {"timeout": 1}
+    assert (limited["settings"]["timeout_s"], limited["settings"]["row_cap"]) == (0.05, 3)
+    raised = run_json(tmp_path, release, path, "--resamples", 1, "--timeout", 30, "--row-cap", 7)
+    assert raised["errors"] == {} and raised["ex"] == 0.0
+    assert (raised["settings"]["timeout_s"], raised["settings"]["row_cap"]) == (30.0, 7)

@@ -1,10 +1,11 @@
 """Cross-check: RS(c) and the ``ehrsql`` mode agree with EHRSQL 2024's scoring program.
 
 ``ehrsql_rs`` below restates the public scorer's formula (glee4810/ehrsql-2024,
-scoring_program: each result becomes the text of its rows with floats rounded and
-every cell as ``str``, sorted, first 100; a failing query is an error string; "null" is
-an abstention; +1 / 0 / -1 per item, -1 scaled by the penalty, 100 x the mean) in our
-own code, on raw ``sqlite3``, so the two implementations share nothing.
+scoring_program: each result becomes the text of its rows, a cell that reads as a
+number as a float rounded to 3 places and every cell as ``str``, sorted, first 100; a
+failing query is an error string; "null" is an abstention; +1 / 0 / -1 per item, -1
+scaled by the penalty, 100 x the mean) in our own code, on raw ``sqlite3``, so the two
+implementations share nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def ehrsql_answer(con: sqlite3.Connection, sql: str) -> str:
         return "error_pred"
 
     def cell(value):
-        return str(round(value, EHRSQL_DIGITS) if type(value) is float else value)
+        try:
+            return str(round(float(value), EHRSQL_DIGITS))
+        except (TypeError, ValueError):
+            return str(value)
 
     return str(sorted([[cell(v) for v in row] for row in rows])[:100])
 
@@ -123,13 +127,17 @@ def test_the_cases_cover_every_kind_of_outcome(cases):
     assert report["metrics"]["ex"] - strict["metrics"]["ex"] == pytest.approx(2 / 11, abs=1e-6)
 
 
-def test_integral_floats_are_the_one_known_difference(tmp_path):
-    # EHRSQL prints 2.0 and 2 differently; the executor compares numbers by value
+def test_integral_floats_and_numbers_as_text_are_one_answer(tmp_path):
+    # EHRSQL writes 2, 2.0 and '2' alike ('2.0'): every cell that reads as a number
+    # becomes a float
     item = tiny_item("two", "SELECT value FROM labs WHERE id = 2")
     release = tiny_release(tmp_path, [item])
     path = tmp_path / "p.json"
     path.write_text(json.dumps({item["id"]: "SELECT 2"}))
     con = sqlite3.connect(release / "databases" / "tiny.sqlite")
     real, pred = {item["id"]: item["sql"]}, {item["id"]: "SELECT 2"}
-    assert ehrsql_rs(real, pred, con, 1) == -100.0
-    assert evaluate(release, path, mode="ehrsql", resamples=0)["rs_0"] == 100.0
+    assert ehrsql_rs(real, pred, con, 1) == 100.0
+    assert evaluate(release, path, mode="ehrsql", resamples=1)["rs_0"] == 100.0
+    path.write_text(json.dumps({item["id"]: "SELECT '2'"}))
+    assert ehrsql_rs(real, {item["id"]: "SELECT '2'"}, con, 1) == 100.0
+    assert evaluate(release, path, mode="ehrsql", resamples=1)["rs_0"] == 100.0

@@ -262,6 +262,15 @@ def test_ehrsql_rounds_floats_to_three_digits():
     assert not compare.same_ehrsql(result([[1.2344]]), result([[1.2354]]))
 
 
+def test_ehrsql_writes_every_number_as_a_rounded_float():
+    """EHRSQL 2024's ``process_item`` turns whatever reads as a number into a rounded
+    float before writing it, so 5, 5.0 and '5' are one answer and text stays text."""
+    assert compare.ehrsql_cell(5) == compare.ehrsql_cell("5") == compare.ehrsql_cell(5.0) == "5.0"
+    assert compare.ehrsql_cell("5.0004") == "5.0"
+    assert compare.ehrsql_cell("bob") == "bob" and compare.ehrsql_cell(None) == "None"
+    assert compare.ehrsql_answer([[2, "b"], [10, "a"]]) == "[['10.0', 'a'], ['2.0', 'b']]"
+
+
 # ---- reference systems and prediction files -----------------------------------------------
 
 

@@ -51,6 +51,20 @@ def test_a_single_json_lines_record_is_not_taken_for_an_object(tmp_path):
         (['{"id": "a", "label": "maybe"}'], "line 1: /label"),
         (['{"id": "a", "SQL": "SELECT 1"}'], "known keys"),
         (['{"id": "a", "sql": 3}'], "line 1: /sql"),
+        (
+            [
+                '{"id": "a", "bindings": [{"start": 0, "end": 1, "concept": "t.c"}]}',
+                '{"id": "b", "bindings": [{"start": -1, "end": 1, "concept": "t.c"}]}',
+            ],
+            "line 2: /bindings/0/start",
+        ),
+        (
+            [
+                '{"id": "a", "bindings": [{"start": 0, "end": 1, "concept": "t.c"}]}',
+                '{"id": "b", "bindings": [{"start": 0, "end": 1}]}',
+            ],
+            "line 2: /bindings/0",
+        ),
     ],
 )
 def test_bad_lines_name_the_line(tmp_path, lines, message):

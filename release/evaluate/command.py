@@ -34,6 +34,17 @@ PROFILE_CHOICES = ("trustsql", "ehrsql", "scare", "biomedsql", "naq", "dte")
     type=click.Choice(MODE_CHOICES),
     help="How results are compared (default: the profile's, else multiset).",
 )
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(0, min_open=True),
+    help="Seconds one query may run (default: the limit the release records).",
+)
+@click.option(
+    "--row-cap",
+    type=click.IntRange(1),
+    help="Rows kept of one result (default: the cap the release records).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--out", type=click.Path(path_type=Path), help="Also write the report here.")
 @click.option("--force", is_flag=True, help="Replace the --out file when it exists.")
@@ -52,6 +63,8 @@ def evaluate(
     reference: str | None,
     profile: str | None,
     mode: str | None,
+    timeout_s: float | None,
+    row_cap: int | None,
     as_json: bool,
     out: Path | None,
     seed: int,
@@ -88,6 +101,8 @@ def evaluate(
         split=split,
         mode=mode,
         profile=profile,
+        timeout_s=timeout_s,
+        row_cap=row_cap,
         resamples=resamples,
         seed=seed,
     )

@@ -7,18 +7,18 @@ the first ``row_cap`` rows are kept. A mode compares two results:
 - ``set``: the same distinct rows, in any order;
 - ``ordered``: the same rows in the same order when the gold SQL has a top-level
   ORDER BY, otherwise as ``multiset``;
-- ``ehrsql``: EHRSQL 2024's scorer: every cell as text, floats rounded to 3 decimals,
-  rows sorted, the first 100 rows compared.
+- ``ehrsql``: EHRSQL 2024's scorer: every cell as text, numbers (also numbers stored as
+  text) as floats rounded to 3 decimals, rows sorted, the first 100 rows compared.
 
 ``set`` and ``ehrsql`` look at kept rows; when either result has more rows than the
 cap, they fall back to the multiset hash (the release's row cap says how many rows a
-comparison sees). Where EHRSQL prints ``2.0`` and ``2`` differently, the executor has
-already made them one number: that is the one difference from EHRSQL's own scorer.
+comparison sees).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from answerable.builders.executor import Result
@@ -52,9 +52,11 @@ def same_ehrsql(predicted: Result, gold: Result) -> bool:
 
 
 def ehrsql_cell(value: Any) -> str:
-    """One cell as EHRSQL's scorer writes it: floats rounded, everything as ``str``."""
-    if isinstance(value, float):
-        value = round(value, EHRSQL_DIGITS)
+    """One cell as EHRSQL's scorer writes it: a value that reads as a number (``5``,
+    ``'5'``, ``5.0``) as that number in floating point rounded to 3 places
+    (``'5.0'``), everything else as ``str``."""
+    with suppress(TypeError, ValueError, OverflowError):
+        value = round(float(value), EHRSQL_DIGITS)
     return str(value)
 
 

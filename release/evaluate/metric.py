@@ -37,6 +37,8 @@ class Scored:
     candidate_errors: tuple[str, ...] = ()
     # (tag class, hits, tokens) per gold tag class (COL, VAL, AMB, UNK, O), sorted
     tags_by_class: tuple[tuple[str, int, int], ...] = ()
+    # (tag class, spans grounded right, spans) per gold class with a concept (DTE Table 5)
+    grounding_by_class: tuple[tuple[str, int, int], ...] = ()
     executable: bool = True  # the item's database is shipped, so its SQL could run
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
@@ -53,6 +55,7 @@ class Scored:
             self.predicted_category, self.error, self.correct, self.jaccard, self.strata,
             self.error_types, self.tag_hits, self.tag_total, self.executable,
             self.candidate_strata, self.candidate_errors, self.tags_by_class,
+            self.grounding_by_class,
         )  # fmt: skip
 
     def candidates_in(self, stratum: str) -> int:
@@ -70,6 +73,15 @@ class Scored:
     def tag_total_of(self, tag_class: str) -> int:
         """Tokens of gold class ``tag_class`` compared."""
         return sum(t for c, _, t in self.tags_by_class if c == tag_class)
+
+    def grounded_of(self, tag_class: str) -> int:
+        """Gold spans of ``tag_class`` the prediction links to their gold concept."""
+        return sum(h for c, h, _ in self.grounding_by_class if c == tag_class)
+
+    def spans_of(self, tag_class: str) -> int:
+        """Gold spans of ``tag_class`` with a concept, in an item whose prediction
+        carries bindings."""
+        return sum(t for c, _, t in self.grounding_by_class if c == tag_class)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,8 @@ class Prediction:
     tags: tuple[str, ...] | None = None
     answer: str | None = None
     line: int = 0
+    # (first token, last token, concept) per span the system grounded (DTE)
+    bindings: tuple[tuple[int, int, str | None], ...] | None = None
 
     @property
     def abstains(self) -> bool:
@@ -156,13 +158,23 @@ def _kind(key: str, value: object) -> tuple:
         return ("label", value)  # the one enum
     if isinstance(value, str):
         return ("str", bool(value))
+    if key == "bindings" and isinstance(value, list):  # objects: their keys and kinds
+        return ("bindings", *sorted({_binding_kind(v) for v in value}))
     if isinstance(value, list):
         return ("list", *sorted({type(v).__name__ for v in value}))
     return (type(value).__name__,)
 
 
+def _binding_kind(value: object) -> tuple:
+    if not isinstance(value, dict):
+        return (type(value).__name__,)
+    return tuple(
+        sorted((k, type(v).__name__, isinstance(v, int) and v >= 0) for k, v in value.items())
+    )
+
+
 def _prediction(record: dict, line: int) -> Prediction:
-    tags = record.get("tags")
+    tags, bindings = record.get("tags"), record.get("bindings")
     return Prediction(
         id=record["id"],
         sql=_sql(record.get("sql")),
@@ -171,6 +183,9 @@ def _prediction(record: dict, line: int) -> Prediction:
         tags=None if tags is None else tuple(tags),
         answer=record.get("answer"),
         line=line,
+        bindings=None
+        if bindings is None
+        else tuple((b["start"], b["end"], b["concept"]) for b in bindings),
     )
 
 

@@ -18,8 +18,9 @@ computes something else, :attr:`Profile.differences` says what and which one is 
   as its code's ``1 - mean(sql_ran)`` counts it).
 - ``naq``: Query Carefully, Sec. 3.2: the share of each category's questions detected as
   not answerable.
-- ``dte``: Know What I Don't Know, Sec. 5.1 and Table 4: sequence labelling accuracy per
-  tag class (COL, VAL, AMB, UNK, O).
+- ``dte``: Know What I Don't Know, Sec. 5.1, Tables 4 and 5: sequence labelling accuracy
+  per tag class (COL, VAL, AMB, UNK, O), and grounding accuracy per class that links to
+  a concept (COL, VAL, AMB), for predictions that carry ``bindings``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from answerable.release.evaluate.metric import Metric, Scored, one, when
 from answerable.release.export.naq import CATEGORIES as NAQ_CATEGORIES
 
 TAG_CLASSES = ("COL", "VAL", "AMB", "UNK", "O")
+GROUNDED_CLASSES = ("COL", "VAL", "AMB")  # UNK and O link to no concept (DTE Sec. 5.1)
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,8 @@ def naq_metrics(scored: list[Scored]) -> list[Metric]:
 
 
 def dte_metrics(_scored: list[Scored]) -> list[Metric]:
-    """Tag accuracy over every token, and per gold tag class."""
+    """Tag accuracy over every token, and per gold tag class (Table 4); grounding
+    accuracy per class that links to a concept (Table 5: COL, VAL, AMB)."""
     found = [Metric("tag_accuracy", lambda s: s.tag_hits, lambda s: s.tag_total)]
     for name in TAG_CLASSES:
         found.append(
@@ -94,6 +97,14 @@ def dte_metrics(_scored: list[Scored]) -> list[Metric]:
                 f"tag_accuracy.{name}",
                 lambda s, n=name: s.tag_hits_of(n),
                 lambda s, n=name: s.tag_total_of(n),
+            )
+        )
+    for name in GROUNDED_CLASSES:
+        found.append(
+            Metric(
+                f"grounding_accuracy.{name}",
+                lambda s, n=name: s.grounded_of(n),
+                lambda s, n=name: s.spans_of(n),
             )
         )
     return found
@@ -156,10 +167,11 @@ PROFILES: dict[str, Profile] = {
     ),
     "dte": Profile(
         "dte",
-        "Know What I Don't Know (DTE), Sec. 5.1, Table 4",
+        "Know What I Don't Know (DTE), Sec. 5.1, Tables 4 and 5",
         "multiset",
         dte_metrics,
-        tuple((name, f"tag_accuracy.{name}") for name in TAG_CLASSES),
+        tuple((name, f"tag_accuracy.{name}") for name in TAG_CLASSES)
+        + tuple((f"{name} grounding", f"grounding_accuracy.{name}") for name in GROUNDED_CLASSES),
     ),
 }
 

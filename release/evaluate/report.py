@@ -11,13 +11,14 @@ first keys are the headline numbers; :func:`format_report` prints it as a table.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError
 from answerable.records import read_json
+from answerable.release.contents import release_limits
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
@@ -47,17 +48,22 @@ class Release:
 
 
 def open_release(path: str | Path) -> Release:
-    """Items (every split) and execution limits of the release at ``path``."""
+    """Items (every split) and execution limits of the release at ``path``: the limits
+    its manifest records, the executor's defaults (2 s, 100 rows) when it has none."""
     path = Path(path)
     files = data_files(path)
     if not path.is_dir() or not files:
         raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
     items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
-    # A release does not record its recipe's execution limits yet: the executor's
-    # defaults (2 s, 100 rows) are the demo recipe's.
-    limits = Limits()
-    return Release(path, items, manifest, limits)
+    return Release(path, items, manifest, release_limits(manifest))
+
+
+def with_limits(opened: Release, timeout_s: float | None, row_cap: int | None) -> Release:
+    """``opened`` with its time limit and row cap replaced where given."""
+    changes = {"timeout_s": timeout_s, "row_cap": row_cap}
+    changes = {name: value for name, value in changes.items() if value is not None}
+    return replace(opened, limits=replace(opened.limits, **changes)) if changes else opened
 
 
 def _read(path: Path) -> list[dict]:
@@ -86,13 +92,17 @@ def evaluate(
     seed: int = 0,
     workers: int | None = None,
     profile: str | None = None,
+    timeout_s: float | None = None,
+    row_cap: int | None = None,
 ) -> dict:
     """Score a prediction file (or a reference system) on a release; returns the report.
 
     ``profile`` scores as one paper does (see :mod:`profiles`); without it, the profile
     the release's manifest names, else every metric. ``mode`` overrides the profile's.
+    SQL runs under the execution limits the release records; ``timeout_s`` and
+    ``row_cap`` override them.
     """
-    opened = open_release(release)
+    opened = with_limits(open_release(release), timeout_s, row_cap)
     chosen = _profile(profile or (opened.manifest.get("scoring") or {}).get("profile"))
     mode = mode or (chosen.mode if chosen else "multiset")
     if mode not in MODES:
@@ -210,6 +220,7 @@ def _scored(
             )
         ),
         tags_by_class=by_class,
+        grounding_by_class=_grounding(item, prediction),
         executable=executable,
         groups=groups(item),
     )
@@ -230,6 +241,29 @@ def _tags(item: dict, prediction: Prediction) -> tuple[int, int, tuple]:
     hits = sum(h for h, _ in by_class.values())
     classes = tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
     return hits, max(len(gold), len(prediction.tags)), classes
+
+
+def _grounding(item: dict, prediction: Prediction) -> tuple:
+    """``(class, spans linked right, spans)`` per gold class: the item's tagged spans
+    grounded to a concept (as the ``dte`` export's ``bindings`` give them), each right
+    when the prediction links the same token range to the same concept (case aside).
+    Empty when the prediction carries no bindings."""
+    if prediction.bindings is None:
+        return ()
+    from answerable.release.export.dte import bindings
+
+    tagged = bio_tags(item)
+    gold = bindings(tagged["tags"], tagged["tokens"], item.get("spans") or [])
+    said = {(start, end): concept for start, end, concept in prediction.bindings}
+    by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for span in gold:
+        if span["concept"] is None:
+            continue
+        linked = said.get((span["start"], span["end"]))
+        counts = by_class[span["tag"]]
+        counts[0] += linked is not None and linked.lower() == span["concept"].lower()
+        counts[1] += 1
+    return tuple(sorted((c, h, t) for c, (h, t) in by_class.items()))
 
 
 def groups(item: dict) -> dict[str, tuple[str, ...]]:

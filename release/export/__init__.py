@@ -3,13 +3,14 @@
 Each format is one small module with a pure function ``export(items, schemas) ->
 Export``: from items (and the schemas of the databases they are asked over) to file
 texts, plus the items the layout cannot hold with the reason. Registering a format is
-one line in :data:`FORMATS`.
+one line in :data:`FORMATS`; a format that also needs what the release's databases give
+(a candidate's execution result) names the step that adds it in :data:`PREPARE`.
 """
 
 from __future__ import annotations
 
 from answerable.release.export import biomedsql, dte, ehrsql, naq, scare, spider, trustsql
-from answerable.release.export.common import Export, ExportFunction
+from answerable.release.export.common import Export, ExportFunction, PrepareFunction
 
 FORMATS: dict[str, ExportFunction] = {
     "biomedsql": biomedsql.export,
@@ -21,4 +22,7 @@ FORMATS: dict[str, ExportFunction] = {
     "trustsql": trustsql.export,
 }
 
-__all__ = ["FORMATS", "Export", "ExportFunction"]
+# run before the format's export, on the items, with the release folder and its limits
+PREPARE: dict[str, PrepareFunction] = {"scare": scare.run_candidates}
+
+__all__ = ["FORMATS", "PREPARE", "Export", "ExportFunction", "PrepareFunction"]

@@ -8,8 +8,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
 
 
@@ -31,6 +33,7 @@ class Export:
 
 
 ExportFunction = Callable[[list[dict], Mapping[str, DatabaseSchema]], Export]
+PrepareFunction = Callable[[Path, list[dict], Limits], list[dict]]
 
 
 def by_split(items: Iterable[dict]) -> dict[str, list[dict]]:

@@ -1,16 +1,25 @@
 """SCARE's layout: ``<db>_<split>.json``, a list of (question, candidate SQL) instances,
 the unit SCARE scores (Sec. 3.3: "we select 1,400 instances" per database across four
 strata), with the fields ``db_id, id, instance_id, type, category, template, question,
-gt_sql, pred_sql, gt_exe, exec_acc, generator_name, sampled_category``.
+gt_sql, pred_sql, gt_exe, pred_exe, exec_acc, generator_name, sampled_category``.
 
 One record per candidate with a SCARE stratum (``sampled_category``: answerable-correct,
 answerable-incorrect, ambiguous, unanswerable); an ambiguous or unanswerable question
 without a candidate is one instance with an empty ``pred_sql`` (any SQL is invalid for
 it). ``type`` is the question's hardness (easy, medium, hard; ``extra`` counted as
 hard; ``-`` when it has no SQL), ``category`` its label or category, ``template`` its
-subtype or ``-``, ``gt_sql``/``gt_exe`` the gold SQL and result rows as text
-(``"null"`` when there is none), ``exec_acc`` whether the candidate gives the gold
-result. The candidate's own rows are not written: items keep only their result hash.
+subtype or ``-``, ``gt_sql`` the gold SQL (``"null"`` when there is none), ``exec_acc``
+whether the candidate gives the gold result.
+
+``gt_exe`` and ``pred_exe`` are the execution results of the gold SQL and of the
+candidate (the "Execution Result" SCARE's methods are shown beside the candidate, Appx.
+F) in the processed text form SCARE compares, as the EHRSQL scorer its authors
+share writes it: every cell as text, floats rounded to 3 places, rows sorted, the first
+100 rows. Two results are the same answer when these texts are equal. ``gt_exe`` is
+``"null"`` for a question that is not answerable; ``pred_exe`` is ``"null"`` for an
+instance without candidate SQL or when the release does not ship the item's database,
+and ``"error: <reason>"`` when the candidate does not run.
+:func:`run_candidates` executes the candidates on the release's databases first.
 An answerable question without a stratified candidate is left out.
 """
 
@@ -18,9 +27,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
+from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
+from answerable.errors import SQLError
 from answerable.release.contents import database_key
+from answerable.release.evaluate.compare import ehrsql_answer
 from answerable.release.export.common import Export, by_split, json_text, result_rows
 
 # SCARE's six categories (Sec. 3.1, Table 5's abbreviations): ours, and the label SCARE
@@ -84,8 +97,76 @@ def scare_record(item: dict, candidate: dict, number: int = 0) -> dict:
         "question": item["question"],
         "gt_sql": item["sql"] if answerable else NO_ANSWER,
         "pred_sql": candidate["sql"] or "",
-        "gt_exe": json.dumps(result_rows(item), ensure_ascii=False) if answerable else NO_ANSWER,
+        "gt_exe": ehrsql_answer(result_rows(item)) if answerable else NO_ANSWER,
+        "pred_exe": execution_text(candidate.get("executed")),
         "exec_acc": candidate["stratum"] == "answerable-correct",
         "generator_name": candidate.get("model") or candidate["generator"],
         "sampled_category": candidate["stratum"],
     }
+
+
+def execution_text(executed: list | str | None) -> str:
+    """A candidate's execution result as SCARE compares it: the processed rows, an
+    ``error: <reason>`` line, or ``"null"`` when it was not run."""
+    if executed is None:
+        return NO_ANSWER
+    if isinstance(executed, str):
+        return f"error: {executed}"
+    return ehrsql_answer(executed)
+
+
+def run_candidates(folder: Path, items: list[dict], limits: Limits) -> list[dict]:
+    """The items with each candidate's ``executed``: every row its SQL gives on the
+    item's database in the release at ``folder``, or the executor's reason when it does
+    not run (under ``limits``); and the gold result's rows in full where the stored
+    ones stop at the row cap, since SCARE's processed form keeps the first 100 rows
+    in its own sort order. Candidates without SQL, and items whose database the
+    release does not ship, are left as they are."""
+    from answerable.release.databases import open_item_database
+    from answerable.release.evaluate.run import shipped
+
+    opened: dict[str, object] = {}
+    try:
+        done = []
+        for item in items:
+            if not any(c.get("sql") for c in item.get("candidates") or []) or not shipped(
+                item, folder
+            ):
+                done.append(item)
+                continue
+            key = json.dumps(item["database"], sort_keys=True)
+            if key not in opened:
+                opened[key] = open_item_database(folder, item, limits=limits)
+            done.append(_executed(item, opened[key]))
+        return done
+    finally:
+        for database in opened.values():
+            database.close()
+
+
+def _executed(item: dict, database) -> dict:
+    """``item`` with its candidates' rows (or reasons) and its gold rows in full."""
+    candidates = [
+        dict(c, executed=_rows_or_reason(database, c["sql"])) if c.get("sql") else c
+        for c in item["candidates"]
+    ]
+    result = item.get("result")
+    if item.get("sql") and result and result.get("truncated"):
+        rows = _rows_or_reason(database, item["sql"])
+        if isinstance(rows, list):
+            result = dict(result, rows=rows)
+    return dict(item, candidates=candidates, result=result)
+
+
+def _rows_or_reason(database, sql: str) -> list | str:
+    """Every row ``sql`` gives (run again without the row cap when it cut them), or
+    the executor's reason when it does not run."""
+    from answerable.release.evaluate.run import reason
+
+    try:
+        result = database.execute(sql)
+        if result.truncated:
+            result = database.execute(sql, row_cap=result.row_count)
+        return result.rows
+    except SQLError as error:
+        return reason(error, sql)

@@ -466,6 +466,7 @@ def release_of(
             __version__,
             sorted(map(str, sources.items())),
             recipe.signature(),  # the release settings, seed, dataset and version
+            vars(ctx.limits),  # recorded in the manifest
             earlier_signature(recipe.out / recipe.dataset, recipe.version, settings),
         ]
     )
@@ -484,6 +485,7 @@ def release_of(
         sources=sources,
         variants=workspace.root / "variants",
         about=about,
+        limits=ctx.limits,
     )
     remember_release(workspace, key, made)
     return made
