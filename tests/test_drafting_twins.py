@@ -189,3 +189,11 @@ def test_the_demo_build_ships_verified_twins(demo_build):
             "sql_task_round",
         }
         assert item["provenance"]["parent"] == item["provenance"]["params"]["anchor"]
+
+
+def test_a_resolved_reference_to_a_kind_says_the_kind():
+    from answerable.builders.drafting.twins import _kind_noun
+
+    assert _kind_noun("admissions.admission_type", "admission") == "admission type"
+    assert _kind_noun("state.state_name", "state") == "state"
+    assert _kind_noun("teams.city", "city") == "city"

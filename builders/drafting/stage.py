@@ -434,7 +434,7 @@ def twin_for(ctx: BuildContext, job, context: DatabaseContext, rate: float) -> d
 
 def drafted_reject(item: dict, reason: str, detail: str) -> dict:
     """The rejects-report line of a drafted item (its draft failed a check or repeats
-    a question)."""
+    a question); an answerable twin has no trigger."""
     return reject(
         item["id"],
         item["provenance"]["generator"],
@@ -443,7 +443,7 @@ def drafted_reject(item: dict, reason: str, detail: str) -> dict:
         db_id=item["db_id"],
         category=item["category"],
         question=item["question"],
-        trigger=item["trigger"]["text"],
+        trigger=item["trigger"]["text"] if item.get("trigger") else None,
         parent=item["provenance"]["params"]["anchor"],
     )
 

@@ -44,7 +44,7 @@ from answerable.builders import sqlkit
 from answerable.builders.drafting import lexicon, offline, settled
 from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric, is_temporal
 from answerable.builders.drafting.drafts import Job
-from answerable.builders.drafting.text import capitalize, find_phrase, humanize
+from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
 from answerable.builders.items import plain_item
 from answerable.builders.schema import Column, Table
 from answerable.errors import SQLError
@@ -227,9 +227,23 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
         named = _bare(question[start:end], noun)
         rest = question[end:]
         closing = "," if rest[:1].isspace() and rest.strip()[:1] not in ("?", ".", "!") else ""
-        text = question[:start] + f"that {noun}, {named}{closing}" + rest
+        said = f"that {_kind_noun(column, noun)}, {named}{closing}"
+        text = question[:start] + said + rest
         return Twin(job, capitalize(text), as_sql(select, job), "resolved_reference", "that")
     return None
+
+
+NAMING_WORDS = frozenset(["name", "label", "title"])
+
+
+def _kind_noun(column: str, noun: str) -> str:
+    """What the value is called beside it: a value of a kind column (``admission_type``)
+    is a kind, not the thing (not "that admission, emergency" but "that admission type,
+    emergency"); a name's owner is the thing itself ("that state, texas")."""
+    last = name_words(column.split(".", 1)[1])[-1]
+    if last in lexicon.GENERIC_WORDS and last not in NAMING_WORDS:
+        return humanize(column.split(".", 1)[1])
+    return noun
 
 
 def _bare(named: str, noun: str) -> str:
