@@ -77,21 +77,42 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
     if example["sql"] is None:
         return _item(example, result=None, sql_meta=None)
     try:
-        example = in_engine_dialect(example, ctx.database(example["db_id"]))
+        example, result, sql_meta = verified_sql(example, ctx)
+    except Unverified as failure:
+        return _reject(failure.example or example, failure.reason, failure.detail)
+    return _item(example, result, sql_meta)
+
+
+class Unverified(Exception):
+    """An answerable example's SQL failed a check: ``reason`` (a reject reason),
+    ``detail`` and the example as checked (in the engine's dialect), when it got that far."""
+
+    def __init__(self, reason: str, detail: str, example: dict | None = None):
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail, self.example = reason, detail, example
+
+
+def verified_sql(example: dict, ctx: BuildContext) -> tuple[dict, dict | None, dict]:
+    """The checks every answerable item's SQL passes (see the module's docstring):
+    ``(example in the engine's dialect, result record or None without a database file,
+    sql_meta)``; raises :class:`Unverified` with the reason of the first that fails."""
+    checked = None
+    try:
+        example = checked = in_engine_dialect(example, ctx.database(example["db_id"]))
         sql_meta = sqlkit.analyze(
             example["sql"], ctx.schema(example["db_id"]), example.get("dialect", "sqlite")
         )
         result = _execute(example, ctx)
     except SQLError as error:
-        return _reject(example, error.reason, str(error))
+        raise Unverified(error.reason, str(error), checked) from None
     if result is not None and result.row_count == 0:
-        return _reject(example, "empty-result", "the gold SQL returns no rows")
+        raise Unverified("empty-result", "the gold SQL returns no rows", example)
     if example["label"] == "unanswerable" and result is not None:
-        return _reject(
-            example,
+        raise Unverified(
             "mislabel",
             f"labelled unanswerable, but its SQL runs and returns {result.row_count} rows "
             "(fix: label it answerable, or leave the SQL out)",
+            example,
         )
     wrong = text_number_failure(
         example["sql"],
@@ -101,8 +122,8 @@ def verify_example(example: dict, ctx: BuildContext) -> dict:
         example.get("dialect", "sqlite"),
     )
     if wrong:
-        return _reject(example, *wrong)
-    return _item(example, result.to_record() if result else None, sql_meta)
+        raise Unverified(*wrong, example)
+    return example, result.to_record() if result else None, sql_meta
 
 
 def in_engine_dialect(example: dict, database) -> dict:

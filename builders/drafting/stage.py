@@ -38,7 +38,10 @@ from answerable.builders.drafting.offline import draft_offline
 from answerable.builders.drafting.prompts import schema_text, sql_messages
 from answerable.builders.drafting.replies import SQL_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
+from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
+from answerable.builders.drafting.twins import make_twin, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.seeds import Unverified, verified_sql
 from answerable.builders.sources.common import spider_schema, spider_tables
 from answerable.builders.sources.ddl import ddl_schema
 from answerable.errors import ConfigError
@@ -72,6 +75,7 @@ class DraftingConfig:
     rate: float = 1.0
     unrelated_from: tuple[Path, ...] = ()
     candidate_models: tuple[str, ...] = ()  # candidates.models; default: the llm's model
+    twin_rate: float = 0.0  # share of offline jobs that make an answerable twin instead
 
     @classmethod
     def from_recipe(cls, recipe, env: dict | None = None) -> DraftingConfig | None:
@@ -89,6 +93,7 @@ class DraftingConfig:
             rate=section.get("rate", 1.0),
             unrelated_from=tuple(recipe.resolve(p) for p in section.get("unrelated_from", [])),
             candidate_models=tuple((section.get("candidates") or {}).get("models") or ()),
+            twin_rate=section.get("twin_rate", 0.0),
         )
 
     def sql_models(self) -> list[LLMSettings]:
@@ -111,6 +116,7 @@ class DraftingConfig:
             "drafter": self.drafter,
             "llm": self.llm.identity() if self.llm else None,
             **({"rate": self.rate} if self.rate < 1 else {}),
+            **({"twin_rate": self.twin_rate} if self.twin_rate and not self.llm else {}),
             **(
                 {"unrelated_from": [sha256_file(p) for p in self.unrelated_from]}
                 if self.unrelated_from
@@ -234,8 +240,9 @@ def draft_offline_in_shards(
             config.per_item,
             seed,
         )
-        drafts, rejects = offline_drafts(ctx, [j for j in made if j.key in wanted], contexts)
-        return StepOutput([draft_item(draft, seed) for draft in drafts], rejects)
+        mine = [j for j in made if j.key in wanted]
+        drafts, rejects, twins = offline_drafts(ctx, mine, contexts, config.twin_rate)
+        return StepOutput([draft_item(draft, seed) for draft in drafts] + twins, rejects)
 
     drafted = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
     check = draft_check(contexts, lambda parent_id: parents.load([parent_id])[0])
@@ -332,6 +339,8 @@ def draft_check(
     draft made again from the item and its anchor (``parent`` of its id)."""
 
     def check(item: dict) -> Failure | None:
+        if item["label"] == "answerable":
+            return None  # a twin: its SQL passed the checks of every answerable item
         anchor = parent(item["provenance"]["params"]["anchor"])
         return check_draft(item_draft(item, anchor), contexts[item["db_id"]])
 
@@ -383,21 +392,49 @@ def llm_drafts(ctx: BuildContext, config, jobs, contexts) -> tuple[list[Draft], 
         return draft_with_llm(jobs, contexts, config.llm, cache, usage)
 
 
-def offline_drafts(ctx: BuildContext, jobs, contexts) -> tuple[list[Draft], list[dict]]:
-    """offline_drafter_v1 over every job; a job its rule cannot serve is a reject."""
-    drafts, rejects = [], []
+def offline_drafts(
+    ctx: BuildContext, jobs, contexts, twin_rate: float = 0.0
+) -> tuple[list[Draft], list[dict], list[dict]]:
+    """offline_drafter_v1 over every job; a job its rule cannot serve is a reject.
+
+    A seeded ``twin_rate`` share of the jobs make an answerable twin of their device
+    instead (:mod:`.twins`): ``(drafts, rejects, twin items)``. A job whose device has no
+    twin, or whose twin's SQL fails the checks of every answerable item (a reject),
+    makes its draft."""
+    drafts, rejects, twins = [], [], []
     for job in jobs:
+        made = twin_rate and twin_for(ctx, job, contexts[job.db_id], twin_rate)
+        if isinstance(made, dict) and "reason" in made:
+            rejects.append(made)
+        elif made:
+            twins.append(made)
+            continue
         draft = draft_offline(job, contexts[job.db_id], ctx.rng(OFFLINE_DRAFTER, job.key))
         if draft is None:
             rejects.append(job_reject(job, OFFLINE_DRAFTER, "no-transform", "no rule applies"))
         else:
             drafts.append(draft)
-    return drafts, rejects
+    return drafts, rejects, twins
+
+
+def twin_for(ctx: BuildContext, job, context: DatabaseContext, rate: float) -> dict | None:
+    """The verified twin item of a job drawn for a twin (a seeded draw below ``rate``),
+    a reject when its SQL fails a check, or None (not drawn, or no twin to make)."""
+    if ctx.rng("drafting-twin", job.key).random() >= rate:
+        return None
+    twin = make_twin(job, context, ctx.rng(TWIN_GENERATOR, job.key), ctx.database(job.db_id))
+    if twin is None:
+        return None
+    try:
+        example, result, sql_meta = verified_sql(twin_example(twin), ctx)
+    except Unverified as failure:
+        return job_reject(job, TWIN_GENERATOR, failure.reason, failure.detail)
+    return twin_item(twin, example, result, sql_meta, ctx.recipe.seed)
 
 
 def drafted_reject(item: dict, reason: str, detail: str) -> dict:
     """The rejects-report line of a drafted item (its draft failed a check or repeats
-    a question)."""
+    a question); an answerable twin has no trigger."""
     return reject(
         item["id"],
         item["provenance"]["generator"],
@@ -406,7 +443,7 @@ def drafted_reject(item: dict, reason: str, detail: str) -> dict:
         db_id=item["db_id"],
         category=item["category"],
         question=item["question"],
-        trigger=item["trigger"]["text"],
+        trigger=item["trigger"]["text"] if item.get("trigger") else None,
         parent=item["provenance"]["params"]["anchor"],
     )
 

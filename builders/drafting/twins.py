@@ -1,0 +1,464 @@
+"""offline_twin_v1: answerable twins of the offline drafter's devices.
+
+A drafted ambiguous or unanswerable question differs from its parent by a device: a
+vague word, "that <noun>", an attribute beside what the parent asks, a request after
+the question. If only problematic items used these devices, the device's words alone
+would tell the label. A twin is an answerable question that uses the same device and
+that the question itself makes answerable, by the taxonomy's own definitions, with gold
+SQL built from the parent's verified SQL as a sqlglot tree:
+
+- ``settled_vague_word`` (vague-word): the vague word with the threshold that settles
+  it, after its noun ("recent admissions (admit time since 2021-05-03)", "elderly
+  patients (born before 1961-02-11)", "high attendance (above 5000)"); the gold SQL
+  adds that bound (the column's median, or its range's half for ``early``/``late``)
+  to the parent's WHERE. Kept only when :func:`~.settled.vague_word_settled` agrees;
+- ``resolved_reference`` (ambiguous-reference): "that <noun>" for the value the
+  question names first ("For the state texas, which rivers run through that state?");
+  the gold SQL is the parent's;
+- ``present_column`` (missing-column): the column the parent's question says swapped
+  for another column of the same table, in the question and in the SQL; or, when the
+  question says none, ", with their <column>?" with that column added to the SELECT;
+- ``sql_task`` (out-of-scope): the parent's question followed by a request SQL does
+  serve: a sort ("Order the result by age.") or a count per group ("Count them by
+  position."), the ORDER BY or GROUP BY added to the parent's tree;
+- ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
+  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL.
+
+Out-of-domain and small-talk questions have no twin: their device is their topic, and
+a general-knowledge question no table answers cannot be made answerable.
+
+Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
+the twin's SQL with the checks of every answerable item (:func:`answerable.builders.
+seeds.verified_sql`), and a twin whose SQL fails them is a reject.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.drafting import lexicon, offline, settled
+from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric, is_temporal
+from answerable.builders.drafting.drafts import Job
+from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
+from answerable.builders.items import plain_item
+from answerable.builders.schema import Column, Table
+from answerable.errors import SQLError
+
+GENERATOR = "offline_twin_v1"
+
+
+@dataclass(frozen=True)
+class Twin:
+    """An answerable question made with a device, and its gold SQL."""
+
+    job: Job
+    question: str
+    sql: str
+    device: str  # the function that made it (``settled_vague_word`` ...)
+    trigger: str  # the device's words in the question
+
+
+# ---- the parent's SQL as a tree ---------------------------------------------------------
+
+
+def parent_tree(job: Job) -> exp.Select | None:
+    """The parent's SQL parsed, when it is one SELECT (no UNION, no WITH at the top)."""
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return None
+    return tree if isinstance(tree, exp.Select) and not tree.args.get("with") else None
+
+
+def own_table(select: exp.Select, table: Table) -> exp.Table | None:
+    """The ``table`` as the outer SELECT reads it (its FROM or a JOIN, not a subquery)."""
+    for found in select.find_all(exp.Table):
+        if found.name.lower() == table.name.lower() and found.parent_select is select:
+            return found
+    return None
+
+
+def column_of(select: exp.Select, table: Table, column: Column) -> exp.Column | None:
+    """``column`` of ``table`` qualified as the outer SELECT names the table, or None."""
+    found = own_table(select, table)
+    if found is None:
+        return None
+    return exp.column(column.name, table=found.alias_or_name, quoted=True)
+
+
+def aggregated(select: exp.Select) -> bool:
+    """Whether the outer SELECT folds its rows (an aggregate or a GROUP BY)."""
+    if select.args.get("group"):
+        return True
+    return any(
+        node.find_ancestor(exp.Select) is select
+        for e in select.expressions
+        for node in e.find_all(exp.AggFunc)
+    )
+
+
+def as_sql(tree: exp.Expr, job: Job) -> str:
+    """The tree's SQL in the parent's dialect."""
+    return tree.sql(dialect=job.parent.get("dialect", "sqlite"))
+
+
+def literal(value) -> exp.Expr:
+    """A SQL literal of a value read from the database."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return exp.Literal.string(str(value))
+    return exp.Literal.number(value)
+
+
+def spoken(value) -> str:
+    """A value as the question says it: whole numbers without ``.0``."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.2f}"
+    return str(value)
+
+
+# ---- the devices ------------------------------------------------------------------------
+
+VAGUE_BOUNDS = {
+    # word: (phrase, comparison) with {v}/{lo}/{hi} the bounds
+    "elderly": ("born before {v}", exp.LT),
+    "young": ("born after {v}", exp.GT),
+    "recent": ("{column} since {v}", exp.GTE),
+    "early": ("{column} between {lo} and {v}", exp.Between),
+    "late": ("{column} between {v} and {hi}", exp.Between),
+    "large": ("above {v}", exp.GT),
+    "high": ("above {v}", exp.GT),
+    "small": ("below {v}", exp.LT),
+}
+"""How each vague word is settled: the phrase put after its noun and the bound's test."""
+
+
+def settled_vague_word(job, context, rng, database) -> Twin | None:
+    """vague-word: the vague word, after it the bound that settles it (see the module)."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    if table is None or select is None or database is None:
+        return None
+    kind, concept = offline.vague_kind(table)
+    phrases = offline.described_phrases(kind, table, concept)
+    question = job.parent["question"]
+    names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
+    at = offline.noun_group_start(question, phrases, inside=names)
+    if at is None or kind == "other":
+        return None
+    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    column = table.column(concept.split(".", 1)[1])
+    target = column_of(select, table, column)
+    bounds = column_bounds(database, table, column)
+    noun_end = _noun_end(question, phrases, at)
+    if target is None or bounds is None or noun_end is None:
+        return None
+    low, middle, high = bounds
+    phrase, test = VAGUE_BOUNDS[word]
+    if test is exp.Between:
+        lo, hi = (low, middle) if word == "early" else (middle, high)
+        condition = exp.Between(this=target, low=literal(lo), high=literal(hi))
+    else:
+        lo = hi = None
+        condition = test(this=target, expression=literal(middle))
+    said = phrase.format(
+        column=humanize(column.name), v=spoken(middle), lo=spoken(lo), hi=spoken(hi)
+    )
+    text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
+    if settled.vague_word_settled(text, word) is None:
+        return None
+    return Twin(job, text, as_sql(select.where(condition), job), "settled_vague_word", word)
+
+
+def _noun_end(question: str, phrases: list[str], start: int) -> int | None:
+    """Where the noun a vague word qualifies ends (the first of ``phrases`` after
+    ``start``)."""
+    ends = [found[1] for p in phrases if (found := find_phrase(question[start:], p))]
+    return start + min(ends) if ends else None
+
+
+def column_bounds(database, table: Table, column: Column) -> tuple | None:
+    """``(lowest, median, highest)`` of a column's non-null values, or None when it has
+    fewer than three distinct ones."""
+    name = exp.column(column.name, quoted=True)
+    query = (
+        exp.select(name)
+        .distinct()
+        .from_(exp.table_(table.name, quoted=True))
+        .where(exp.Not(this=exp.Is(this=name.copy(), expression=exp.Null())))
+        .order_by(name.copy())
+    )
+    try:
+        rows = [row[0] for row in database.execute(query.sql(dialect="sqlite")).rows]
+    except SQLError:
+        return None
+    if len(rows) < 3 or not _comparable(rows, column):
+        return None
+    return rows[0], rows[len(rows) // 2], rows[-1]
+
+
+def _comparable(values: list, column: Column) -> bool:
+    """Values a bound can be put on: numbers, or dates written as ISO text."""
+    if is_numeric(column.type) or all(isinstance(v, int | float) for v in values):
+        return all(isinstance(v, int | float) for v in values)
+    return is_temporal(column.name, column.type) and all(
+        isinstance(v, str) and v[:4].isdigit() and v[4:5] in ("-", "") for v in values
+    )
+
+
+def resolved_reference(job, context, rng, database) -> Twin | None:
+    """ambiguous-reference: the value the question names becomes "that <noun>, <value>",
+    so the reference has its referent beside it (the draft's words and one more)."""
+    select = parent_tree(job)
+    if select is None:
+        return None
+    question = job.parent["question"]
+    values = offline.named_values(job, context)
+    rng.shuffle(values)
+    for _value, column, (start, end) in values:
+        noun = offline.reference_noun(column, context)
+        if not offline._replaceable(question, start, end, noun):
+            continue
+        start, end = offline._widen(question, start, end, noun)
+        named = _bare(question[start:end], noun)
+        rest = question[end:]
+        closing = "," if rest[:1].isspace() and rest.strip()[:1] not in ("?", ".", "!") else ""
+        said = f"that {_kind_noun(column, noun)}, {named}{closing}"
+        text = question[:start] + said + rest
+        return Twin(job, capitalize(text), as_sql(select, job), "resolved_reference", "that")
+    return None
+
+
+NAMING_WORDS = frozenset(["name", "label", "title"])
+
+
+def _kind_noun(column: str, noun: str) -> str:
+    """What the value is called beside it: a value of a kind column (``admission_type``)
+    is a kind, not the thing (not "that admission, emergency" but "that admission type,
+    emergency"); a name's owner is the thing itself ("that state, texas")."""
+    last = name_words(column.split(".", 1)[1])[-1]
+    if last in lexicon.GENERIC_WORDS and last not in NAMING_WORDS:
+        return humanize(column.split(".", 1)[1])
+    return noun
+
+
+def _bare(named: str, noun: str) -> str:
+    """The value without the article and repeated noun :func:`offline._widen` took in."""
+    bare = re.sub(r"^(the|a|an)\s+", "", named.strip(), flags=re.IGNORECASE)
+    return re.sub(rf"\s+{re.escape(noun)}s?$", "", bare, flags=re.IGNORECASE)
+
+
+def present_column(job, context, rng, database) -> Twin | None:
+    """missing-column: the column the question says swapped for another of its table
+    (in the question and the SQL), or ", with their <column>?" with it selected."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    if table is None or select is None:
+        return None
+    question = job.parent["question"]
+    read = offline.read_columns(job, table)
+    said = offline.said_column(question, read)
+    by_name = {humanize(c.name): c for c in table.columns}
+    if said is not None:
+        old = by_name.get(question[said[0] : said[1]].lower())
+        if old is None or not _selected(select, old):
+            return None  # a column the question compares ("play at home") is no attribute
+        numeric = is_numeric(old.type)
+        pool = [c for c in _other_columns(table, read) if is_numeric(c.type) == numeric]
+        if not pool:
+            return None
+        new = rng.choice(pool)
+        if not _swap(select, table, old, new):
+            return None
+        text = question[: said[0]] + humanize(new.name) + question[said[1] :]
+        return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
+    if aggregated(select) or select.args.get("distinct"):
+        return None  # a column beside a count or a set of distinct rows changes the rows
+    pool = _other_columns(table, read)
+    if not pool or not question.rstrip().endswith("?"):
+        return None
+    new = rng.choice(pool)
+    target = column_of(select, table, new)
+    if target is None:
+        return None
+    text = f"{question.rstrip().rstrip('?.! ')}, with their {humanize(new.name)}?"
+    return Twin(job, text, as_sql(select.select(target), job), "present_column", "with their")
+
+
+def _other_columns(table: Table, read: list[str]) -> list[Column]:
+    """Columns of ``table`` a question may name that the parent does not read."""
+    said = set(read)
+    return [
+        c
+        for c in table.columns
+        if not is_key(c.name) and humanize(c.name) not in said and offline._describable([c.name])
+    ]
+
+
+def _selected(select: exp.Select, column: Column) -> bool:
+    """Whether the outer SELECT returns ``column`` (bare or inside an aggregate)."""
+    return any(
+        found.name.lower() == column.name.lower()
+        for e in select.expressions
+        for found in e.find_all(exp.Column)
+    )
+
+
+def _swap(select: exp.Select, table: Table, old: Column, new: Column) -> bool:
+    """Rename every reference of the outer SELECT to ``old`` of ``table`` to ``new``;
+    whether there was one."""
+    found = own_table(select, table)
+    if found is None:
+        return False
+    owner = found.alias_or_name.lower()
+    swapped = False
+    for column in list(select.find_all(exp.Column)):
+        mine = column.table.lower() in ("", owner)
+        if mine and column.name.lower() == old.name.lower():
+            column.set("this", exp.to_identifier(new.name, quoted=True))
+            swapped = True
+    return swapped
+
+
+SQL_TASKS = {
+    "sort": ("Order the result by {column}.", "Sort them by {column}."),
+    "rank": ("Rank them by {column}, highest first.",),
+    "group": ("Count them by {column}.", "Then group them by {column} and count each group."),
+}
+"""Requests SQL does serve, put after the parent's question (the twins of
+:data:`lexicon.OUT_OF_SCOPE_TASKS`)."""
+
+
+def sql_task(job, context, rng, database) -> Twin | None:
+    """out-of-scope: the parent's question and a request SQL does serve, added to its
+    tree: a sort, rank or count per group of its rows by a column of its table, or, for
+    an average, rounding it (:data:`SQL_TASKS`)."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    if table is None or select is None:
+        return None
+    if aggregated(select):
+        return rounded_average(job, select)
+    if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
+        return None
+    if ((job.parent.get("result") or {}).get("row_count") or 0) < 2:
+        return None  # one row: nothing to sort or to count by
+    task = rng.choice(sorted(SQL_TASKS))
+    pool = [c for c in table.columns if not is_key(c.name) and offline._describable([c.name])]
+    if task == "group":
+        pool = [c for c in pool if not is_numeric(c.type)]
+    if not pool:
+        return None
+    column = rng.choice(pool)
+    target = column_of(select, table, column)
+    if target is None:
+        return None
+    request = rng.choice(SQL_TASKS[task]).format(column=humanize(column.name))
+    if task == "group":
+        select.set("expressions", [target.copy(), exp.Count(this=exp.Star())])
+        select = select.group_by(target)
+    else:
+        select = select.order_by(exp.Ordered(this=target, desc=task == "rank"))
+    text = f"{job.parent['question'].rstrip()} {request}"
+    return Twin(job, text, as_sql(select, job), f"sql_task_{task}", request)
+
+
+ROUNDING = "Round it to two decimals."
+
+
+def rounded_average(job: Job, select: exp.Select) -> Twin | None:
+    """The parent's averages rounded to two decimals (ROUND in the tree), when its one
+    row holds an average and nothing but aggregates (no GROUP BY)."""
+    if select.args.get("group"):
+        return None
+    averages = [e for e in select.expressions if isinstance(e.unalias(), exp.Avg)]
+    if not averages:
+        return None
+    for found in averages:
+        inner = found.unalias()
+        inner.replace(exp.Round(this=inner.copy(), decimals=exp.Literal.number(2)))
+    text = f"{job.parent['question'].rstrip()} {ROUNDING}"
+    return Twin(job, text, as_sql(select, job), "sql_task_round", ROUNDING)
+
+
+def keyword_then_question(job, context, rng, database) -> Twin | None:
+    """vague-question: the keyword a vague question is cut to, then the whole question."""
+    select = parent_tree(job)
+    table = offline.parent_table(job, context)
+    if select is None:
+        return None
+    values = offline.named_values(job, context)
+    if values:
+        keyword = values[0][0]
+    elif table is not None:
+        columns = offline.read_columns(job, table)
+        keyword = columns[0] if columns else offline.table_noun(table)
+    else:
+        return None
+    pattern = rng.choice(("{K}? {Q}", "{K}, please. {Q}", "What about {k}? {Q}"))
+    question = capitalize(job.parent["question"].strip())
+    text = pattern.format(K=capitalize(keyword), k=keyword, Q=question)
+    return Twin(job, text, as_sql(select, job), "keyword_then_question", keyword)
+
+
+TWINS = {
+    "vague-question": keyword_then_question,
+    "vague-word": settled_vague_word,
+    "ambiguous-reference": resolved_reference,
+    "missing-column": present_column,
+    "out-of-scope": sql_task,
+}
+"""The twin of each category's device (none for out-of-domain and small-talk)."""
+
+
+def make_twin(job: Job, context: DatabaseContext, rng: random.Random, database) -> Twin | None:
+    """The answerable twin of a job's device, or None when there is none to make."""
+    rule = TWINS.get(job.category)
+    return rule(job, context, rng, database) if rule else None
+
+
+def twin_example(twin: Twin) -> dict:
+    """The twin as an answerable example, what :func:`answerable.builders.seeds.
+    verified_sql` checks."""
+    parent = twin.job.parent
+    return {
+        "id": twin.job.key,
+        "db_id": twin.job.db_id,
+        "question": twin.question,
+        "sql": twin.sql,
+        "dialect": parent.get("dialect", "sqlite"),
+        "label": "answerable",
+        "source": (parent.get("provenance") or {}).get("source"),
+    }
+
+
+def twin_item(twin: Twin, example: dict, result: dict | None, sql_meta: dict, seed: int) -> dict:
+    """The verified twin's item; its provenance names the device and the parent."""
+    parent = twin.job.parent
+    params = {
+        "category": twin.job.category,
+        "sample": twin.job.sample,
+        "anchor": parent["id"],
+        "twin": twin.device,
+        "device_words": twin.trigger,
+        "verified_by": "execution" if result else "binding",
+    }
+    return plain_item(
+        twin.job.db_id,
+        twin.question,
+        example["sql"],
+        result=result,
+        sql_meta=sql_meta,
+        dialect=example.get("dialect", "sqlite"),
+        provenance={
+            "generator": GENERATOR,
+            "source": example["source"],
+            "params": params,
+            "seed": seed,
+            "parent": parent["id"],
+        },
+    )

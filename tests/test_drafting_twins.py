@@ -1,0 +1,199 @@
+"""Answerable twins of the offline drafter's devices: the same device, an answerable
+question, gold SQL built from the parent's tree and executed."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.drafting.drafts import Job
+from answerable.builders.drafting.settled import vague_word_settled
+from answerable.builders.drafting.twins import TWINS, make_twin
+from answerable.builders.executor import ReadOnlyDatabase
+from answerable.ids import rng_for
+from answerable.records import read_parquet
+from tests.conftest import REPO
+from tests.test_drafting_offline import contexts_of, parents_of
+
+SEED = 13
+
+
+@pytest.fixture(scope="module")
+def demo_twins(demo_dir):
+    """Every twin of every demo seed, with the result of its SQL on the demo database."""
+    from answerable.records import read_jsonl
+
+    paths = {db: demo_dir / f"{db}.sqlite" for db in ("clinic", "league")}
+    contexts = contexts_of(paths)
+    pairs = [p for db in paths for p in read_jsonl(REPO / f"raw/demo/seeds/{db}.jsonl")]
+    parents = parents_of(pairs, {db: c.schema for db, c in contexts.items()})
+    made = []
+    for parent in parents:
+        with ReadOnlyDatabase(paths[parent["db_id"]]) as database:
+            parent = {**parent, "result": database.execute(parent["sql"]).to_record()}
+            for category in TWINS:
+                job = Job(parent, category, 0)
+                twin = make_twin(job, contexts[job.db_id], rng_for(SEED, "twin", job.key), database)
+                if twin is not None:
+                    made.append((twin, database.execute(twin.sql)))
+    return made
+
+
+def test_every_device_has_twins_whose_sql_runs_and_mostly_returns_rows(demo_twins):
+    devices = Counter(twin.device.split("_task_")[0] for twin, _ in demo_twins)
+    assert set(devices) >= {
+        "keyword_then_question",
+        "resolved_reference",
+        "present_column",
+        "settled_vague_word",
+        "sql",
+    }, devices
+    non_empty = sum(result.row_count > 0 for _, result in demo_twins)
+    assert non_empty / len(demo_twins) >= 0.8  # the stage rejects the others
+
+
+def test_twins_are_the_same_for_the_same_seed(demo_dir, demo_twins):
+    first = [(t.question, t.sql) for t, _ in demo_twins]
+    twins = [t for t, _ in demo_twins]
+    paths = {db: demo_dir / f"{db}.sqlite" for db in ("clinic", "league")}
+    contexts = contexts_of(paths)
+    again = []
+    for twin in twins:
+        job = twin.job
+        with ReadOnlyDatabase(paths[job.db_id]) as database:
+            made = make_twin(job, contexts[job.db_id], rng_for(SEED, "twin", job.key), database)
+        again.append((made.question, made.sql))
+    assert again == first
+
+
+def test_a_settled_vague_word_carries_its_bound_in_the_question_and_the_sql(demo_twins):
+    settled = [t for t, r in demo_twins if t.device == "settled_vague_word" and r.row_count]
+    assert settled
+    for twin in settled:
+        assert vague_word_settled(twin.question, twin.trigger) is not None, twin.question
+        parent = sqlkit.parse(twin.job.parent["sql"])
+        tree = sqlkit.parse(twin.sql)
+        assert len(list(tree.find_all(exp.Predicate))) > len(list(parent.find_all(exp.Predicate)))
+
+
+def test_a_resolved_reference_names_its_referent_and_keeps_the_parents_sql(demo_twins):
+    resolved = [t for t, _ in demo_twins if t.device == "resolved_reference"]
+    assert resolved
+    for twin in resolved:
+        assert " that " in f" {twin.question.lower()}"
+        assert sqlkit.parse(twin.sql) == sqlkit.parse(twin.job.parent["sql"])
+
+
+def test_present_column_asks_for_a_column_that_exists_and_selects_it(demo_twins):
+    present = [t for t, _ in demo_twins if t.device == "present_column"]
+    assert present
+    for twin in present:
+        tree = sqlkit.parse(twin.sql)
+        assert tree != sqlkit.parse(twin.job.parent["sql"])
+        if twin.trigger == "with their":
+            parent = sqlkit.parse(twin.job.parent["sql"])
+            assert len(tree.expressions) == len(parent.expressions) + 1
+            assert twin.question.endswith("?") and ", with their " in twin.question
+
+
+def test_examples_of_each_twin():
+    """The devices on hand-written parents over one small database."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from answerable.builders.drafting.context import load_context
+    from answerable.builders.schema import DatabaseSchema
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "league.sqlite"
+        with sqlite3.connect(path) as db:
+            db.execute(
+                "CREATE TABLE matches (match_id INTEGER PRIMARY KEY, team TEXT, "
+                "match_date TEXT, attendance INTEGER, referee TEXT)"
+            )
+            db.executemany(
+                "INSERT INTO matches VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        i,
+                        ["Arsenal", "Leeds"][i % 2],
+                        f"2022-0{1 + i % 9}-1{i % 10}",
+                        1000 * i,
+                        "Ann",
+                    )
+                    for i in range(1, 10)
+                ],
+            )
+        schema = DatabaseSchema.from_sqlite(path, "league")
+        with ReadOnlyDatabase(path) as database:
+            context = load_context("league", schema, database)
+            average = "What was the average attendance of matches played by Arsenal?"
+            avg_sql = "SELECT AVG(attendance) FROM matches WHERE team = 'Arsenal'"
+            listing = "Which matches did Arsenal play?"
+            list_sql = "SELECT match_id, match_date FROM matches WHERE team = 'Arsenal'"
+            parents = parents_of(
+                [
+                    {"db_id": "league", "question": average, "sql": avg_sql},
+                    {"db_id": "league", "question": listing, "sql": list_sql},
+                ],
+                {"league": schema},
+            )
+            for parent in parents:
+                parent["result"] = database.execute(parent["sql"]).to_record()
+
+            def twin(parent, category):
+                job = Job(parent, category, 0)
+                return make_twin(job, context, rng_for(SEED, "twin", job.key), database)
+
+            rounded = twin(parents[0], "out-of-scope")
+            assert rounded.question == f"{average} Round it to two decimals."
+            assert "ROUND(AVG(attendance), 2)" in rounded.sql
+            reference = twin(parents[0], "ambiguous-reference")
+            assert reference.question == (
+                "What was the average attendance of matches played by that team, Arsenal?"
+            )
+            assert sqlkit.parse(reference.sql) == sqlkit.parse(avg_sql)
+            vague = twin(parents[1], "vague-word")
+            assert vague_word_settled(vague.question, vague.trigger)
+            assert " BETWEEN " in vague.sql or " >= " in vague.sql
+            assert database.execute(vague.sql).row_count > 0
+            keyword = twin(parents[1], "vague-question")
+            assert keyword.question.endswith(listing) and keyword.sql == list_sql
+            asked = twin(parents[1], "missing-column")
+            assert asked.question.startswith("Which matches did Arsenal play, with their ")
+            assert len(sqlkit.parse(asked.sql).expressions) == 3
+            assert twin(parents[0], "out-of-domain") is None
+
+
+def test_the_demo_build_ships_verified_twins(demo_build):
+    cwd, _ = demo_build
+    items = read_parquet(cwd / ".answerable" / "answerable-demo" / "candidates.parquet")
+    twins = [i for i in items if i["provenance"]["generator"] == "offline_twin_v1"]
+    assert len(twins) >= 50
+    for item in twins:
+        assert item["label"] == "answerable" and item["category"] is None
+        assert item["result"]["row_count"] > 0
+        assert item["provenance"]["params"]["verified_by"] == "execution"
+        assert item["provenance"]["params"]["twin"] in {
+            "keyword_then_question",
+            "resolved_reference",
+            "present_column",
+            "settled_vague_word",
+            "sql_task_sort",
+            "sql_task_rank",
+            "sql_task_group",
+            "sql_task_round",
+        }
+        assert item["provenance"]["parent"] == item["provenance"]["params"]["anchor"]
+
+
+def test_a_resolved_reference_to_a_kind_says_the_kind():
+    from answerable.builders.drafting.twins import _kind_noun
+
+    assert _kind_noun("admissions.admission_type", "admission") == "admission type"
+    assert _kind_noun("state.state_name", "state") == "state"
+    assert _kind_noun("teams.city", "city") == "city"
