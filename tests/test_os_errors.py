@@ -119,9 +119,9 @@ def test_a_work_folder_gone_read_only_after_the_build_is_one_line(tmp_path):
                     folder.chmod(0o555)
         export = ["review", "export", recipe, tmp_path / "s.csv"]
         assert_clean_error(run_in(tmp_path, *export), "queue.sqlite", "fix:")
-        # a rebuild from cached steps leaves the candidates file as it is (issue 14): its
-        # first write is the review queue's
-        assert_clean_error(run_in(tmp_path, "build", recipe), "queue.sqlite", "fix:")
+        # a rebuild from cached steps leaves the candidates file as it is: its first write
+        # is the work folder's build lock, taken before any step runs
+        assert_clean_error(run_in(tmp_path, "build", recipe), "build.lock", "fix:")
         assert not (tmp_path / "s.csv").exists()
     finally:
         if os.geteuid() == 0:
