@@ -99,3 +99,11 @@ def test_the_python_api_page_finds_the_stage_packages_on_a_fresh_clone():
     options = handler.get_options({})
     found = handler.collect("answerable.release.contents.read_items", options)
     assert found.path == "answerable.release.contents.read_items"
+
+
+def test_the_count_of_hand_labelled_cases_on_the_ambiguity_page_is_the_fixtures():
+    from tests.validity_cases import load_cases
+
+    page = (REPO / "docs" / "explanation" / "ambiguity-that-holds-up.md").read_text()
+    said = re.search(r"holds (\d+) hand-labelled cases", page)
+    assert said and int(said.group(1)) == len(load_cases())
