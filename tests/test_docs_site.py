@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from answerable.cli import main
 from tests.conftest import REPO
@@ -82,3 +83,27 @@ def test_every_relative_link_of_the_hand_written_pages_finds_its_page():
         for target in re.findall(r"\]\(([^)#:]+\.md)(?:#[^)]*)?\)", page.read_text()):
             path = (page.parent / target).resolve()
             assert path.exists() or str(path.relative_to(docs)) in generated, (page, target)
+
+
+def test_the_python_api_page_finds_the_stage_packages_on_a_fresh_clone():
+    """mkdocstrings fixes griffe's search folders in its on_config: the package tree must
+    exist by then, not only once the generated pages are written (a fresh clone has none)."""
+    from mkdocs.config import load_config
+
+    from tools.docs_hooks import API_TREE
+
+    shutil.rmtree(API_TREE, ignore_errors=True)
+    config = load_config(str(REPO / "mkdocs.yml"))
+    config = config.plugins.on_config(config)
+    handler = config.plugins["mkdocstrings"].handlers.get_handler("python")
+    options = handler.get_options({})
+    found = handler.collect("answerable.release.contents.read_items", options)
+    assert found.path == "answerable.release.contents.read_items"
+
+
+def test_the_count_of_hand_labelled_cases_on_the_ambiguity_page_is_the_fixtures():
+    from tests.validity_cases import load_cases
+
+    page = (REPO / "docs" / "explanation" / "ambiguity-that-holds-up.md").read_text()
+    said = re.search(r"holds (\d+) hand-labelled cases", page)
+    assert said and int(said.group(1)) == len(load_cases())

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,31 +23,6 @@ from answerable.examples import EXAMPLES
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE_SCHEMA = REPO / "schemas" / "recipe.schema.json"
-API_TREE = REPO / "build" / "docs-api"
-"""Where :func:`api_tree` lays out the package as one folder, for mkdocstrings."""
-
-
-def api_tree(target: Path = API_TREE) -> Path:
-    """The ``answerable`` package as one folder of links, for mkdocstrings to read.
-
-    The stage folders live at the top of the repository and are mapped into the package
-    by ``package-dir`` in pyproject.toml, which griffe does not follow; the links give it
-    the layout the import system sees.
-    """
-    mapping = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    package = target / "answerable"
-    package.mkdir(parents=True, exist_ok=True)
-    root = REPO / mapping["package-dir"]["answerable"]
-    links = {entry.name: entry for entry in root.iterdir() if entry.name != "__pycache__"}
-    for name, folder in mapping["package-dir"].items():
-        if name != "answerable":
-            links[name.split(".", 1)[1]] = REPO / folder
-    for name, source in links.items():
-        link = package / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(source)
-    return target
 
 
 # ---------------------------------------------------------------- the recipe

@@ -7,9 +7,7 @@ import mkdocs_gen_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from docs_pages import PAGES, api_tree
-
-api_tree()  # what mkdocstrings reads (mkdocs.yml: paths)
+from docs_pages import PAGES
 
 for path, page in PAGES.items():
     with mkdocs_gen_files.open(path, "w") as out:

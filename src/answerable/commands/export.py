@@ -22,8 +22,8 @@ FORMAT_CHOICES = ("biomedsql", "dte", "ehrsql", "naq", "scare", "spider", "trust
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder to write.")
 @click.option("--force", is_flag=True, help="Replace files already in --out.")
 def command(release: Path, fmt: str, out: Path, force: bool) -> None:
-    """Write a release in a paper's file layout (TrustSQL, SCARE, OncoMX-NAQ, BiomedSQL,
-    DTE, Spider); items the layout cannot hold are listed with the reason."""
+    """Write a release in a paper's file layout (TrustSQL, EHRSQL 2024, SCARE, OncoMX-NAQ,
+    BiomedSQL, DTE, Spider); items the layout cannot hold are listed with the reason."""
     from answerable.release.export.run import LEFT_OUT, export_release
 
     result = export_release(release, fmt, out, force)
