@@ -102,13 +102,16 @@ def test_inspect_counts_by_label_category_and_database(demo_build):
 
 def test_demo_build_has_verified_counterfactual_items_and_inspect_counts_them(demo_build):
     cwd, _ = demo_build
-    # Candidates, not the release: near-synonym and value-ambiguous items await review.
+    # Candidates, not the release: drafted and value-ambiguous items await review.
     candidates = cwd / ".answerable" / "answerable-demo" / "candidates.parquet"
     items = read_parquet(candidates)
     by_generator = Counter(i["provenance"]["generator"] for i in items)
-    for generator in ("drop_column_v1", "add_near_synonyms_v1", "drop_unused_v1"):
+    for generator in ("drop_column_v1", "drop_unused_v1"):
         assert by_generator[generator] > 0, by_generator
     assert by_generator["value_unanswerable_v1"] + by_generator["value_ambiguous_v1"] > 0
+    # the demo's near-synonym proposals split a person's name: judged, and rejected
+    rejects = read_jsonl(cwd / ".answerable" / "answerable-demo" / "reports" / "rejects.jsonl")
+    assert "implausible-parts-of-name" in {r["reason"] for r in rejects}
     edits = (
         "drop_column_v1",
         "add_near_synonyms_v1",
@@ -129,10 +132,10 @@ def test_demo_build_has_verified_counterfactual_items_and_inspect_counts_them(de
     assert result.exit_code == 0, result.output
     counts = dict(re.findall(r"^\s+(\S+)\s+(\d+)$", result.output, re.M))
     categories = Counter(i["category"] for i in items)
-    for name in ("missing-column", "column-ambiguous", "drop_column_v1", "drop_unused_v1"):
+    for name in ("missing-column", "missing-value", "drop_column_v1", "drop_unused_v1"):
         assert int(counts[name]) > 0, result.output
     assert int(counts["missing-column"]) == categories["missing-column"]
-    assert int(counts["column-ambiguous"]) == categories["column-ambiguous"]
+    assert int(counts["missing-value"]) == categories["missing-value"]
 
 
 def test_bio_tags_of_the_demo_candidates(demo_build, tmp_path):

@@ -15,6 +15,7 @@ kind of it (``hyponym``) or a more general thing (``hypernym``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import marshal
@@ -182,7 +183,19 @@ def wordnet():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "multilingual functions are not available"
-        return Reader(str(folder), None)
+        reader = Reader(str(folder), None)
+    os.register_at_fork(after_in_child=lambda: _own_data_files(reader))
+    return reader
+
+
+def _own_data_files(reader) -> None:
+    """After a fork, the child opens WordNet's data files anew: a file nltk opened before
+    the fork shares its read offset with the parent and every sibling, so two processes
+    seeking and reading it at once read each other's lines (a synset came back None)."""
+    for handle in reader._data_file_map.values():
+        with contextlib.suppress(OSError):
+            handle.close()
+    reader._data_file_map = {}
 
 
 class LemmaMap(Mapping):
