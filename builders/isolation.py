@@ -58,6 +58,7 @@ class _Worker:
         if pid == 0:  # pragma: no cover - the child's side; it never returns
             try:
                 mine.close()
+                _release_inherited(theirs.fileno())
                 _serve(theirs, memory_bytes)
             finally:
                 os._exit(70)
@@ -316,6 +317,20 @@ OPENERS: dict[str, Callable] = {
 """How the worker opens each kind of :class:`IsolatedDatabase` opener."""
 PROBES: dict[str, Callable] = {"parse": _probe_parse}
 """Work that :func:`cpu_bounded` may run in the worker first."""
+
+
+def _release_inherited(keep: int) -> None:  # pragma: no cover - runs in the child
+    """Point every file the fork copied from the parent, but the pipe ``keep``, at
+    /dev/null. A copied pipe or socket (a browser driver's pipe, a server's socket) would
+    stay open while the worker lives, so the other end never saw the parent close it; the
+    fd numbers stay taken, so nothing the parent's objects hold is reused for another file."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in (keep, null):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+    os.close(null)
 
 
 def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the child

@@ -117,4 +117,4 @@ def test_the_core_holds_no_optional_package_and_each_extra_holds_its_own():
     for module, extra in EXTRA_OF.items():
         if module not in pulled:
             assert module in requirement_names(extras[extra]), (module, extra)
-    assert "answerable[build,review,llm,postgres,duckdb]" in extras["test"]
+    assert "answerable[build,review,llm,postgres,duckdb,embeddings]" in extras["test"]
