@@ -167,12 +167,16 @@ class IsolatedDatabase:
 
     ``opener`` is a picklable ``(kind, arguments)`` pair the worker opens the database
     from (:data:`OPENERS`); a worker that was replaced opens it again on the next call.
-    Opening errors (a missing file, an unreachable server) are raised here, at once.
+    Opening errors (a missing file, an unreachable server) are raised here, at once. The
+    worker opens it from the folder this process was in when it was made: a relative path
+    names the same file however the process's folder changes (a worker was forked earlier
+    and keeps the folder it had then).
     """
 
     def __init__(self, opener: tuple, limits, dialect: str):
         self.limits, self.dialect = limits, dialect
         self._opener = opener
+        self._folder = os.getcwd()
         self._worker: _Worker | None = None
         self._handle = 0
         self._closed = False
@@ -184,7 +188,7 @@ class IsolatedDatabase:
         worker = current_worker(self.limits.memory_bytes)
         if worker is not self._worker or self._handle not in worker.handles:
             handle = next(_handles)
-            request = ("open", handle, self._opener, self.limits)
+            request = ("open", handle, self._opener, self.limits, self._folder)
             worker.call(request, SLOW_CALL_S, SLOW_CALL_S)
             worker.handles[handle] = self._opener
             self._worker, self._handle = worker, handle
@@ -364,7 +368,8 @@ def _answer(request: tuple, opened: dict) -> Any:
         _, handle, method, args = request
         return getattr(opened[handle], method)(*args)
     if kind == "open":
-        _, handle, (how, arguments), limits = request
+        _, handle, (how, arguments), limits, folder = request
+        os.chdir(folder)
         opened[handle] = OPENERS[how](*arguments, limits)
         return None
     if kind == "close":

@@ -5,6 +5,7 @@ of CPU past the configured limit, and the database answers again afterwards."""
 from __future__ import annotations
 
 import resource
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -149,3 +150,20 @@ def test_hostile_seeds_in_a_build_are_named_rejects_within_the_limit(tmp_path):
     rejects = build_rejects(tmp_path, seeds, extra="execution:\n  timeout_s: 1.0\n")
     reasons = {r["external_id"]: r["reason"] for r in rejects}
     assert reasons == {"2": "timeout", "3": "too-complex"}, rejects
+
+
+def test_a_relative_path_names_the_file_in_the_folder_of_the_caller(tmp_path, monkeypatch):
+    """The worker was forked earlier, in another folder: a database opened later by a
+    relative path is still the one in the caller's folder at the time it is opened."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        with sqlite3.connect(tmp_path / name / "db.sqlite") as con:
+            con.execute("CREATE TABLE t (v TEXT)")
+            con.execute("INSERT INTO t VALUES (?)", (name,))
+        con.close()
+    monkeypatch.chdir(tmp_path / "a")
+    with ReadOnlyDatabase("db.sqlite", Limits()) as db:
+        assert db.execute("SELECT v FROM t").rows == [["a"]]  # the worker now runs here
+    monkeypatch.chdir(tmp_path / "b")
+    with ReadOnlyDatabase("db.sqlite", Limits()) as db:
+        assert db.execute("SELECT v FROM t").rows == [["b"]]
