@@ -202,7 +202,7 @@ def card_text(
             f"| {generator} | {tool_version or '—'} | {model or '—'} | {prompts} | {items} |"
         )
     lines += ["", *review_lines(about.review), ""]
-    lines += dialect_lines(manifest)  # issue 17: release.dialects
+    lines += dialect_lines(manifest)  # release.dialects
     lines += ["## Composition", "", f"![Items per split by label and category]({CHART})", ""]
     lines += composition_tables(frame)
     lines += database_lines(frame, manifest["files"])

@@ -6,7 +6,7 @@ way, but whose gold results differ, cannot both be right: both become rejects, e
 naming the other, and neither is released.
 
 An answerable item whose question was then proved ambiguous on the same, unedited
-database (a value the source itself holds in two columns, issue 12) is superseded: its
+database (a value the source itself holds in two columns) is superseded: its
 child shows that the question reads two ways with different results, so the parent's
 answerable label is withdrawn and the child is released in its place.
 

@@ -470,7 +470,7 @@ def cut_release(
         write_record_schema(staging)
         files.append(file_entry(staging, RECORD_SCHEMA))
         translated = dialects.report()
-        if translated:  # issue 17: the failures in the report, the counts in the manifest
+        if translated:  # the failures in the report, the counts in the manifest
             report["dialects"] = translated
             frame = frame.filter(~pl.col("id").is_in(dialects.dropped()))
         write_json(report, staging / "report.json")

@@ -87,7 +87,7 @@ def verify_release(
             items = read_items(folder, manifest, frame)
             found.executed, problems = check_results(folder, items, limits)
             found.problems += problems
-            in_dialects, problems = check_shipped(folder, items)  # issue 17: sql_by_dialect
+            in_dialects, problems = check_shipped(folder, items)  # sql_by_dialect
             found.executed += in_dialects
             found.problems += problems
     found.seconds = time.perf_counter() - started

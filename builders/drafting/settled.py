@@ -1,4 +1,4 @@
-"""Drafts whose problem the question itself settles (issue 12): two checks.
+"""Drafts whose problem the question itself settles: two checks.
 
 **Vague word** (:func:`vague_word_settled`). A vague word leaves one thing open, by its
 kind in :data:`lexicon.VAGUE_BY_KIND`: an *event* word (``recent``, ``early``, ``late``)

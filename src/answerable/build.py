@@ -162,7 +162,7 @@ def input_files(recipe: Recipe, databases: dict) -> list[dict]:
     return [
         {"path": _display(recipe, p), "sha256": sha256_file(p)}
         for p in sorted(paths, key=lambda p: _display(recipe, p))
-    ] + server_inputs(databases)  # issue 17: a server's tables, by checksum
+    ] + server_inputs(databases)  # a server's tables, by checksum
 
 
 def _display(recipe: Recipe, path: Path) -> str:
@@ -194,14 +194,14 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
             parents.append(item["id"])
             used.add(item["db_id"])
     parents.sort()
-    model = proposed.model_settings(ctx.recipe, config)  # issue 12: model candidates
+    model = proposed.model_settings(ctx.recipe, config)  # model candidates
     settings = {"config": config.signature(), "limits": vars(ctx.limits)}
     settings |= {"model": model.identity()} if model else {}
     signature = ctx.signature(
         counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
-    # issue 17: DuckDB and server sources are edited on their SQLite twin, proved on the engine
+    # DuckDB and server sources are edited on their SQLite twin, proved on the engine
     twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, used)
     names = proposed_names(ctx, so_far, config, model, twins) if model else None
 
@@ -247,9 +247,9 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
 
 
 def proposed_names(ctx: BuildContext, so_far: list[dict], config, model, twins=None) -> dict:
-    """The model's column names for the parents' mentions (issue 12), asked once in this
+    """The model's column names for the parents' mentions, asked once in this
     process through the reply cache, before the shards' workers start (``twins``: the
-    databases with DuckDB and server ones as their SQLite twins, issue 17)."""
+    databases with DuckDB and server ones as their SQLite twins)."""
     variants = ctx.workspace.root / "variants"
     databases = twins or ctx.databases
     env = counterfactual.edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
@@ -406,7 +406,7 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
             steps[name] = _step_line(made, cached, log, name)
             so_far.add(made.items)
             output.rejects += made.rejects
-        if cross[0]:  # issue 17: gold queries run again on other engines
+        if cross[0]:  # gold queries run again on other engines
             started = time.perf_counter()
             made, cached = crosscheck.run_stage(ctx, output, *cross)
             seconds[crosscheck.STEP] = time.perf_counter() - started
@@ -414,7 +414,7 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
             output = crosscheck.apply(output, made)
     finally:
         ctx.close()
-        engine_variants.drop_variants(ctx.databases)  # server variant schemas (issue 17)
+        engine_variants.drop_variants(ctx.databases)  # server variant schemas
     started = time.perf_counter()
     output, counts = finished_once(workspace, output, ctx.databases, progress)
     seconds["checks"] = time.perf_counter() - started  # validation, guard, candidates file
@@ -424,13 +424,13 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
         review = review_candidates(recipe, candidates, ctx.databases, workspace.reports, log)
         output.rejects += review.rejects()
         released = review.outcome.accepted
-    exported = {}  # issue 17: DuckDB and server databases as the SQLite files a release ships
+    exported = {}  # DuckDB and server databases as the SQLite files a release ships
     if release and any(map(needs_export, ctx.databases.values())):
         exported = export_sources(released, ctx.databases, workspace.root / "exports")
         released, unportable = portable_to_sqlite(released, exported)
         output.rejects += unportable
     started = time.perf_counter()
-    ctx.report["audit"] = workspace.cached_report(  # issue 12; cached: issue 14
+    ctx.report["audit"] = workspace.cached_report(  # cached
         "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
     report = _write_outputs(workspace, output, counts, steps, recipe, ctx.report)

@@ -372,7 +372,7 @@ class BuildContext:
         return self._variants.database(item["db_id"], ref.path, item["edit"]["ops"])
 
     def _engine_variants(self):
-        """The store of variants on DuckDB and server sources (issue 17), opened once."""
+        """The store of variants on DuckDB and server sources, opened once."""
         from answerable.builders.engines.variants import EngineVariants
 
         if self._on_engines is None:
