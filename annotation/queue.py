@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from answerable.pipeline import reject
 
@@ -55,8 +55,13 @@ class Progress:
         return self.items - self.decided
 
 
+@runtime_checkable
 class ReviewQueue(Protocol):
-    """What both backends offer."""
+    """What both backends offer: a context manager that pushes, pulls and counts."""
+
+    def __enter__(self) -> ReviewQueue: ...
+
+    def __exit__(self, *exc: object) -> None: ...
 
     def push(
         self,

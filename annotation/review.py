@@ -25,7 +25,7 @@ from answerable.annotation.policy import (
     apply_policy,
     generator_of,
 )
-from answerable.annotation.queue import STEP, PushReport
+from answerable.annotation.queue import STEP, PushReport, ReviewQueue
 from answerable.annotation.store import LocalQueue, store_path
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError
@@ -56,7 +56,7 @@ def backend_of(recipe: Recipe) -> str:
     return recipe.section("review").get("backend", "local")
 
 
-def open_queue(recipe: Recipe):
+def open_queue(recipe: Recipe) -> ReviewQueue:
     """The recipe's review queue (a context manager): the local store or Argilla."""
     section = recipe.section("review")
     if backend_of(recipe) == "argilla":

@@ -191,3 +191,15 @@ def test_data_version_changes_when_another_connection_commits(queue, tmp_path):
     with LocalQueue(tmp_path / "review" / "queue.sqlite") as other:
         other.record(decision(review_items()[0]["id"], "bo", "accept"))
     assert queue.data_version() != before
+
+
+def test_both_backends_offer_what_the_review_queue_protocol_names(queue):
+    from answerable.annotation.argilla_queue import ArgillaQueue
+    from answerable.annotation.queue import ReviewQueue
+
+    assert isinstance(queue, ReviewQueue)
+    names = [
+        n for n in vars(ReviewQueue) if not n.startswith("_") or n in ("__enter__", "__exit__")
+    ]
+    assert {"push", "pull", "progress"} <= set(names)
+    assert all(callable(getattr(ArgillaQueue, name, None)) for name in names)

@@ -49,11 +49,6 @@ class Outcome:
     correct: bool = False
     jaccard: float = 0.0
 
-    @property
-    def parse_error(self) -> bool:
-        """The SQL did not parse."""
-        return self.error == "parse-error"
-
 
 def database_key(item: dict, release: Path) -> tuple[str, str | None]:
     """``(base, delta)`` paths of the item's database inside the release."""
