@@ -11,6 +11,7 @@ ambiguous examples from a source carry no SQL and pass through with their label.
 from __future__ import annotations
 
 from answerable.builders import sqlkit
+from answerable.builders.drafting.text import normalize
 from answerable.builders.items import plain_item
 from answerable.builders.numeric_text import text_number_failure
 from answerable.errors import SQLError
@@ -46,13 +47,14 @@ def verify_examples(examples: list[dict], ctx: BuildContext) -> StepOutput:
 
 
 def question_key(db_id: str, question: str) -> tuple[str, str]:
-    """What makes two questions the same: the database, and the words case-folded with
-    spaces and end punctuation evened out.
+    """What makes two questions the same: the database, and the question's words in lower
+    case (:func:`~answerable.builders.drafting.text.normalize`, the form the release's
+    guards and splits compare too).
 
-    >>> question_key("shop", "How many customers live in Paris? ")
+    >>> question_key("shop", "How many customers live in  Paris? ")
     ('shop', 'how many customers live in paris')
     """
-    return db_id, " ".join(question.casefold().split()).rstrip("?.! ")
+    return db_id, normalize(question)
 
 
 def _verdict(item: dict) -> tuple:

@@ -55,7 +55,9 @@ def unit(hash_expr: pl.Expr) -> pl.Expr:
 
 
 def normalized_question() -> pl.Expr:
-    """The question lower-cased, words only, single spaces (the drafting check's form)."""
+    """The question lower-cased, words only, single spaces: the column form of
+    :func:`answerable.builders.drafting.text.normalize`, which the seed step's
+    contradiction check and the drafting checks use."""
     text = pl.col("question").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", " ")
     return text.str.strip_chars(" ")
 
