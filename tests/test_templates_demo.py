@@ -153,3 +153,10 @@ def test_a_missing_template_path_names_the_recipe_key(tmp_path):
     result = run_in(tmp_path, "build", recipe)
     assert result.exit_code == 1
     assert "templates.paths[0]" in result.output and "not found" in result.output
+
+
+def test_a_template_file_outside_the_recipe_folder_is_named_relative_to_it():
+    recipe_folder = REPO / "raw" / "recipes" / "scare"
+    loaded = load_templates([recipe_folder / ".." / ".." / "demo" / "templates"], recipe_folder)
+    sources = {template.source for template in loaded.templates}
+    assert sources == {"../../demo/templates/clinic.yaml", "../../demo/templates/league.yaml"}

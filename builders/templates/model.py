@@ -11,6 +11,7 @@ values. A template that fails is rejected with its id and reason; the others go 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -245,7 +246,9 @@ def load_templates(paths: list[Path], base: Path | None = None) -> TemplateSet:
     """Read and check every template of the given files and folders.
 
     A template's ``source`` is its file's path relative to ``base`` (the recipe's
-    folder). Ids must be unique across all the files.
+    folder, with ``..`` for a file outside it), so items do not record where the
+    recipe's folder happens to lie on the building machine. Ids must be unique across
+    all the files.
     """
     records = [
         (record, _relative(file, base))
@@ -257,6 +260,6 @@ def load_templates(paths: list[Path], base: Path | None = None) -> TemplateSet:
 
 def _relative(path: Path, base: Path | None) -> str:
     path = Path(path)
-    if base is not None and path.resolve().is_relative_to(Path(base).resolve()):
-        return path.resolve().relative_to(Path(base).resolve()).as_posix()
-    return path.as_posix()
+    if base is None:
+        return path.as_posix()
+    return Path(os.path.relpath(path.resolve(), Path(base).resolve())).as_posix()
