@@ -63,15 +63,17 @@ NGRAM = 3
 _CANONICAL = {word: min(group) for group in lexicon.SYNONYM_GROUPS for word in group}
 
 
+@functools.lru_cache(maxsize=65536)  # a check meets the same words again and again
 def canonical(word: str) -> str:
     """One word for a near-synonym group, after a rough singular."""
     word = singular(word.lower())
     return _CANONICAL.get(word, word)
 
 
-def content_words(name: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)  # the schema's names, checked against every draft
+def content_words(name: str) -> tuple[str, ...]:
     """The canonical words of a name or phrase, without generic words."""
-    return [canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS]
+    return tuple(canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS)
 
 
 def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
@@ -97,7 +99,7 @@ def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
     return None
 
 
-def _near(mine: list[str], theirs: list[str], term: str, column: str) -> bool:
+def _near(mine: tuple[str, ...], theirs: tuple[str, ...], term: str, column: str) -> bool:
     if theirs and set(mine) <= set(theirs):
         return True
     if theirs and set(theirs) <= set(mine) and mine[-1] in theirs:
@@ -182,12 +184,17 @@ def schema_names_in(question: str, schema: DatabaseSchema) -> list[str]:
     found = []
     for table in schema.tables:
         for name in (table.name, *(c.name for c in table.columns)):
-            theirs = name_words(name)
             if not content_words(name) or name in found:
                 continue
-            if {canonical(w) for w in theirs} <= mine:
+            if _name_terms(name) <= mine:
                 found.append(name)
     return sorted(found)
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_terms(name: str) -> frozenset[str]:
+    """Every word of a name, canonical (generic ones too)."""
+    return frozenset(canonical(w) for w in name_words(name))
 
 
 def check_trigger_in_question(draft: Draft, _context: DatabaseContext) -> Failure | None:
@@ -327,8 +334,14 @@ def parent_specifics(parent: dict) -> dict[str, tuple[str, ...]]:
     >>> sorted(parent_specifics({"sql": "SELECT COUNT(*) FROM players WHERE position = 'GK'"}))
     ["'GK'", 'COUNT', 'players', 'position']
     """
+    return _specifics(parent.get("sql") or "", parent.get("dialect") or "sqlite")
+
+
+@functools.lru_cache(maxsize=1024)  # a parent's drafts, in a row, are checked against it
+def _specifics(sql: str, dialect: str) -> dict[str, tuple[str, ...]]:
+    """:func:`parent_specifics` of a parent's SQL (shared: read it, never change it)."""
     try:
-        tree = parse(parent.get("sql") or "", parent.get("dialect") or "sqlite")
+        tree = parse(sql, dialect)
     except SQLError:
         return {}
     specifics: dict[str, tuple[str, ...]] = {}
