@@ -17,10 +17,16 @@ the build computes excerpts once, at push time, from the original database's sch
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+import sqlglot
+
+from answerable import __version__
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit import reads
 from answerable.errors import SQLError
@@ -79,30 +85,89 @@ def item_sql(item: dict, parent_sql: str | None = None) -> list[str]:
     return [t for t in texts if isinstance(t, str) and t.strip()]
 
 
-def read_by(texts: Iterable[str], dialect: str = "sqlite") -> tuple[set[str], set[tuple]]:
-    """(tables, (table, column) pairs) the SQL texts read, lower-cased; unparsable SQL
-    is skipped (the excerpt is a view, not a check)."""
+Reads = Callable[[str, str], "tuple[tuple[str, ...], tuple[str, ...]] | None"]
+
+
+def reads_or_none(sql: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``(tables, columns)`` ``sql`` reads (:func:`~answerable.builders.sqlkit.reads`), or
+    None when it does not parse as a read-only query."""
+    try:
+        return reads(sql, dialect)
+    except SQLError:
+        return None
+
+
+class KnownReads:
+    """:func:`reads_or_none` of each SQL text, kept in a JSON file between builds: a
+    rebuild whose review queue shows the same SQL looks it up instead of parsing it
+    again. The file names the sqlglot and answerable versions that read the texts (any
+    other starts afresh) and keeps only the texts of the last build's queue. Use it as
+    a context manager: the file is written at exit, when its texts changed."""
+
+    def __init__(self, file: Path):
+        self.file = file
+        self.stamp = {"sqlglot": sqlglot.__version__, "answerable": __version__}
+        try:
+            stored = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+        fresh = isinstance(stored, dict) and stored.get("stamp") == self.stamp
+        self.known: dict = stored.get("reads", {}) if fresh else {}
+        self.used: dict = {}
+
+    def __call__(self, sql: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        key = f"{dialect}\n{sql}"
+        if key not in self.used:
+            found = self.known.get(key, False)
+            if found is False:
+                found = reads_or_none(sql, dialect)
+            self.used[key] = None if found is None else [list(found[0]), list(found[1])]
+        found = self.used[key]
+        return None if found is None else (tuple(found[0]), tuple(found[1]))
+
+    def __enter__(self) -> KnownReads:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None and self.used != self.known:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.file.with_suffix(".tmp")
+            text = json.dumps({"stamp": self.stamp, "reads": self.used}, sort_keys=True)
+            temporary.write_text(text, encoding="utf-8")
+            os.replace(temporary, self.file)
+
+
+def read_by(
+    texts: Iterable[str], dialect: str = "sqlite", lookup: Reads = reads_or_none
+) -> tuple[set[str], set[tuple]]:
+    """(tables, (table, column) pairs) the SQL texts read (each looked up with
+    ``lookup``), lower-cased; unparsable SQL is skipped (the excerpt is a view, not a
+    check)."""
     tables: set[str] = set()
     columns: set[tuple] = set()
     for sql in texts:
-        try:
-            read_tables, read_columns = reads(sql, dialect)
-        except SQLError:
+        found = lookup(sql, dialect)
+        if found is None:
             continue
+        read_tables, read_columns = found
         tables |= {t.lower() for t in read_tables}
         columns |= {tuple(c.lower().split(".", 1)) for c in read_columns if "." in c}
     return tables, columns
 
 
 def schema_excerpt(
-    item: dict, schema: DatabaseSchema | None, parent_sql: str | None = None
+    item: dict,
+    schema: DatabaseSchema | None,
+    parent_sql: str | None = None,
+    lookup: Reads = reads_or_none,
 ) -> list[dict]:
-    """The tables an item touches with their columns marked (see the module docstring)."""
+    """The tables an item touches with their columns marked (see the module docstring);
+    ``lookup`` says what an SQL text reads (:class:`KnownReads` keeps it between builds)."""
     if schema is None:
         return []
     meta = item.get("sql_meta") or {}
     sql_tables, used = read_by(
-        item_sql({**item, "sql": None}, parent_sql), item.get("dialect") or "sqlite"
+        item_sql({**item, "sql": None}, parent_sql), item.get("dialect") or "sqlite", lookup
     )
     sql_tables |= {t.lower() for t in meta.get("tables") or []}
     used |= {tuple(c.lower().split(".", 1)) for c in meta.get("columns") or [] if "." in c}

@@ -15,7 +15,7 @@ from pathlib import Path
 from answerable.annotation import spot_check
 from answerable.annotation.agreement import agreement_report
 from answerable.annotation.corrections import CorrectionError, Verifier
-from answerable.annotation.excerpt import schema_excerpt
+from answerable.annotation.excerpt import KnownReads, schema_excerpt
 from answerable.annotation.policy import (
     CONFLICT,
     OPEN,
@@ -146,14 +146,16 @@ def review_candidates(
     )
     queued = sorted(needing + checked, key=lambda i: i["id"])
     contexts = review_contexts(queued, items, {i["id"] for i in checked})
-    excerpts = {
-        i["id"]: schema_excerpt(
-            i,
-            _schema(databases, i["db_id"]),
-            (contexts.get(i["id"], {}).get("parent") or {}).get("sql"),
-        )
-        for i in queued
-    }
+    with KnownReads(store_path(recipe.workdir, recipe.dataset).parent / "sql-reads.json") as known:
+        excerpts = {
+            i["id"]: schema_excerpt(
+                i,
+                _schema(databases, i["db_id"]),
+                (contexts.get(i["id"], {}).get("parent") or {}).get("sql"),
+                known,
+            )
+            for i in queued
+        }
     with open_queue(recipe) as queue:
         pushed = queue.push(queued, excerpts, contexts)
         if hasattr(queue, "retire"):

@@ -444,7 +444,8 @@ def cut_release(
 
     Only the chosen items' narrow frame (:func:`choose_narrow`) is held whole: their
     other fields are read a chunk at a time, given their databases and dialects, and
-    spooled per split (:func:`released_chunks`, :func:`write_data`); the counts and the
+    written to their split's files as they come (:func:`released_chunks`,
+    :func:`write_data`); the counts and the
     documents take the narrow frame."""
     config = config or ReleaseConfig()
     target = Path(out) / dataset / version

@@ -13,10 +13,9 @@ reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops 
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 import json
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -227,85 +226,92 @@ SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
 ROW_GROUP_ROWS = 4_096
 
 
-def write_split(
-    pieces: Callable[[], Iterable[pl.DataFrame]], folder: Path, split: str, formats: Iterable[str]
-) -> list:
-    """Write one split's rows as ``data/<split>.<format>`` under ``folder``; the manifest
-    entries of the files written. ``pieces()``: the split's rows in id order, a frame at a
-    time (the spooled parts read back one at a time, or the split's one frame), once per
-    format."""
+class SplitFiles:
+    """One split's files (``data/<split>.<format>`` under ``folder``), written as its rows
+    arrive in id order (:meth:`add`, a frame at a time) and finished by :meth:`close`,
+    which gives their manifest entries. Nothing is spooled and no split is held whole:
+    JSON Lines are written as the rows come; Parquet in row groups of
+    :data:`ROW_GROUP_ROWS`, so at most a group's rows wait. A split of one group is
+    written by polars, a longer one a group at a time by pyarrow's writer (the file's
+    schema from its first group), the same bytes whatever the frames the rows came in."""
 
-    def write(fmt: str) -> dict:
-        relative = f"data/{split}{SUFFIXES[fmt]}"
-        path = Path(folder) / relative
-        with atomic_path(path) as tmp:
-            if fmt == "parquet":
-                rows = _write_parquet(pieces(), tmp)
-            else:
-                rows = _write_ndjson(pieces(), tmp)
-        return {
-            "path": relative,
-            "sha256": sha256_file(path),
-            "bytes": path.stat().st_size,
-            "rows": rows,
-        }
+    def __init__(self, folder: Path, split: str, formats: Iterable[str]):
+        self.split, self.rows = split, 0
+        self._files = contextlib.ExitStack()
+        self._paths: dict[str, tuple[Path, Path]] = {}  # format -> (path, its temporary)
+        for fmt in formats:
+            path = Path(folder) / f"data/{split}{SUFFIXES[fmt]}"
+            self._paths[fmt] = (path, self._files.enter_context(atomic_path(path)))
+        self._ndjson = None
+        if "jsonl" in self._paths:  # closed before the temporaries are renamed
+            self._ndjson = self._files.enter_context(open(self._paths["jsonl"][1], "wb"))  # noqa: SIM115 (held by the stack)
+        self._held: list[pl.DataFrame] = []  # the Parquet rows of the group being gathered
+        self._count = 0  # rows held
+        self._first: pl.DataFrame | None = None  # the first group, until a second comes
+        self._parquet = None  # pyarrow's writer, from the second group on
 
-    # one format after the other, in this thread: writers in threads of their own (new
-    # ones per split) left the pages of their buffers behind, ~30 MB more at the peak
-    return [write(fmt) for fmt in formats]
+    def add(self, rows: pl.DataFrame) -> None:
+        """The split's next rows (after every row added before them)."""
+        self.rows += rows.height
+        if self._ndjson is not None:
+            rows.write_ndjson(self._ndjson)
+        if "parquet" not in self._paths:
+            return
+        while rows.height:
+            take = rows.head(ROW_GROUP_ROWS - self._count)
+            self._held.append(take)
+            self._count += take.height
+            rows = rows.slice(take.height)
+            if self._count == ROW_GROUP_ROWS:
+                self._group(pl.concat(self._held, rechunk=True))
+                self._held, self._count = [], 0
 
+    def _group(self, group: pl.DataFrame) -> None:
+        if self._first is None and self._parquet is None:
+            self._first = group
+            return
+        if self._parquet is None:
+            import pyarrow.parquet as pq  # the [build] extra: only a build writes a release
 
-def _write_ndjson(pieces: Iterable[pl.DataFrame], path: Path) -> int:
-    """JSON Lines a piece at a time (the bytes are those of one write); the rows written."""
-    rows = 0
-    with open(path, "wb") as out:
-        for piece in pieces:
-            piece.write_ndjson(out)
-            rows += piece.height
-    return rows
+            head, self._first = self._first.to_arrow(), None
+            self._parquet = pq.ParquetWriter(
+                self._paths["parquet"][1], head.schema, compression="zstd", write_statistics=False
+            )
+            self._parquet.write_table(head, row_group_size=ROW_GROUP_ROWS)
+            del head  # not held while the next row group is gathered
+        self._parquet.write_table(group.to_arrow(), row_group_size=ROW_GROUP_ROWS)
 
+    def close(self) -> list[dict]:
+        """Finish the files (renamed into place) and give their manifest entries, in the
+        order of the formats."""
+        with self._files:
+            if "parquet" in self._paths:
+                self._finish_parquet()
+        return [
+            {
+                "path": path.relative_to(path.parents[1]).as_posix(),
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+                "rows": self.rows,
+            }
+            for path, _tmp in self._paths.values()
+        ]
 
-def _write_parquet(pieces: Iterable[pl.DataFrame], path: Path) -> int:
-    """Parquet in row groups of :data:`ROW_GROUP_ROWS` (see there); the rows written."""
-    groups = _row_groups(pieces)
-    first = next(groups)
-    second = next(groups, None)
-    if second is None:
-        first.write_parquet(path, compression="zstd", statistics=False)
-        return first.height
-    import pyarrow.parquet as pq  # the [build] extra: only a build writes a release
+    def _finish_parquet(self) -> None:
+        if self._held:
+            self._group(pl.concat(self._held, rechunk=True))
+            self._held = []
+        if self._parquet is not None:
+            self._parquet.close()
+        else:  # one group, or none at all
+            first = self._first if self._first is not None else pl.DataFrame(schema=polars_schema())
+            first.write_parquet(self._paths["parquet"][1], compression="zstd", statistics=False)
 
-    rows = 0
-    tables = (group.to_arrow() for group in itertools.chain([first, second], groups))
-    del first, second  # held by the chain until written, no longer
-    head = next(tables)  # each group converted once; the first gives the file's schema
-    with pq.ParquetWriter(path, head.schema, compression="zstd", write_statistics=False) as out:
-        tables, head = itertools.chain([head], tables), None
-        for table in tables:
-            out.write_table(table, row_group_size=ROW_GROUP_ROWS)
-            rows += table.num_rows
-            del table  # not held while the next row group is gathered
-    return rows
-
-
-def _row_groups(pieces: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
-    """The rows of ``pieces`` in frames of :data:`ROW_GROUP_ROWS` (the last may be
-    shorter; one empty frame when there are none)."""
-    held: list[pl.DataFrame] = []
-    count, made = 0, 0
-    for piece in pieces:
-        while piece.height:
-            take = piece.head(ROW_GROUP_ROWS - count)
-            held.append(take)
-            count += take.height
-            piece = piece.slice(take.height)
-            if count == ROW_GROUP_ROWS:
-                yield pl.concat(held, rechunk=True)
-                held, count, made = [], 0, made + 1
-    if held:
-        yield pl.concat(held, rechunk=True)
-    elif not made:  # no rows at all; a split of whole groups ends with no empty one
-        yield pl.DataFrame(schema=polars_schema())
+    def abort(self) -> None:
+        """Give up the files (their temporaries removed, nothing renamed)."""
+        if self._parquet is not None:
+            self._parquet.close()
+        self._files.__exit__(RuntimeError, RuntimeError("aborted"), None)
 
 
 def read_split(path: Path) -> pl.DataFrame:
@@ -323,14 +329,17 @@ def write_data(
     id, splits in name order; the manifest entries of every file written.
 
     ``frames`` is a frame of items, or frames one after another in id order (chunks of
-    the release): each chunk's rows are spooled to disk per split, then every split's
-    files are written from its spool a piece at a time, so no split is ever held whole.
-    A whole frame is in memory already: each split is written from it, without a spool."""
+    the release): each chunk's rows go to their split's files as they come
+    (:class:`SplitFiles`), so no split is ever held whole and nothing is spooled. A
+    whole frame is in memory already: it is sorted by id if need be and given as one
+    chunk."""
     Path(folder).mkdir(parents=True, exist_ok=True)
     if isinstance(frames, pl.DataFrame):
-        return _write_whole(frames, folder, formats)
-    with tempfile.TemporaryDirectory(prefix=".spool-", dir=folder) as spool:
-        parts: dict[str, list[Path]] = {}
+        frame = frames.select(list(polars_schema()))
+        frames = [frame if frame["id"].is_sorted() else frame.sort("id")]
+    formats = list(formats)
+    files: dict[str, SplitFiles] = {}
+    try:
         last = None
         for frame in frames:
             frame = frame.select(list(polars_schema()))  # item fields, in the schema's order
@@ -339,29 +348,15 @@ def write_data(
             if not frame["id"].is_sorted() or (last is not None and frame["id"][0] <= last):
                 raise ValueError("the release's chunks are not in id order")
             last = frame["id"][-1]
-            for split in sorted(frame["split"].unique().to_list()):
-                part = Path(spool) / f"{split}.{len(parts.get(split, [])):06d}.arrow"
-                frame.filter(pl.col("split") == split).write_ipc(part)
-                parts.setdefault(split, []).append(part)
+            for split in sorted(frame["split"].unique().drop_nulls().to_list()):
+                if split not in files:
+                    files[split] = SplitFiles(folder, split, formats)
+                files[split].add(frame.filter(pl.col("split") == split))
+            del frame
         entries = []
-        for split, spooled in sorted(parts.items()):
-            entries += write_split(_reader(spooled), folder, split, formats)
+        for split in sorted(files):
+            entries += files.pop(split).close()
         return entries
-
-
-def _reader(parts: list[Path]) -> Callable[[], Iterator[pl.DataFrame]]:
-    """The spooled Arrow IPC files of a split, read back one at a time on each call."""
-    return lambda: (pl.read_ipc(part) for part in parts)
-
-
-def _write_whole(frame: pl.DataFrame, folder: Path, formats: Iterable[str]) -> list[dict]:
-    """:func:`write_data` of one frame of items: the same files, each split's rows
-    taken from the frame as they are needed."""
-    frame = frame.select(list(polars_schema()))  # item fields, in the schema's order
-    frame = frame if frame["id"].is_sorted() else frame.sort("id")
-    entries = []
-    for split in sorted(frame["split"].unique().drop_nulls().to_list()):
-        rows = frame.filter(pl.col("split") == split)
-        entries += write_split(lambda rows=rows: [rows], folder, split, formats)
-        del rows
-    return entries
+    finally:
+        for unfinished in files.values():
+            unfinished.abort()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from answerable.release import write
 from answerable.release.write import to_frame, write_data
@@ -29,3 +30,32 @@ def test_a_whole_frame_gives_the_files_of_its_chunks(tmp_path, monkeypatch):
     assert whole == spooled
     assert _files(tmp_path / "whole") == _files(tmp_path / "chunks")
     assert not list((tmp_path / "whole").rglob(".spool-*"))
+
+
+def test_a_builds_chunks_go_to_their_files_without_a_spool(tmp_path, monkeypatch):
+    """Chunks are written to their split's files as they come: nothing is written to an
+    Arrow spool and read back, and what is written is what a whole frame gives."""
+    monkeypatch.setattr(write, "ROW_GROUP_ROWS", 30)
+    frame = to_frame(items(100)).with_columns(
+        split=pl.when(pl.int_range(pl.len()) % 3 == 0)
+        .then(pl.lit("dev"))
+        .otherwise(pl.lit("train"))
+    )
+    whole = write_data(frame, tmp_path / "whole", ["parquet", "jsonl"])
+
+    def no_spool(*_args, **_kwargs):
+        raise AssertionError("a chunk was spooled to disk")
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", no_spool)
+    chunks = [frame.slice(start, 7) for start in range(0, 100, 7)]
+    assert write_data(chunks, tmp_path / "chunks", ["parquet", "jsonl"]) == whole
+    assert _files(tmp_path / "chunks") == _files(tmp_path / "whole")
+
+
+def test_a_failed_write_leaves_no_file_behind(tmp_path):
+    """Chunks out of id order stop the write: no data file is left, finished or not."""
+    frame = to_frame(items(40)).with_columns(split=pl.lit("train"))
+    chunks = [frame.slice(20, 20), frame.slice(0, 20)]
+    with pytest.raises(ValueError, match="not in id order"):
+        write_data(chunks, tmp_path, ["parquet", "jsonl"])
+    assert not [p for p in (tmp_path / "data").rglob("*") if p.is_file()]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from answerable.annotation.excerpt import excerpt_markdown, schema_excerpt
+import json
+
+from answerable.annotation import excerpt as excerpt_module
+from answerable.annotation.excerpt import KnownReads, excerpt_markdown, schema_excerpt
 from tests.review_helpers import by_category, demo_schemas, review_items
 
 ITEMS = by_category(review_items())
@@ -79,3 +82,33 @@ def test_a_drafts_parent_sql_marks_what_it_reads(demo_dir):
     shown = marks(schema_excerpt(item, league, parent_sql))
     assert shown["players.name"] == shown["players.preferred_foot"] == "used"
     assert {name.split(".")[0] for name in shown} == {"players"}
+
+
+def test_a_rebuild_looks_up_what_its_sql_reads_instead_of_parsing_it(
+    demo_dir, tmp_path, monkeypatch
+):
+    """The excerpts a review queue shows come out the same from the stored reads, with
+    no SQL parsed; a file of other versions is read afresh, and only the texts the last
+    build used stay in the file."""
+    league = demo_schemas(demo_dir)["league"]
+    item = {"sql": None, "trigger": {"kind": "vague-word", "text": "many"}}
+    parents = ["SELECT name FROM players WHERE preferred_foot = 'Left'", "SELEC broken"]
+    file = tmp_path / "sql-reads.json"
+    with KnownReads(file) as known:
+        first = [schema_excerpt(item, league, sql, known) for sql in parents]
+    assert first == [schema_excerpt(item, league, sql) for sql in parents]
+    parsed = []
+    real = excerpt_module.reads_or_none
+    monkeypatch.setattr(excerpt_module, "reads_or_none", lambda *a: parsed.append(a) or real(*a))
+    with KnownReads(file) as known:
+        assert [schema_excerpt(item, league, sql, known) for sql in parents] == first
+    assert parsed == []
+    with KnownReads(file) as known:  # the next build shows one text only
+        schema_excerpt(item, league, parents[0], known)
+    assert list(json.loads(file.read_text())["reads"]) == [f"sqlite\n{parents[0]}"]
+    stored = json.loads(file.read_text())
+    stored["stamp"]["sqlglot"] = "0.0.0"
+    file.write_text(json.dumps(stored))
+    with KnownReads(file) as known:
+        schema_excerpt(item, league, parents[0], known)
+    assert parsed == [(parents[0], "sqlite")]

@@ -63,15 +63,17 @@ NGRAM = 3
 _CANONICAL = {word: min(group) for group in lexicon.SYNONYM_GROUPS for word in group}
 
 
+@functools.lru_cache(maxsize=65536)  # a check meets the same words again and again
 def canonical(word: str) -> str:
     """One word for a near-synonym group, after a rough singular."""
     word = singular(word.lower())
     return _CANONICAL.get(word, word)
 
 
-def content_words(name: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)  # the schema's names, checked against every draft
+def content_words(name: str) -> tuple[str, ...]:
     """The canonical words of a name or phrase, without generic words."""
-    return [canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS]
+    return tuple(canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS)
 
 
 def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
@@ -97,7 +99,7 @@ def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
     return None
 
 
-def _near(mine: list[str], theirs: list[str], term: str, column: str) -> bool:
+def _near(mine: tuple[str, ...], theirs: tuple[str, ...], term: str, column: str) -> bool:
     if theirs and set(mine) <= set(theirs):
         return True
     if theirs and set(theirs) <= set(mine) and mine[-1] in theirs:
@@ -182,12 +184,17 @@ def schema_names_in(question: str, schema: DatabaseSchema) -> list[str]:
     found = []
     for table in schema.tables:
         for name in (table.name, *(c.name for c in table.columns)):
-            theirs = name_words(name)
             if not content_words(name) or name in found:
                 continue
-            if {canonical(w) for w in theirs} <= mine:
+            if _name_terms(name) <= mine:
                 found.append(name)
     return sorted(found)
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_terms(name: str) -> frozenset[str]:
+    """Every word of a name, canonical (generic ones too)."""
+    return frozenset(canonical(w) for w in name_words(name))
 
 
 def check_trigger_in_question(draft: Draft, _context: DatabaseContext) -> Failure | None:
@@ -327,8 +334,14 @@ def parent_specifics(parent: dict) -> dict[str, tuple[str, ...]]:
     >>> sorted(parent_specifics({"sql": "SELECT COUNT(*) FROM players WHERE position = 'GK'"}))
     ["'GK'", 'COUNT', 'players', 'position']
     """
+    return _specifics(parent.get("sql") or "", parent.get("dialect") or "sqlite")
+
+
+@functools.lru_cache(maxsize=1024)  # a parent's drafts, in a row, are checked against it
+def _specifics(sql: str, dialect: str) -> dict[str, tuple[str, ...]]:
+    """:func:`parent_specifics` of a parent's SQL (shared: read it, never change it)."""
     try:
-        tree = parse(parent.get("sql") or "", parent.get("dialect") or "sqlite")
+        tree = parse(sql, dialect)
     except SQLError:
         return {}
     specifics: dict[str, tuple[str, ...]] = {}
@@ -391,10 +404,27 @@ def ngrams(text: str, n: int = NGRAM) -> frozenset[str]:
     return _grams(normalize(text), n)
 
 
-@functools.lru_cache(maxsize=4096)  # the questions a check compares with recur: ~16 MB
 def _grams(normalized: str, n: int = NGRAM) -> frozenset[str]:
     padded = f" {normalized} "
     return frozenset(padded[i : i + n] for i in range(max(1, len(padded) - n + 1)))
+
+
+_NUMBERS: dict[str, int] = {}  # every n-gram an index has seen -> its number, in order met
+_BITS = array("B")  # the signature bit of each numbered n-gram (see _signature)
+
+
+@functools.lru_cache(maxsize=4096)  # a text checked is remembered next, or checked again
+def _numbered(normalized: str) -> frozenset[int]:
+    """The n-grams of a normalized text as their numbers (:data:`_NUMBERS`): one number
+    per distinct n-gram, so sets of numbers meet and differ exactly as the n-grams do."""
+    found = []
+    for gram in _grams(normalized):
+        number = _NUMBERS.get(gram)
+        if number is None:
+            number = _NUMBERS[gram] = len(_NUMBERS)
+            _BITS.append(zlib.crc32(gram.encode()) % (8 * SIGNATURE_BYTES))
+        found.append(number)
+    return frozenset(found)
 
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
@@ -403,10 +433,14 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     >>> round(similarity(ngrams("How many patients?"), ngrams("How many patients are there?")), 2)
     0.65
     """
-    if not (a or b):
+    return _jaccard(len(a & b), len(a), len(b))
+
+
+def _jaccard(shared: int, size_a: int, size_b: int) -> float:
+    """Jaccard similarity of two sets of these sizes sharing ``shared`` members."""
+    if not (size_a or size_b):
         return 1.0
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared)  # one set operation: |a | b| by counting
+    return shared / (size_a + size_b - shared)  # one set operation: |a | b| by counting
 
 
 def family(item: dict) -> frozenset[str]:
@@ -449,10 +483,13 @@ class NearDuplicates:
     many questions they cover: the same text checked again looks only at the questions
     remembered since (:meth:`_close`).
 
-    A remembered question costs about a kilobyte (a build's worth are held at once): its
-    id, kin and normalized text, its n-gram set, size and signature, and its place in
-    its group's postings (arrays of 32-bit integers); a checked text, its entry in the
-    cache of close questions.
+    A build's worth of questions are held at once, so they are held compactly: an n-gram
+    is a number (:func:`_numbered`: one per distinct n-gram in the process, so the
+    answers are exact), the questions' numbers follow one another in one array of 32-bit
+    integers, and so do the groups' cores; a posting is an array of them too. A
+    remembered question keeps its id, kin and normalized text, its numbers, size and
+    signature, and its place in its group's postings; a checked text, its entry in the
+    cache of close questions (``tests/benchmarks/dedup_memory.py`` measures the bytes).
     """
 
     def __init__(self, threshold: float, built: Iterable[dict] = ()):
@@ -467,20 +504,21 @@ class NearDuplicates:
         text = normalize(question)
         text = self._checked if text == self._checked else text
         remembered = self._seen.get(db_id) or self._seen.setdefault(db_id, _Remembered())
-        remembered.add((record_id, tuple(kin), text), _grams(text), masked(question))
+        remembered.add((record_id, tuple(kin), text), _numbered(text), masked(question))
 
     def check(self, db_id: str, question: str, kin: frozenset[str]) -> Failure | None:
         """Why ``question`` repeats an earlier one of ``db_id``, or None."""
         remembered = self._seen.get(db_id)
         if remembered is None:
             return None
-        text, grams = normalize(question), ngrams(question)
+        text = normalize(question)
+        grams = _numbered(text)
         same = remembered.first.get(text)
         before = len(remembered.records) if same is None else same  # later ones cannot win
         index = self._first_close(remembered, text, grams, before, kin)
         if index is not None:
             other_id, _kin, other_text = remembered.records[index]
-            score = similarity(grams, _grams(other_text))
+            score = remembered.similarity(grams, index)
             return "near-duplicate", f"{score:.2f} similar to {other_id}: {other_text!r}"
         if same is None:
             return None
@@ -522,7 +560,7 @@ class NearDuplicates:
         """Whether the similarity of ``grams`` to a remembered question reaches the threshold."""
         if _too_short(len(grams), remembered.sizes[index], self.threshold):
             return False
-        return similarity(grams, _grams(remembered.records[index][2])) >= self.threshold
+        return remembered.similarity(grams, index) >= self.threshold
 
 
 _NAME = re.compile(r"[A-Za-z0-9]+")
@@ -553,25 +591,35 @@ _POPCOUNT = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.int
 
 class _Remembered:
     """The questions of one database: records in the order remembered, the first index
-    of each normalized text, the sizes and signatures, and the groups of
-    questions with the same masked text (:class:`_Groups`)."""
+    of each normalized text, the n-gram numbers (one array for all, with each
+    question's end), sizes and signatures, and the groups of questions with the same
+    masked text (:class:`_Groups`)."""
 
     def __init__(self):
         self.records: list[tuple[str, tuple, str]] = []  # id, kin, normalized text
         self.first: dict[str, int] = {}
+        self.grams = array("i")  # every question's n-gram numbers, one after another
+        self.ends = array("q")  # where each question's numbers end in ``grams``
         self.sizes = array("i")
         self.signatures = array("B")  # SIGNATURE_BYTES per question
         self.groups = _Groups()
         # a checked text -> (how many questions its answer covers, *the close ones' indexes)
         self.close: dict[str, tuple[int, ...]] = {}
 
-    def add(self, record: tuple, grams: frozenset[str], mask: str) -> None:
+    def add(self, record: tuple, grams: frozenset[int], mask: str) -> None:
         index = len(self.records)
         self.first.setdefault(record[2], index)
         self.records.append(record)
+        self.grams.extend(grams)
+        self.ends.append(len(self.grams))
         self.sizes.append(len(grams))
         self.signatures.frombytes(_signature(grams))
         self.groups.add(mask, index, grams)
+
+    def similarity(self, grams: frozenset[int], index: int) -> float:
+        """The similarity of ``grams`` to the remembered question at ``index``."""
+        theirs = self.grams[self.ends[index - 1] if index else 0 : self.ends[index]]
+        return _jaccard(len(grams.intersection(theirs)), len(grams), len(theirs))
 
     def proposed(self, grams: frozenset, before: int, t: float, start: int = 0) -> list[int]:
         """The indexes from ``start`` to below ``before``, ascending, that the groups
@@ -597,19 +645,22 @@ class _Groups:
     order, that have each)."""
 
     def __init__(self):
-        self.numbers: dict[str, int] = {}  # masked text -> group
-        self.cores: list[frozenset[str]] = []
+        self.numbers: dict[int, int] = {}  # a hash of the masked text -> group
+        # every group's core, one after another: a core only shrinks, in its place
+        self.core_grams, self.core_starts = array("i"), array("q")
         self.members: list[array] = []
-        self.postings: list[dict[str, array]] = []
+        self.postings: list[dict[int, array]] = []
         # per group, for the bound on all groups at once (NumPy views)
         self.core_sizes, self.smallest, self.largest = array("i"), array("i"), array("i")
         self.last = array("i")  # the latest member
         self.core_signatures = array("B")
 
-    def add(self, mask: str, index: int, grams: frozenset[str]) -> None:
-        group = self.numbers.setdefault(mask, len(self.cores))
-        if group == len(self.cores):
-            self.cores.append(grams)
+    def add(self, mask: str, index: int, grams: frozenset[int]) -> None:
+        # texts whose hashes meet share a group: any grouping gives the same answers
+        group = self.numbers.setdefault(zlib.crc32(mask.encode()), len(self.members))
+        if group == len(self.members):
+            self.core_starts.append(len(self.core_grams))
+            self.core_grams.extend(grams)
             self.members.append(array("i"))
             self.postings.append({})
             self.core_sizes.append(len(grams))
@@ -617,16 +668,18 @@ class _Groups:
             self.largest.append(len(grams))
             self.last.append(index)
             self.core_signatures.frombytes(_signature(grams))
-        core, postings = self.cores[group], self.postings[group]
-        lost = core - grams
+        core, postings = self.core(group), self.postings[group]
+        lost = [gram for gram in core if gram not in grams]
         if lost:  # every member so far has these n-grams: now outside the core
             for gram in lost:
                 postings[gram] = array("i", self.members[group])
-            core = self.cores[group] = core & grams
+            core = array("i", (gram for gram in core if gram in grams))
+            start = self.core_starts[group]
+            self.core_grams[start : start + len(core)] = core
             self.core_sizes[group] = len(core)
             place = group * SIGNATURE_BYTES
             self.core_signatures[place : place + SIGNATURE_BYTES] = array("B", _signature(core))
-        for gram in grams - core:
+        for gram in grams.difference(core):
             found = postings.get(gram)
             if found is None:
                 postings[gram] = found = array("i")
@@ -635,6 +688,11 @@ class _Groups:
         self.smallest[group] = min(self.smallest[group], len(grams))
         self.largest[group] = max(self.largest[group], len(grams))
         self.last[group] = index
+
+    def core(self, group: int) -> array:
+        """The n-gram numbers every member of ``group`` has."""
+        start = self.core_starts[group]
+        return self.core_grams[start : start + self.core_sizes[group]]
 
     def proposed(
         self, grams: frozenset, signature: np.ndarray, before: int, t: float, start: int
@@ -645,8 +703,8 @@ class _Groups:
         size = len(grams)
         lists = []
         for group in self._reaching(size, signature, start, t):
-            core, postings, members = self.cores[group], self.postings[group], self.members[group]
-            shared = len(grams & core)
+            core, postings, members = self.core(group), self.postings[group], self.members[group]
+            shared = len(grams.intersection(core))
             # a member of size s needs |A & B| >= t (|A| + s) / (1 + t), of which the core
             # gives ``shared``; the smallest size it may have needs the fewest
             least = max(self.smallest[group], math.ceil(t * size - 1e-9))
@@ -654,7 +712,7 @@ class _Groups:
             if needed <= 0:  # the core may be enough: every member is proposed
                 lists.append(_between(members, start, before))
                 continue
-            rest = grams - core
+            rest = grams.difference(core)
             # a member that reaches it has one of any ``probes`` of these n-grams: take
             # first those no member has outside the core (nothing to read), then the
             # shortest postings
@@ -671,7 +729,7 @@ class _Groups:
         plus the most n-grams a member has besides it can reach threshold ``t``: a
         member's overlap is at most its core's (bounded by the signatures) plus its other
         n-grams, and the test at the largest member is the loosest."""
-        if not self.cores:
+        if not self.members:
             return []
         cores = np.frombuffer(self.core_sizes, dtype=np.int32)
         largest = np.frombuffer(self.largest, dtype=np.int32)
@@ -703,15 +761,11 @@ def _reach(shared, size_a: int, sizes_b: np.ndarray, t: float) -> np.ndarray:
     return shared * (1 + t) >= t * (size_a + sizes_b) - 1e-9
 
 
-def _signature(grams: frozenset[str]) -> bytes:
-    """One bit per n-gram (by a hash that is the same in every process)."""
-    bits = functools.reduce(operator.or_, map(_bit, grams), 0)
+def _signature(grams: Iterable[int]) -> bytes:
+    """One bit per n-gram, by its number (:func:`_numbered`): the bit a hash of the
+    n-gram's text picks, the same in every process."""
+    bits = functools.reduce(operator.or_, (1 << _BITS[gram] for gram in grams), 0)
     return bits.to_bytes(SIGNATURE_BYTES, "little")
-
-
-@functools.lru_cache(maxsize=65536)
-def _bit(gram: str) -> int:
-    return 1 << (zlib.crc32(gram.encode()) % (8 * SIGNATURE_BYTES))
 
 
 def _popcount(words: np.ndarray) -> np.ndarray:

@@ -103,7 +103,7 @@ def reference_determined(
     if table is None or not parent.get("sql"):
         return None
     try:
-        refs = shapes.shared().query(parent["sql"], schema, parent.get("dialect", "sqlite")).refs
+        refs = _parent_refs(parent["sql"], schema, parent.get("dialect", "sqlite"))
     except SQLError:
         return None
     rest = _without(draft_question, trigger)
@@ -115,6 +115,25 @@ def reference_determined(
         if (same or _pins_a_row_of(schema, owner, table)) and text and find_phrase(rest, text):
             return text
     return None
+
+
+_REFS: dict[tuple[str, str], tuple] = {}  # (sql, dialect) -> (schema, its references)
+_REFS_KEPT = 256
+
+
+def _parent_refs(sql: str, schema, dialect: str):
+    """The references of a parent's SQL qualified against ``schema`` (see
+    :mod:`answerable.builders.counterfactual.shapes`), kept for the parent's other drafts,
+    which are checked in a row: a kept entry holds its schema, so it answers only for
+    that same schema object. Raises :class:`SQLError` when the SQL does not qualify."""
+    kept = _REFS.get((sql, dialect))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    refs = shapes.shared().query(sql, schema, dialect).refs
+    if len(_REFS) >= _REFS_KEPT:
+        _REFS.clear()
+    _REFS[(sql, dialect)] = (schema, refs)
+    return refs
 
 
 def _pins_a_row_of(schema, owner: str, table: str) -> bool:

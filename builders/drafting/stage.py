@@ -336,12 +336,14 @@ def draft_check(
     contexts: dict[str, DatabaseContext], parent: Callable[[str], dict]
 ) -> Callable[[dict], Failure | None]:
     """:func:`~answerable.builders.drafting.checks.check_draft` of a drafted item: its
-    draft made again from the item and its anchor (``parent`` of its id)."""
+    draft made again from the item and its anchor (``parent`` of its id). The drafts
+    come in job order, each parent's in a row, so the last anchors looked up are kept."""
+    anchor_of = functools.lru_cache(maxsize=64)(parent)
 
     def check(item: dict) -> Failure | None:
         if item["label"] == "answerable":
             return None  # a twin: its SQL passed the checks of every answerable item
-        anchor = parent(item["provenance"]["params"]["anchor"])
+        anchor = anchor_of(item["provenance"]["params"]["anchor"])
         return check_draft(item_draft(item, anchor), contexts[item["db_id"]])
 
     return check
