@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from answerable.builders.counterfactual.survey import survey  # noqa: E402
 from answerable.builders.sources import load_source  # noqa: E402
 from tests.benchmarks.counterfactual_counts import SOURCES  # noqa: E402
-from tests.validity_cases import NEW_ORIGINS, load_cases, score  # noqa: E402
+from tests.validity_cases import load_cases, round_lines, score  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 GAINED = ("demo", "scare", "trustsql", "dte", "naq")
@@ -102,12 +102,6 @@ def shortcut_gains(folder: Path) -> dict[str, float]:
     return gains
 
 
-def split_by_origin(cases: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The older hand-labelled cases and those added from outside (NEW_ORIGINS)."""
-    new = [case for case in cases if case["origin"] in NEW_ORIGINS]
-    return [case for case in cases if case["origin"] not in NEW_ORIGINS], new
-
-
 def gains_line(gains: dict[str, float]) -> str:
     """The benchmark's shortcut line."""
     return "shortcut_gain " + " ".join(f"{name}={gains[name]:.2f}" for name in GAINED)
@@ -136,21 +130,9 @@ def main() -> None:
         print(f"gate: tp={gate.tp} fp={gate.fp} fn={gate.fn} tn={gate.tn}")
         for miss in gate.misses:
             print(f"  miss {miss}")
-        old, new = split_by_origin(cases)
-        for name, part in (("older cases", old), ("new cases", new)):
-            found = score(part, databases)
-            print(
-                f"gate on {name}: precision={found.precision:.3f} recall={found.recall:.3f} "
-                f"(tp={found.tp} fp={found.fp} fn={found.fn} tn={found.tn})"
-            )
         spec, base = SOURCES["spider"]
         schemas = {k: v.schema for k, v in load_source(spec, base, None).databases.items()}
-        for kind in ("draft", "dropped-column"):
-            found = score(cases, databases, schemas, kinds=(kind,))
-            print(
-                f"{kind} checks: precision={found.precision:.3f} recall={found.recall:.3f} "
-                f"(tp={found.tp} fp={found.fp} fn={found.fn} tn={found.tn})"
-            )
+        print("\n".join(round_lines(cases, databases, schemas)))
         seconds = audit_seconds(folder)
         gains = shortcut_gains(folder)
     print(gains_line(gains))
