@@ -13,10 +13,12 @@ are dropped, :data:`ROUND_SHARE` of the pool a round, each label giving up no mo
 its share of the pool (the labels keep their proportions). After each round the shortcut
 audit (:func:`answerable.release.audit.audit`, cross-validated by family) is run on what
 is left, and the filter stops as soon as its ``shortcut_gain`` is at or below the target
-(``release.max_shortcut_gain``, else :data:`TARGET`). It never drops more than
-``release.debias_max_share`` of the pool (default :data:`MAX_SHARE`, so a release's size
-stays within 10%); when the target is out of reach within that, the report says so in
-one line naming what carries the label (``unreached``).
+(``release.max_shortcut_gain``, else :data:`TARGET`). Of the rounds run it keeps the
+pool with the smallest gain, so it never leaves the label easier to guess than it found
+it. It never drops more than ``release.debias_max_share`` of the pool (default
+:data:`MAX_SHARE`, so a release's size stays within 10%); when the target is out of
+reach within that, the report says so in one line naming what carries the label
+(``unreached``).
 
 The features are the shortcut audit's: the words of the question (unigrams and bigrams)
 and its surface figures (length, numbers, quotes, schema overlap, the shape of the schema
@@ -61,7 +63,7 @@ def aflite(
         return list(items), {"method": "aflite", "skipped": reason, "before": _summary(first)}
     filtered = _Filter(pool, seed, schemas)
     cap = int(max_share * len(pool))
-    last = first
+    last = best = first
     while last["shortcut_gain"] > target and filtered.dropped < cap:
         if not filtered.drop_round(
             min(max(1, round(ROUND_SHARE * len(pool))), cap - filtered.dropped)
@@ -70,9 +72,14 @@ def aflite(
         last = audit([pool[i] for i in filtered.alive], schemas, seed=seed)
         if "skipped" in last:
             break
+        if last["shortcut_gain"] < best["shortcut_gain"]:
+            best = last
+            filtered.keep_this()
+    if last is not best:  # a later round made the shortcut no smaller: back to the best
+        filtered.back_to_kept()
     kept_ids = {pool[i]["id"] for i in filtered.alive}
     kept = [i for i in items if i["id"] in kept_ids or not (i.get("label") and i.get("question"))]
-    return kept, filtered.report(first, last, target, max_share)
+    return kept, filtered.report(first, best, target, max_share)
 
 
 class _Filter:
@@ -86,6 +93,7 @@ class _Filter:
         self.alive = list(range(len(pool)))
         self.gone: list[str] = []  # families dropped, in order
         self.rounds = 0
+        self.kept_state = (list(self.alive), [])  # the pool with the smallest gain so far
 
     @property
     def dropped(self) -> int:
@@ -108,6 +116,15 @@ class _Filter:
         dropped = {i for name in chosen for i in members[name]}
         self.alive = [i for i in self.alive if i not in dropped]
         return True
+
+    def keep_this(self) -> None:
+        """Remember the pool as it is (its shortcut gain is the smallest so far)."""
+        self.kept_state = (list(self.alive), list(self.gone))
+
+    def back_to_kept(self) -> None:
+        """Return to the pool :meth:`keep_this` remembered."""
+        alive, gone = self.kept_state
+        self.alive, self.gone = list(alive), list(gone)
 
     def report(self, first: dict, last: dict, target: float, max_share: float) -> dict:
         """What the filter did, and one line when the target was out of reach."""
