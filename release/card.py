@@ -257,14 +257,18 @@ def audit_lines(audit: dict | None, debias: dict | None) -> list[str]:
         before, after = debias["before"], debias["after"]
         lines += [
             "",
-            f"Debiased with AFLite (`release.debias: aflite`): {debias['kept']} of "
+            f"Debiased with AFLite by family (`release.debias: aflite`): {debias['kept']} of "
             f"{debias['items']} items kept ({fmt(debias['kept_share'])}) after "
-            f"{debias['rounds']} rounds; dropped per label {debias['dropped_by_label']}. "
+            f"{debias['rounds']} rounds; dropped per label {debias['dropped_by_label']}, "
+            f"per category {debias['dropped_by_category']}. "
             f"Accuracy before / after: majority {fmt(before.get('majority'))} / "
             f"{fmt(after.get('majority'))}, surface {fmt(before.get('surface'))} / "
             f"{fmt(after.get('surface'))}, words {fmt(before.get('words'))} / "
-            f"{fmt(after.get('words'))}.",
+            f"{fmt(after.get('words'))}; shortcut gain {fmt(before.get('shortcut_gain'))} / "
+            f"{fmt(after.get('shortcut_gain'))} (target {fmt(debias['target'])}).",
         ]
+        if "unreached" in debias:
+            lines += ["", f"{debias['unreached']}."]
     return lines
 
 

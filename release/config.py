@@ -74,6 +74,7 @@ class ReleaseConfig:
     severity: dict[str, str] = field(default_factory=dict)
     near_threshold: float = 0.8
     debias: str | None = None  # "aflite": see answerable.release.debias
+    debias_max_share: float = 0.1  # the share of the pool the filter may drop at most
     max_shortcut_gain: float | None = None  # refuse a release whose audit gains more
     dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
     resplit: bool = False  # released items may move (with a higher major version)
@@ -93,6 +94,7 @@ def release_config(section: dict | None, file: str | Path = "recipe") -> Release
     config = ReleaseConfig(file=str(file))
     config.formats = tuple(section.get("formats", config.formats))
     config.debias = section.get("debias")
+    config.debias_max_share = section.get("debias_max_share", config.debias_max_share)
     config.max_shortcut_gain = section.get("max_shortcut_gain")
     config.profile = section.get("profile")
     config.dialects = dialect_settings(section, config.file)

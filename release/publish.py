@@ -86,7 +86,9 @@ def prepare_release(
     require_items(frame.height, name)
     debiased = {}
     if config.debias == "aflite":
-        kept, debiased["debias"] = aflite(to_items(frame), seed, schemas)
+        kept, debiased["debias"] = aflite(
+            to_items(frame), seed, schemas, config.max_shortcut_gain, config.debias_max_share
+        )
         frame = to_frame(kept)
         require_items(frame.height, name)
     frame, sampling = sample_items(frame, config, seed)

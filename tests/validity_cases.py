@@ -31,6 +31,11 @@ GATE_KINDS = ("column-pair", "value-column", "value-reading")
 NEW_ORIGINS = ("issue-reading", "annotator-reading")
 """The cases added from outside the gate's own making (a blinded reading's wrong labels,
 and cases read from Spider and the demo), scored apart from the older ones."""
+BLIND_ORIGIN = "blind-reading"
+"""The cases read blind from survey builds over Spider, GeoQuery and Chinook: proposals
+(a column dropped under a parent's question, a column pair, a value read two ways) each
+labelled from the question, schema and SQL without the toolkit's verdict."""
+CHECKS = {"gate": GATE_KINDS, "draft checks": ("draft",), "leak checks": ("dropped-column",)}
 
 
 def load_cases() -> list[dict]:
@@ -172,3 +177,34 @@ def score(
         if verdict.ok != gold:
             found.misses.append(f"{case['id']} {case['verdict']}: {case['reason']} / {verdict}")
     return found
+
+
+def by_round(cases: list[dict]) -> dict[str, list[dict]]:
+    """The cases by the round they came from: the older ones, those added from outside
+    (:data:`NEW_ORIGINS`), and those read blind (:data:`BLIND_ORIGIN`)."""
+    rounds = {"older cases": [], "cases from outside": [], "blind cases": []}
+    for case in cases:
+        if case["origin"] == BLIND_ORIGIN:
+            rounds["blind cases"].append(case)
+        elif case["origin"] in NEW_ORIGINS:
+            rounds["cases from outside"].append(case)
+        else:
+            rounds["older cases"].append(case)
+    return rounds
+
+
+def round_lines(cases: list[dict], databases: dict[str, Path], schemas: dict | None) -> list[str]:
+    """Per round (:func:`by_round`) and per check (:data:`CHECKS`): precision and recall
+    against the hand labels, one line each (a check with no case in a round is left out)."""
+    lines = []
+    for name, part in by_round(cases).items():
+        for check, kinds in CHECKS.items():
+            found = score(part, databases, schemas, kinds=kinds)
+            if found.tp + found.fp + found.fn + found.tn == 0:
+                continue
+            lines.append(
+                f"{check} on {name}: precision={found.precision:.3f} recall={found.recall:.3f} "
+                f"(tp={found.tp} fp={found.fp} fn={found.fn} tn={found.tn}"
+                + (f", skipped {found.skipped})" if found.skipped else ")")
+            )
+    return lines
