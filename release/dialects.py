@@ -78,7 +78,7 @@ def dialect_settings(section: dict, file: str) -> DialectSettings:
 
 @dataclass
 class Translated:
-    """What :func:`gold_in_dialects` found: SQL per item and engine, and the failures."""
+    """What :class:`GoldInDialects` found: SQL per item and engine, and the failures."""
 
     sql: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> engine -> SQL
     failures: list[dict] = field(default_factory=list)  # {"id", "engine", "reason"}
@@ -95,20 +95,8 @@ class Translated:
         return {"engines": counts, "on_failure": settings.on_failure}
 
 
-def gold_in_dialects(
-    frame: pl.DataFrame, folder: Path, settings: DialectSettings, file: str = "recipe"
-) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with :data:`FIELD` filled (and, with ``on_failure: drop``, without the
-    items that failed) and the release report's ``dialects`` entry (empty when no
-    dialect is asked for). ``folder`` is the release being written: its databases are
-    the ones copied."""
-    with GoldInDialects(folder, settings, file) as dialects:
-        frame = dialects.add(frame)
-    return frame, dialects.report()
-
-
 class GoldInDialects:
-    """:func:`gold_in_dialects` a chunk at a time: :meth:`add` fills each chunk of the
+    """Gold SQL in other dialects, a chunk at a time: :meth:`add` fills each chunk of the
     release (in id order), :meth:`report` says what was found over all of them. The
     engines' copies of the databases are made once and kept until the block ends."""
 

@@ -521,8 +521,3 @@ def _publish(staging: Path, target: Path, manifest: dict) -> Release:
         return Release(target, published, written=False)
     os.replace(staging, target)
     return Release(target, manifest, written=True)
-
-
-def read_manifest(folder: Path) -> dict:
-    """The manifest of a release directory."""
-    return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
