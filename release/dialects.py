@@ -43,7 +43,7 @@ from answerable.builders.engines import engine as engine_named
 from answerable.builders.engines.crosscheck import check_item
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError, SQLError
-from answerable.release.write import polars_schema
+from answerable.item_model import polars_schema
 
 FIELD = "sql_by_dialect"
 ON_FAILURE = ("keep", "drop")
