@@ -22,20 +22,15 @@ RELEASE --full`` for full copies.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from answerable.builders.counterfactual.materialize import VariantStore, read_sidecar
-from answerable.builders.counterfactual.script import variant_id
+from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.opening import ship_copy
-from answerable.builders.schema import DatabaseSchema
 from answerable.errors import AnswerableError
 from answerable.ids import sha256_file
-from answerable.names import inside, name_problem
-from answerable.records import guard_replace
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"
@@ -46,15 +41,6 @@ class ReleaseDatabaseError(AnswerableError):
     """An item's database cannot be found or opened from a release."""
 
 
-@dataclass
-class Shipped:
-    """The items (a release frame) with their ``database`` paths, and the manifest entries
-    of the files."""
-
-    frame: pl.DataFrame
-    files: list[dict]
-
-
 def base_path(db_id: str) -> str:
     """Where a source database goes in a release (relative to its root)."""
     return f"{DATABASES}/{db_id}.sqlite"
@@ -63,21 +49,6 @@ def base_path(db_id: str) -> str:
 def delta_path(variant: str) -> str:
     """Where a variant's delta goes in a release (relative to its root)."""
     return f"{VARIANTS}/{variant}.sqlite"
-
-
-def ship_databases(
-    frame: pl.DataFrame, folder: Path, sources: dict[str, Path | None], variants: Path
-) -> Shipped:
-    """Copy into ``folder`` every base and delta the items of ``frame`` use; return the
-    frame with its ``database`` column and the files' manifest entries (sorted by path).
-
-    ``sources`` maps each db_id to its database file (None for a schema-only source,
-    whose items get ``database: null``); ``variants`` is the build's variants folder.
-    See :func:`ship_files` and :func:`with_database`.
-    """
-    used = frame.select("db_id", "db_variant", "edit").unique(["db_id", "db_variant"])
-    files = ship_files(used, folder, sources, variants)
-    return Shipped(with_database(frame, sources), files)
 
 
 def ship_files(
@@ -185,50 +156,6 @@ def open_item_database(
     """
     path, base = item_files(Path(release_dir), item)
     return ReadOnlyDatabase(path, limits, base=base)
-
-
-def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = False) -> list[Path]:
-    """Write a whole edited copy of every variant a release's items use to
-    ``<out>/<variant_id>.sqlite``, for tools that cannot ATTACH; return their paths.
-
-    Each copy is the item's base with its edit script applied (the same ops that made the
-    delta), and must show the same schema as the delta over its base. A copy already in
-    ``out`` is kept when its sidecar matches the base and the ops; a file there without
-    a readable sidecar (not one of ours, or damaged) is replaced only with ``force``.
-    Every path read or written stays inside the release or ``out``.
-    """
-    from answerable.release.contents import read_items  # contents imports this module
-
-    folder = Path(release_dir)
-    store = VariantStore(Path(out), full=True)
-    made: dict[str, Path] = {}
-    for item in read_items(folder):
-        database = item.get("database") or {}
-        if not database.get("delta") or item["db_variant"] in made:
-            continue
-        delta, base = item_files(folder, item)
-        ops = item["edit"]["ops"]
-        target = inside(out, f"{variant_id(_plain_name(item), ops)}.sqlite", "full copy")
-        if read_sidecar(target.with_suffix(".json")) is None:  # none, damaged or not ours
-            guard_replace(target, force)
-        copy = store.ensure(item["db_id"], base, ops)
-        if DatabaseSchema.from_sqlite(copy, item["db_id"]) != DatabaseSchema.from_sqlite(
-            delta, item["db_id"], base=base
-        ):
-            raise ReleaseDatabaseError(
-                f"{database['delta']}: the full copy differs from the delta over "
-                f"{database['base']} (fix: check the release with its manifest's sha256)"
-            )
-        made[item["db_variant"]] = copy
-    return [made[name] for name in sorted(made)]
-
-
-def _plain_name(item: dict) -> str:
-    """The item's ``db_id``, refused when it is not a plain name (see :mod:`answerable.names`)."""
-    problem = name_problem(item.get("db_id"))
-    if problem:
-        raise ReleaseDatabaseError(f"item {item.get('id')}: db_id {problem}")
-    return item["db_id"]
 
 
 def storage_line(release_dir: str | Path) -> str:

@@ -23,14 +23,15 @@ rows is a *failure*. ``release.on_dialect_failure`` says what becomes of its ite
 
 Either way the release's ``report.json`` lists every failure (item, engine, why) and
 ``manifest.json`` counts, per engine, the items verified and those that failed; the card
-says the same in a sentence. PostgreSQL copies go to the server
-``$ANSWERABLE_POSTGRES_DSN`` names, as the cross-check's do.
+says the same in a sentence. Each engine makes its copies
+(:meth:`~answerable.builders.engines.base.Engine.copy_from_sqlite`; PostgreSQL's go to
+the server ``$ANSWERABLE_POSTGRES_DSN`` names, as the cross-check's do) and says when it
+cannot (:meth:`~answerable.builders.engines.base.Engine.copies_unavailable`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +41,9 @@ import polars as pl
 from answerable.builders.engines import ENGINES
 from answerable.builders.engines import engine as engine_named
 from answerable.builders.engines.crosscheck import check_item
-from answerable.builders.engines.postgres import DSN_ENV
 from answerable.builders.executor import Limits
 from answerable.errors import ConfigError, SQLError
-from answerable.release.write import polars_schema
+from answerable.item_model import polars_schema
 
 FIELD = "sql_by_dialect"
 ON_FAILURE = ("keep", "drop")
@@ -78,7 +78,7 @@ def dialect_settings(section: dict, file: str) -> DialectSettings:
 
 @dataclass
 class Translated:
-    """What :func:`gold_in_dialects` found: SQL per item and engine, and the failures."""
+    """What :class:`GoldInDialects` found: SQL per item and engine, and the failures."""
 
     sql: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> engine -> SQL
     failures: list[dict] = field(default_factory=list)  # {"id", "engine", "reason"}
@@ -95,31 +95,16 @@ class Translated:
         return {"engines": counts, "on_failure": settings.on_failure}
 
 
-def gold_in_dialects(
-    frame: pl.DataFrame, folder: Path, settings: DialectSettings, file: str = "recipe"
-) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with :data:`FIELD` filled (and, with ``on_failure: drop``, without the
-    items that failed) and the release report's ``dialects`` entry (empty when no
-    dialect is asked for). ``folder`` is the release being written: its databases are
-    the ones copied."""
-    with GoldInDialects(folder, settings, file) as dialects:
-        frame = dialects.add(frame)
-    return frame, dialects.report()
-
-
 class GoldInDialects:
-    """:func:`gold_in_dialects` a chunk at a time: :meth:`add` fills each chunk of the
+    """Gold SQL in other dialects, a chunk at a time: :meth:`add` fills each chunk of the
     release (in id order), :meth:`report` says what was found over all of them. The
     engines' copies of the databases are made once and kept until the block ends."""
 
     def __init__(self, folder: Path, settings: DialectSettings, file: str = "recipe"):
-        if "postgres" in settings.engines and not os.environ.get(DSN_ENV):
-            raise ConfigError(
-                file,
-                "release.dialects",
-                f"postgres is named but {DSN_ENV} is not set",
-                fix=f"export {DSN_ENV} with the DSN of a server where a role may create schemas",
-            )
+        for name in settings.engines:
+            if unavailable := engine_named(name).copies_unavailable():
+                why, fix = unavailable
+                raise ConfigError(file, "release.dialects", f"{name} is named but {why}", fix=fix)
         self.folder, self.settings, self.found = Path(folder), settings, Translated()
         self._scratch: tempfile.TemporaryDirectory | None = None
         self._copies: _Copies | None = None
@@ -256,8 +241,9 @@ class _Copies:
 def check_shipped(folder: Path, items: list[dict]) -> tuple[int, list[str]]:
     """Run each item's shipped :data:`FIELD` SQL on a copy of its released database in
     that engine and compare with its result hash (``answerable verify --execute``):
-    ``(queries run, problems)``. PostgreSQL's is run only when ``$ANSWERABLE_POSTGRES_DSN``
-    names a server to copy into; the item's own dialect was run by the caller."""
+    ``(queries run, problems)``. An engine that cannot make copies here (PostgreSQL when
+    ``$ANSWERABLE_POSTGRES_DSN`` names no server) is skipped; the item's own dialect was
+    run by the caller."""
     problems, executed = [], 0
     with tempfile.TemporaryDirectory(prefix="answerable-dialects-") as scratch:
         copies = _Copies(Path(folder), Path(scratch))
@@ -266,7 +252,7 @@ def check_shipped(folder: Path, items: list[dict]) -> tuple[int, list[str]]:
                 for name, sql in sorted((item.get(FIELD) or {}).items()):
                     if not sql or name == (item["result"] or {}).get("dialect", "sqlite"):
                         continue
-                    if name == "postgres" and not os.environ.get(DSN_ENV):
+                    if engine_named(name).copies_unavailable():
                         continue
                     executed += 1
                     problem = _shipped_problem(item, name, sql, copies)

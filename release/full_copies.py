@@ -24,7 +24,7 @@ import click
 @click.option("--force", is_flag=True, help="Replace files in --out that it did not write.")
 def materialize(release: Path, full: bool, out: Path | None, force: bool) -> None:
     """Whole edited copies of every variant in RELEASE, for tools that cannot ATTACH."""
-    from answerable.release.databases import write_full_copies  # keeps `answerable` quick
+    from answerable.release.whole_copies import write_full_copies  # keeps `answerable` quick
 
     out = out or Path(f"{release.parent.name}-{release.name}-full")
     copies = write_full_copies(release, out, force)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 import polars as pl
 
 from answerable.errors import AnswerableError
-from answerable.pipeline import StepOutput, reject
+from answerable.pipeline import reject
 from answerable.records import ItemFiles
 from answerable.release.keys import normalized_question
 
@@ -55,21 +55,6 @@ def _guard_fields(items: Iterable[dict]) -> Iterable[dict]:
     """Items in Parquet files with only :data:`GUARD_FIELDS` decoded (the result, the
     candidates and the rest stay undecoded); other items as they are."""
     return items.fields(*GUARD_FIELDS) if isinstance(items, ItemFiles) else items
-
-
-def drop_withdrawn(output: StepOutput) -> StepOutput:
-    """``output`` (items in a list) without the items :func:`guard_rejects` withdraws,
-    which become rejects."""
-    withdrawn = guard_rejects(lambda: output.items)
-    if not withdrawn:
-        return output
-    kept = StepOutput(rejects=list(output.rejects))
-    for item in output.items:
-        if item["id"] in withdrawn:
-            kept.rejects.append(withdrawn[item["id"]])
-        else:
-            kept.items.append(item)
-    return kept
 
 
 def _generator(item: dict) -> str:

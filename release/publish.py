@@ -26,7 +26,8 @@ from answerable import __version__
 from answerable.builders.executor import Limits
 from answerable.errors import AnswerableError
 from answerable.ids import canonical_json
-from answerable.records import NESTED_FIELDS, RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
+from answerable.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
+from answerable.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
 from answerable.records import to_frame as stored_frame
 from answerable.release.audit import audit, release_schemas
 from answerable.release.card import PROVENANCE, About
@@ -44,7 +45,7 @@ from answerable.release.record_schema import RECORD_SCHEMA, write_record_schema
 from answerable.release.sample import balance_test, sample_items
 from answerable.release.split import split_items
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import OPEN_FIELDS, polars_schema, to_frame, to_items, write_data
+from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
 
 
@@ -524,8 +525,3 @@ def _publish(staging: Path, target: Path, manifest: dict) -> Release:
         return Release(target, published, written=False)
     os.replace(staging, target)
     return Release(target, manifest, written=True)
-
-
-def read_manifest(folder: Path) -> dict:
-    """The manifest of a release directory."""
-    return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))

@@ -27,6 +27,7 @@ import polars as pl
 
 from answerable.builders.executor import Limits
 from answerable.errors import AnswerableError, SQLError
+from answerable.item_model import item_schema
 from answerable.release.contents import (
     MANIFEST,
     data_files,
@@ -36,7 +37,6 @@ from answerable.release.contents import (
     read_release_manifest,
 )
 from answerable.release.dialects import check_shipped
-from answerable.release.write import item_schema
 
 SHOWN_PER_RULE = 5  # item ids named per broken rule; the count says how many in all
 

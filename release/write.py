@@ -23,99 +23,13 @@ from typing import Any
 import polars as pl
 
 from answerable.ids import canonical_json, sha256_file
-from answerable.records import DEFAULTS, atomic_path
-from answerable.schemas import SCHEMA_DIR
-
-# The one list of fields kept as JSON text: the card says these are open.
-OPEN_FIELDS = (
-    "trigger",  # keys differ by the kind of trigger
-    "edit",  # the edit script's operations take different parameters
-    "review",  # decisions as the review backend recorded them
-    "provenance.params",  # each generator records its own parameters
-    "result.rows",  # cells of any SQL type
-    "readings.rows",  # cells of any SQL type (the readings of an ambiguous item)
+from answerable.item_model import (
+    OPEN_FIELDS,
+    SchemaShapeError,
+    polars_schema,
+    required_keys,
 )
-
-_SCALARS = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
-
-
-_REQUIRED: dict[str, frozenset] = {}  # struct path -> keys the schema requires (kept when null)
-
-
-class SchemaShapeError(ValueError):
-    """The item schema has an open field that :data:`OPEN_FIELDS` does not list."""
-
-
-@cache
-def item_schema() -> dict:
-    """The item JSON Schema."""
-    return json.loads((SCHEMA_DIR / "item.schema.json").read_text(encoding="utf-8"))
-
-
-@cache
-def polars_schema() -> pl.Schema:
-    """The polars schema of a release's data files, one column per item field."""
-    schema = item_schema()
-    return pl.Schema(
-        {name: _dtype(node, name, schema) for name, node in schema["properties"].items()}
-    )
-
-
-def open_fields() -> list[str]:
-    """The dotted paths of the item fields stored as JSON text (for the card)."""
-    return [path for path in OPEN_FIELDS if _exists(path)]
-
-
-def _exists(path: str) -> bool:
-    head, _, rest = path.partition(".")
-    node = item_schema()["properties"].get(head)
-    while node is not None and rest:
-        node = _resolve(node, item_schema())
-        node = node.get("items", node)
-        node = _resolve(node, item_schema())
-        head, _, rest = rest.partition(".")
-        node = (node.get("properties") or {}).get(head)
-    return node is not None
-
-
-def _resolve(node: dict, schema: dict) -> dict:
-    """Follow ``$ref`` and ``oneOf [null, X]`` to the node that says the shape."""
-    if "$ref" in node:
-        return _resolve(schema["$defs"][node["$ref"].rsplit("/", 1)[-1]], schema)
-    for key in ("oneOf", "anyOf"):
-        shapes = [n for n in node.get(key, ()) if n.get("type") != "null"]
-        if len(shapes) == 1:
-            return _resolve(shapes[0], schema)
-    return node
-
-
-def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
-    if path in OPEN_FIELDS:
-        return pl.String
-    node = _resolve(node, schema)
-    kinds = node.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds or () if k != "null"]
-    if not kinds and "enum" in node:
-        kinds = sorted({_json_type(v) for v in node["enum"] if v is not None})
-    if kinds == ["object"] and node.get("properties"):
-        _REQUIRED[path] = frozenset(node.get("required", ()))
-        return pl.Struct(
-            {k: _dtype(v, f"{path}.{k}", schema) for k, v in node.get("properties", {}).items()}
-        )
-    if kinds == ["array"] and "items" in node:
-        return pl.List(_dtype(node["items"], path, schema))
-    if len(kinds) == 1 and kinds[0] in _SCALARS:
-        return _SCALARS[kinds[0]]
-    raise SchemaShapeError(
-        f"item field {path!r} has no fixed shape in schemas/item.schema.json "
-        "(fix: declare its properties with additionalProperties, or add it to "
-        "OPEN_FIELDS in release/write.py)"
-    )
-
-
-def _json_type(value: Any) -> str:
-    return {str: "string", bool: "boolean", int: "integer", float: "number"}[type(value)]
-
+from answerable.records import DEFAULTS, atomic_path
 
 # ---- items <-> typed frame -------------------------------------------------------------
 
@@ -156,7 +70,7 @@ def _typed(value: Any, dtype: pl.DataType, path: str, item: dict) -> Any:
             raise SchemaShapeError(
                 f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
                 "schemas/item.schema.json does not declare (fix: declare them there, or "
-                "list the field in OPEN_FIELDS in release/write.py)"
+                "list the field in OPEN_FIELDS in src/answerable/item_model.py)"
             )
         return {k: _typed(value.get(k), t, f"{path}.{k}", item) for k, t in names.items()}
     if isinstance(dtype, pl.List):
@@ -198,7 +112,7 @@ def _converter(dtype: pl.DataType, path: str) -> Callable[[Any], Any]:
 
 def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
     parts = [(f.name, _converter(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
-    required = _REQUIRED.get(path, frozenset())
+    required = required_keys(path)
 
     def convert(value: Any) -> Any:
         if value is None:

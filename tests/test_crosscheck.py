@@ -245,8 +245,8 @@ def test_counterfactual_items_on_a_duckdb_source_are_proved_on_duckdb_variants(t
 
 
 def test_counterfactual_parents_on_a_server_without_scratch_schema_are_named_rejects():
+    from answerable.builders.counterfactual.on_engines import counterfactual_on_engines
     from answerable.builders.engines.base import SourceSpec
-    from answerable.builders.engines.variants import counterfactual_on_engines
     from answerable.builders.schema import DatabaseSchema
     from answerable.builders.sources.common import DatabaseRef
 

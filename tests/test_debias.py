@@ -13,8 +13,8 @@ import pytest
 from answerable.release.audit import family
 from answerable.release.card import audit_lines
 from answerable.release.config import release_config
+from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.debias import aflite
-from answerable.release.publish import read_manifest
 from tests.conftest import run_in
 from tests.test_audit import planted
 from tests.test_cli import tiny_project

@@ -1,7 +1,8 @@
 """A new engine is one class and one registry line: a fake file engine, registered only in
 :data:`ENGINES`, is found by the source loaders by its own suffix, read through its own
-``open``, named by its own title, and exported to a release's SQLite file by its own
-``export_sqlite``; nothing else names it."""
+``open``, named by its own title, exported to a release's SQLite file by its own
+``export_sqlite``, and edited into counterfactual variants by its own
+``materialize_variant`` (its SQLite twin exported through it); nothing else names it."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from pathlib import Path
 import pytest
 
 from answerable.builders import engines
+from answerable.builders.counterfactual.materialize import materialize_full
+from answerable.builders.counterfactual.on_engines import twin_databases
+from answerable.builders.counterfactual.script import drop_column
+from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.sqlite import SQLiteEngine
+from answerable.builders.engines.variants import EngineVariants, drop_variants
 from answerable.builders.sources import load_source
-from answerable.errors import ConfigError
+from answerable.errors import ConfigError, SQLError
 from tests.test_sources import FIXTURES, build_db
 
 SPIDER = {"name": "s", "format": "spider", "path": "spider_questions.json"}
@@ -27,6 +33,7 @@ class LiteEngine(SQLiteEngine):
     title = "Lite"
     file_suffix = ".lite"
     exported: list[str] = []  # noqa: RUF012 - the test reads what was exported
+    materialized: list[str] = []  # noqa: RUF012 - and what was materialized
 
     def export_sqlite(self, ref, path: Path, tables=None) -> Path:
         """A copy of the file by SQLite's backup, all tables (the test checks the call)."""
@@ -35,12 +42,21 @@ class LiteEngine(SQLiteEngine):
             source.backup(target)
         return Path(path)
 
+    def materialize_variant(self, ref, ops, name, store):
+        """A whole edited copy, ``<store.root>/<name>.lite``, made once (the test checks
+        the calls)."""
+        target = store.root / f"{name}{self.file_suffix}"
+        if not target.is_file():
+            LiteEngine.materialized.append(name)
+            materialize_full(ref.path, ops, target)
+        return self.open(SourceSpec(ref.db_id, self.name, path=target), store.limits)
+
 
 @pytest.fixture
 def lite(monkeypatch):
     """The fake engine registered, as a new engine's one line would register it."""
     monkeypatch.setitem(engines.ENGINES, "lite", LiteEngine)
-    LiteEngine.exported = []
+    LiteEngine.exported, LiteEngine.materialized = [], []
     return LiteEngine
 
 
@@ -107,3 +123,38 @@ def test_an_unknown_engine_lists_the_registered_ones(lite, tmp_path):
     with pytest.raises(ConfigError) as error:
         load_source(spec, FIXTURES, None)
     assert "duckdb, lite, postgres, sqlite" in str(error.value)
+
+
+def test_a_registered_engine_makes_its_own_counterfactual_variants(lite, tmp_path):
+    spec = SPIDER | {"databases": str(databases(tmp_path)), "engine": "lite"}
+    shop = load_source(spec, FIXTURES, None).databases["shop"]
+    ops = [drop_column("customer", "city")]
+    store = EngineVariants(tmp_path / "variants")
+    try:
+        variant = store.database(shop, ops)
+        assert store.database(shop, ops) is variant  # made and opened once per run
+        assert variant.execute("SELECT name FROM customer ORDER BY id").rows == [["Ada"], ["Ben"]]
+        with pytest.raises(SQLError):
+            variant.execute("SELECT city FROM customer")
+        assert store.database(shop, []).execute("SELECT city FROM customer").row_count == 2
+    finally:
+        store.close()
+    made = lite.materialized
+    assert len(made) == 1 and (tmp_path / "variants" / f"{made[0]}.lite").is_file()
+    again = EngineVariants(tmp_path / "variants")  # a later run reuses the engine's file
+    try:
+        again.database(shop, ops)
+    finally:
+        again.close()
+    assert lite.materialized == made and drop_variants({"shop": shop}) == []
+    with sqlite3.connect(shop.path) as source:  # the source is only read
+        assert source.execute("SELECT count(city) FROM customer").fetchone() == (2,)
+
+
+def test_the_sqlite_twin_of_a_registered_engine_is_its_own_export(lite, tmp_path):
+    spec = SPIDER | {"databases": str(databases(tmp_path)), "engine": "lite"}
+    found = load_source(spec, FIXTURES, None).databases
+    twins = twin_databases(found, tmp_path / "work", {"shop"})
+    assert lite.exported == ["shop"] and twins["school"] is found["school"]
+    assert twins["shop"].engine == "sqlite" and twins["shop"].path.suffix == ".sqlite"
+    assert {t.name for t in twins["shop"].schema.tables} == {"customer", "orders"}

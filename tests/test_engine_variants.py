@@ -1,24 +1,24 @@
 """Counterfactual variants on DuckDB: the edit scripts applied by the engine give the
 rows SQLite's whole edited copy holds, the source is never written, and items made on a
 DuckDB source are proved there; on PostgreSQL the edited tables live in the scratch
-schema and go unless kept (builders/engines/variants.py)."""
+schema and go unless kept (each engine's ``materialize_variant``, builders/engines/)."""
 
 from __future__ import annotations
 
 import pytest
 
 from answerable.builders.counterfactual.materialize import materialize_full
+from answerable.builders.counterfactual.on_engines import prove
 from answerable.builders.counterfactual.script import add_column, drop_column, set_value
 from answerable.builders.demo import generate_demo
 from answerable.builders.engines.base import SourceSpec
-from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
-from answerable.builders.engines.variants import (
-    EngineVariants,
-    drop_variants,
-    edit_rows,
+from answerable.builders.engines.duckdb import (
+    DuckDBDatabase,
+    copy_sqlite_to_duckdb,
     materialize_duckdb,
-    prove,
 )
+from answerable.builders.engines.edited_tables import edit_rows
+from answerable.builders.engines.variants import EngineVariants, drop_variants
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.common import DatabaseRef

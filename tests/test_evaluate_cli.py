@@ -170,14 +170,11 @@ def test_usage_errors_are_one_line(tmp_path, demo_release):
 
 
 def test_the_options_choices_are_the_registries():
-    from answerable.commands.export import FORMAT_CHOICES
     from answerable.release.evaluate import command, compare, profiles, references
-    from answerable.release.export import FORMATS
 
     assert tuple(compare.MODES) == command.MODE_CHOICES
     assert command.REFERENCE_CHOICES == references.REFERENCES
     assert tuple(profiles.PROFILES) == command.PROFILE_CHOICES
-    assert tuple(FORMATS) == FORMAT_CHOICES
 
 
 def test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged(tmp_path):

@@ -213,3 +213,33 @@ def test_a_writer_holds_a_batch_of_items_as_dicts_not_runs_of_them(tmp_path, mon
     stored = write_parquet(stream(), tmp_path / "items.parquet")
     assert max(most) <= 8  # a batch in hand (the one being made is not yet counted)
     assert read_parquet(stored) == read_parquet(write_parquet(many(300), tmp_path / "b.parquet"))
+
+
+# The candidates' columns before their order came from the item schema (an older work
+# folder's candidates.parquet holds them so).
+OLDER_ORDER = (
+    "id", "db_id", "db_variant", "question", "sql", "dialect", "label", "category", "subtype",
+    "explanation", "split", "answer", "spans", "trigger", "edit", "result", "sql_meta",
+    "provenance", "review", "candidates", "database", "readings", "tags", "sql_by_dialect",
+)  # fmt: skip
+
+
+def test_a_file_with_the_columns_in_an_older_order_is_read_by_name(tmp_path, monkeypatch):
+    """Items files are read by column name, so an earlier version's candidates (the same
+    columns in another order) read back as the items they hold, and a rewrite without
+    some ids gives what this version writes for the rest."""
+    assert set(OLDER_ORDER) == set(records.FIELDS) and OLDER_ORDER != records.FIELDS
+    items = [complete(item) for item in many(12) + ITEMS]
+    for item, n in zip(items, range(len(items)), strict=True):
+        item["split"], item["answer"] = f"s{n % 3}", f"answer {n}"
+    older = tmp_path / "older.parquet"
+    records.to_frame(items).select(OLDER_ORDER).write_parquet(older)
+    assert pq.ParquetFile(older).schema_arrow.names == list(OLDER_ORDER)
+    by_id = sorted(items, key=lambda item: item["id"])
+    assert read_parquet(older) == list(iter_parquet(older)) == list(ItemFiles([older])) == by_id
+    assert read_rows(older, 3, 2) == by_id[3:5]
+    monkeypatch.setattr(records, "RUN_ROWS", 4)  # the rewrite merges row groups too
+    dropped = {by_id[0]["id"], by_id[7]["id"]}
+    expected = write_parquet([i for i in items if i["id"] not in dropped], tmp_path / "new.parquet")
+    assert read_parquet(without_ids(older, dropped)) == read_parquet(expected)
+    assert sha256_file(older) == sha256_file(expected)

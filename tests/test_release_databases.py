@@ -20,13 +20,14 @@ from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
 from answerable.ids import sha256_file
 from answerable.release.contents import read_items
+from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.databases import (
     ReleaseDatabaseError,
     open_item_database,
-    ship_databases,
+    ship_files,
     storage_line,
+    with_database,
 )
-from answerable.release.publish import read_manifest
 from answerable.release.verify import verify_release
 from answerable.release.write import to_frame, to_items
 from answerable.schemas import validate
@@ -213,7 +214,7 @@ def test_materialize_needs_a_release_and_the_flag(tmp_path):
     assert run_in(tmp_path, "materialize", tmp_path).exit_code == 2
 
 
-def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_path):
+def test_shipping_names_files_and_remakes_a_missing_delta(demo_build, tmp_path):
     cwd, _ = demo_build
     items = read_items(cwd / "releases" / "answerable-demo" / "0.1.0")
     edited = next(i for i in items if i["db_variant"])
@@ -223,17 +224,18 @@ def test_ship_databases_names_files_and_remakes_a_missing_delta(demo_build, tmp_
     sources["schema_only"] = None
     variants = tmp_path / "variants"  # empty: the delta is made again from the edit script
     frame = to_frame([edited, plain, spare])
-    shipped = ship_databases(frame, tmp_path / "out", sources, variants)
-    assert [f["path"] for f in shipped.files] == sorted(
+    used = frame.select("db_id", "db_variant", "edit").unique(["db_id", "db_variant"])
+    files = ship_files(used, tmp_path / "out", sources, variants)
+    assert [f["path"] for f in files] == sorted(
         [f"databases/{edited['db_id']}.sqlite", edited["database"]["delta"]]
     )
-    by_id = {i["id"]: i["database"] for i in to_items(shipped.frame)}
+    by_id = {i["id"]: i["database"] for i in to_items(with_database(frame, sources))}
     assert by_id == {i["id"]: i["database"] for i in (edited, plain)} | {spare["id"]: None}
     delta = tmp_path / "out" / edited["database"]["delta"]
     shipped_before = cwd / "releases" / "answerable-demo" / "0.1.0" / edited["database"]["delta"]
     assert sha256_file(delta) == sha256_file(shipped_before)  # same bytes, made afresh
     assert storage_line(tmp_path / "out") == (
-        f"db_bytes={sum(f['bytes'] for f in shipped.files)} "
+        f"db_bytes={sum(f['bytes'] for f in files)} "
         f"base_bytes={sources[edited['db_id']].stat().st_size}"
     )
     with pytest.raises(ReleaseDatabaseError, match="schema-only"):

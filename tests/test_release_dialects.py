@@ -21,7 +21,6 @@ from answerable.release.dialects import (
     card_lines,
     check_shipped,
     dialect_settings,
-    gold_in_dialects,
     translate,
 )
 from answerable.release.write import read_split, to_items
@@ -30,6 +29,14 @@ from tests import postgres_server as server
 from tests.conftest import DEMO_RECIPE, run_in
 
 postgres_server, postgres_demo = server.postgres_server, server.postgres_demo  # fixtures
+
+
+def gold_in_dialects(frame, folder, settings, file="recipe"):
+    """The frame with the dialects' SQL filled, and the report, in one chunk (as the
+    release writer calls :class:`GoldInDialects` chunk by chunk)."""
+    with GoldInDialects(folder, settings, file) as dialects:
+        frame = dialects.add(frame)
+    return frame, dialects.report()
 
 
 def _recipe(folder, **release) -> object:

@@ -9,16 +9,16 @@ import pytest
 
 from answerable.pipeline import StepOutput
 from answerable.records import ItemFiles, read_jsonl, read_parquet, write_parquet
+from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.guards import (
     EmptyReleaseError,
     _guard_fields,
     contradictions,
-    drop_withdrawn,
     guard_rejects,
     require_items,
 )
 from answerable.release.inspect import load_items
-from answerable.release.publish import prepare_release, read_manifest
+from answerable.release.publish import prepare_release
 from tests.conftest import run_in
 from tests.release_helpers import config, frame_of, hex_id, make_item
 from tests.test_cli import assert_clean_error, seed, tiny_project
@@ -30,6 +30,18 @@ SEEDS = [
     seed("Which items cost more than 50?", "SELECT name FROM item WHERE price > 50"),
     {"db_id": "shop", "question": "Who made the items?", "sql": None, "label": "unanswerable"},
 ]
+
+
+def drop_withdrawn(output: StepOutput) -> StepOutput:
+    """``output`` without the items :func:`guard_rejects` withdraws, which become rejects."""
+    withdrawn = guard_rejects(lambda: output.items)
+    kept = StepOutput(rejects=list(output.rejects))
+    for item in output.items:
+        if item["id"] in withdrawn:
+            kept.rejects.append(withdrawn[item["id"]])
+        else:
+            kept.items.append(item)
+    return kept
 
 
 def _release(tmp_path, section: str, seeds=SEEDS):

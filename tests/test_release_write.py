@@ -10,17 +10,10 @@ import pandas as pd
 import polars as pl
 import pytest
 
+from answerable.item_model import SchemaShapeError, open_fields, polars_schema
 from answerable.records import read_jsonl
 from answerable.release.contents import count_items
-from answerable.release.write import (
-    SchemaShapeError,
-    open_fields,
-    polars_schema,
-    read_split,
-    to_frame,
-    to_items,
-    write_data,
-)
+from answerable.release.write import read_split, to_frame, to_items, write_data
 from tests.conftest import REPO
 from tests.release_helpers import make_item
 

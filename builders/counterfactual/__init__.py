@@ -20,8 +20,9 @@ Modules, one concern each:
   calculation-unanswerable one (``calculation_v1``); ``registry``: all by name;
 - ``explain``: DTE-style explanations; ``bio``: BIO token tags;
 - ``shapes``: qualification reused across queries that differ only in values;
-- ``stage``: the build step that mixes and emits them; ``survey``: the same over one
-  source outside a build, for counts.
+- ``stage``: the build step that mixes and emits them; ``on_engines``: the same step
+  for DuckDB and server sources, run on a SQLite twin and proved on the engine;
+  ``survey``: the same over one source outside a build, for counts.
 """
 
 import importlib
@@ -35,6 +36,9 @@ _HOME = {
     "EditEnv": "edits",
     "prepare": "edits",
     "VariantStore": "materialize",
+    "as_on_twins": "on_engines",
+    "counterfactual_on_engines": "on_engines",
+    "twin_databases": "on_engines",
     "materialize": "materialize",
     "CONTROL_EDIT": "registry",
     "GENERATORS": "registry",

@@ -188,12 +188,36 @@ class Engine(ABC):
         where the engine cannot."""
         raise NotImplementedError(f"the {self.name} engine cannot load a SQLite copy")
 
+    def copies_unavailable(self) -> tuple[str, str] | None:
+        """``(why, fix)`` when :meth:`copy_from_sqlite` cannot be used here (a server
+        engine whose server is not named), else None: a release asked to verify its gold
+        SQL on this engine is then refused, or the check is skipped."""
+        return None
+
     def export_sqlite(self, ref, path: Path, tables: Iterable[str] | None = None) -> Path:
         """Write the database of ``ref`` (a source's DatabaseRef read by this engine) to
         the SQLite file ``path``, only ``tables`` when given, rows in the order this
         engine reads them, so that a release ships a file any SQLite tool opens. Raises
         NotImplementedError where the engine cannot."""
         raise NotImplementedError(f"the {self.name} engine cannot export to SQLite")
+
+    def materialize_variant(self, ref, ops: list[dict], name: str, store) -> Database:
+        """The counterfactual variant ``name`` of the database of ``ref`` (a source's
+        DatabaseRef read by this engine): a copy with the edit script ``ops`` applied
+        (as :func:`~.edited_tables.edit_rows` applies it to a table's rows), made by
+        this engine without writing the source, reused while it is as it was made, and
+        opened read-only under ``store.limits``. ``store`` is the run's
+        :class:`~.variants.EngineVariants`: files go under ``store.root``, writable
+        connections through ``store.writer``. Raises :class:`SQLError`
+        ``materialize-failed`` when the ops do not apply, NotImplementedError where the
+        engine cannot make variants."""
+        raise NotImplementedError(f"the {self.name} engine cannot make edited variants")
+
+    def drop_variants(self, refs: list) -> list[str]:
+        """Remove what :meth:`materialize_variant` left for ``refs`` (this engine's
+        sources) that is not to be kept, when a build ends; return what was removed.
+        Nothing by default: variants written as files stay in the work folder."""
+        return []
 
     def reused_copy(self, db_id: str, target: Path) -> SourceSpec | None:
         """The spec of a copy :meth:`copy_from_sqlite` made earlier at ``target``, or

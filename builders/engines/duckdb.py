@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from collections.abc import Iterable
@@ -41,6 +42,12 @@ from answerable.builders.engines.base import (
     SourceSpec,
     schema_from_information_schema,
     sqlite_rows,
+)
+from answerable.builders.engines.edited_tables import (
+    EditedTable,
+    describe_ops,
+    edit_rows,
+    ops_by_table,
 )
 from answerable.builders.engines.exports import EXPORT_BATCH, chosen_tables, write_sqlite
 from answerable.builders.engines.types import TEXT, engine_type, value_kind
@@ -56,6 +63,8 @@ from answerable.builders.executor import (
 )
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
 from answerable.errors import SQLError
+from answerable.ids import canonical_json, sha256_file
+from answerable.records import atomic_path, read_json, write_json
 
 _CONFIG = {
     "enable_external_access": False,
@@ -419,6 +428,19 @@ class DuckDBEngine(Engine):
         :func:`export_to_sqlite`)."""
         return export_to_sqlite(ref.path, path, tables)
 
+    def materialize_variant(self, ref, ops: list[dict], name: str, store) -> DuckDBDatabase:
+        """A whole edited copy, ``<store.root>/<name>.duckdb`` (see
+        :func:`materialize_duckdb`), reused while its sidecar says it was made from the
+        same source bytes and ops."""
+        target, sidecar = store.root / f"{name}.duckdb", store.root / f"{name}.duckdb.json"
+        stamp = {"source_sha256": sha256_file(ref.path), "ops": ops}
+        made = target.is_file() and sidecar.is_file()
+        if not (made and read_json(sidecar) == json.loads(canonical_json(stamp))):
+            store.root.mkdir(parents=True, exist_ok=True)
+            materialize_duckdb(ref.path, ops, target)
+            write_json(stamp, sidecar)
+        return self.open(SourceSpec(ref.db_id, self.name, path=target), store.limits)
+
 
 # --- a SQLite copy of a DuckDB file (what a release ships) ---------------------------
 
@@ -575,3 +597,123 @@ def _arrow_types():
     import pyarrow as pa
 
     return {"BIGINT": pa.int64, "DOUBLE": pa.float64, "VARCHAR": pa.string, "BLOB": pa.binary}
+
+
+# --- an edited copy of a DuckDB file (a counterfactual variant) ---------------------
+
+
+def materialize_duckdb(source: Path, ops: list[dict], target: Path) -> Path:
+    """Write ``target``, a DuckDB file holding every base table of ``source`` with
+    ``ops`` applied (``source`` is only read).
+
+    When no other table references an edited one (and the source has no write-ahead
+    log), the source's bytes are copied and only the edited tables are made again; else
+    every table is written anew (DuckDB refuses to drop or alter a referenced table)."""
+    edits = ops_by_table(ops)
+    con = read_only_connection(source)
+    try:
+        schema = base_tables(con, Path(source).stem)
+        missing = set(edits) - {t.name.lower() for t in schema.tables}
+        if missing:
+            raise SQLError("materialize-failed", f"no such table: {', '.join(sorted(missing))}")
+        referenced = {
+            other.lower()
+            for t in schema.tables
+            for _c, other, _oc in t.foreign_keys
+            if other.lower() != t.name.lower()
+        }
+        copy = not (set(edits) & referenced) and not Path(f"{source}.wal").exists()
+        tables = [
+            _read_table(con, table, edits.get(table.name.lower()))
+            for table in _creation_order(schema.tables)
+        ]
+    finally:
+        con.close()
+    kept = _kept_columns(tables)
+    if copy:
+        edited = [t for t in tables if isinstance(t.rows, list)]
+        return _write_file(edited, kept, ops, target, copied_from=source)
+    return _write_file(tables, kept, ops, target)
+
+
+def _read_table(con, table: Table, ops: list[dict] | None) -> EditedTable:
+    """A table in rowid order: edited by ``ops`` when given, else as Arrow."""
+    names = ", ".join(quote_identifier(c.name) for c in table.columns)
+    name = quote_identifier(table.name)
+    arrow = con.sql(f"SELECT {names} FROM {name} ORDER BY rowid").to_arrow_table()
+    if not ops:
+        return EditedTable(table, [(c.name, c.type) for c in table.columns], arrow)
+    rows = [list(row) for row in zip(*(c.to_pylist() for c in arrow.columns), strict=True)]
+    return edit_rows(table, rows, ops)
+
+
+def _write_file(tables, kept, ops, target: Path, copied_from: Path | None = None) -> Path:
+    """Write ``tables`` into the DuckDB file ``target``: a new file, or a copy of
+    ``copied_from``'s bytes whose tables of the same names are dropped first (those
+    made last first, as they may reference the others). A DuckDB error is
+    ``materialize-failed``."""
+    duckdb = duckdb_module()
+    with atomic_path(target) as partial:
+        if copied_from is not None:
+            shutil.copyfile(copied_from, partial)
+        out = duckdb.connect(str(partial))
+        try:
+            for edited in reversed(tables) if copied_from is not None else ():
+                out.execute(f"DROP TABLE {quote_identifier(edited.table.name)}")
+            for edited in tables:
+                _write_duckdb_table(out, edited, kept)
+            out.execute("CHECKPOINT")
+        except duckdb.Error as error:
+            raise SQLError("materialize-failed", f"{describe_ops(ops)}: {error}") from None
+        finally:
+            out.close()
+    return target
+
+
+def _kept_columns(tables: list[EditedTable]) -> set[tuple[str, str]]:
+    return {(t.table.name.lower(), name.lower()) for t in tables for name, _ in t.columns}
+
+
+def _write_duckdb_table(out, edited: EditedTable, kept: set[tuple[str, str]]) -> None:
+    import pyarrow as pa
+
+    table = edited.table
+    parts = [f"{quote_identifier(name)} {kind}" for name, kind in edited.columns]
+    if edited.primary_key():
+        parts.append(f"PRIMARY KEY ({', '.join(map(quote_identifier, edited.primary_key()))})")
+    for column, other, other_column in table.foreign_keys:
+        target_kept = (other.lower(), other_column.lower()) in kept
+        if column.lower() not in edited.dropped and target_kept:
+            parts.append(
+                "FOREIGN KEY ({}) REFERENCES {} ({})".format(
+                    *map(quote_identifier, (column, other, other_column))
+                )
+            )
+    out.execute(f"CREATE TABLE {quote_identifier(table.name)} ({', '.join(parts)})")
+    if isinstance(edited.rows, pa.Table):  # an unedited table, as DuckDB gave it
+        rows = edited.rows.rename_columns([f"c{i}" for i in range(edited.rows.num_columns)])
+    elif edited.rows:
+        rows = pa.table(
+            {
+                f"c{i}": _arrow_array(pa, [row[i] for row in edited.rows])
+                for i in range(len(edited.columns))
+            }
+        )
+    else:
+        return
+    out.register("_answerable_rows", rows)
+    try:
+        cast = ", ".join(f"CAST(c{i} AS {kind})" for i, (_, kind) in enumerate(edited.columns))
+        name = quote_identifier(table.name)
+        out.execute(f"INSERT INTO {name} SELECT {cast} FROM _answerable_rows")
+    finally:
+        out.unregister("_answerable_rows")
+
+
+def _arrow_array(pa, values: list):
+    """Values as an Arrow array; a column an edit left of mixed kinds (a text value
+    written into numbers) goes as text, and the engine casts it to the column's type."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from answerable.builders.engines.types import sqlite_declared, sqlite_value
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError
+from answerable.errors import SQLError, reject
 
 Rows = Callable[[Table], Iterable[list[tuple]]]  # a table's rows, in batches
 EXPORT_BATCH = 5000  # rows read and written at once
@@ -124,7 +124,6 @@ def portable_to_sqlite(items: list[dict], files: dict[str, Path]) -> tuple[list[
     consumers run; an edited item's control keeps its parent's result, so the base file
     decides); the others are ``not-portable`` rejects saying why. Other items are kept."""
     from answerable.builders.executor import ReadOnlyDatabase
-    from answerable.pipeline import reject
 
     kept, rejects, opened = [], [], {}
     try:

@@ -55,7 +55,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from answerable.builders.engines import postgres_tables
+from answerable.builders.engines import postgres_tables, postgres_variants
 from answerable.builders.engines.base import Engine, SourceSpec, sqlite_rows
 from answerable.builders.engines.postgres_catalog import read_schema
 from answerable.builders.executor import (
@@ -193,6 +193,13 @@ class PostgresEngine(Engine):
         """None: a copy on the server is loaded anew each build (see the base)."""
         return None
 
+    def copies_unavailable(self) -> tuple[str, str] | None:
+        """Why copies cannot be made when ``$ANSWERABLE_POSTGRES_DSN`` names no server."""
+        if os.environ.get(DSN_ENV):
+            return None
+        fix = f"export {DSN_ENV} with the DSN of a server where a role may create schemas"
+        return f"{DSN_ENV} is not set", fix
+
     def copy_from_sqlite(self, sqlite_path: Path, target: Path) -> SourceSpec:
         """Load the SQLite file into the schema ``answerable_copy_<target's stem>`` on the
         server that ``$ANSWERABLE_POSTGRES_DSN`` names (a role allowed to create schemas;
@@ -211,6 +218,36 @@ class PostgresEngine(Engine):
             namespace = ref.server.namespace or "public"
             wanted = tables if tables is not None else [t.name for t in ref.schema.tables]
             return postgres_tables.export_sqlite(con, namespace, wanted, path)
+
+    def materialize_variant(self, ref, ops: list[dict], name: str, store):
+        """The edited tables copied into the source's scratch schema (see
+        :mod:`.postgres_variants`), shown by TEMP views in the session that reads them."""
+        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
+
+        spec = ref.server
+        dsn = resolve_dsn(spec)
+        writer = store.writer(dsn, lambda: _connect(dsn, autocommit=True))
+        copies = postgres_variants.materialize_postgres(writer, spec, ref.schema, ops, name)
+        setup = postgres_variants.shadowing_views(spec.scratch, copies)
+        opener = (
+            "postgres",
+            (dsn, spec.namespace or DEFAULT_NAMESPACE, setup, libpq_environment()),
+        )
+        return IsolatedDatabase(opener, store.limits, self.dialect)
+
+    def drop_variants(self, refs: list) -> list[str]:
+        """Drop every variant table (marked by :data:`.postgres_variants.VARIANT_COMMENT`)
+        in the scratch schema of each source that does not keep its variants."""
+        dropped, seen = [], set()
+        for spec in (ref.server for ref in refs):
+            if spec is None or not spec.scratch or spec.keep_variants:
+                continue
+            dsn = resolve_dsn(spec)
+            if (dsn, spec.scratch) not in seen:
+                seen.add((dsn, spec.scratch))
+                con = _connect(dsn, autocommit=True)
+                dropped += postgres_variants.drop_marked(con, spec.scratch)
+        return dropped
 
 
 def _connect(dsn: str, **options):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from answerable.builders.engines import SourceSpec, open_source
 from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError, SQLError
@@ -52,14 +53,10 @@ class DatabaseRef:
 
     def spec(self):
         """The :class:`~answerable.builders.engines.base.SourceSpec` that opens it."""
-        from answerable.builders.engines.base import SourceSpec  # engines import the executor
-
         return self.server or SourceSpec(self.db_id, self.engine, path=self.path)
 
     def open(self, limits):
         """This database opened read-only by its engine (None for schema-only sources)."""
-        from answerable.builders.engines import open_source
-
         return open_source(self.spec(), limits) if self.runs else None
 
 
@@ -361,8 +358,6 @@ def server_database(source: dict, db_id: str, where: str) -> DatabaseRef:
     db_id itself when not mapped) on the server its ``dsn`` or ``dsn_env`` names, its
     schema read from the server's catalog; a server that cannot be read is a ConfigError
     naming the source (never the DSN)."""
-    from answerable.builders.engines.base import SourceSpec
-
     namespace = (source.get("schemas") or {}).get(db_id, db_id)
     spec = SourceSpec(
         db_id,

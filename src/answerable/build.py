@@ -202,7 +202,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
     )
     variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
     # DuckDB and server sources are edited on their SQLite twin, proved on the engine
-    twins = engine_variants.twin_databases(ctx.databases, ctx.workspace.root, used)
+    twins = counterfactual.twin_databases(ctx.databases, ctx.workspace.root, used)
     names = proposed_names(ctx, so_far, config, model, twins) if model else None
 
     def make_env():
@@ -224,7 +224,7 @@ def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOut
         )
 
         def edit(shard: list[str]) -> StepOutput:
-            return engine_variants.counterfactual_on_engines(
+            return counterfactual.counterfactual_on_engines(
                 units.load(shard), env.get(), config, ctx.databases, store.get()
             )
 
@@ -254,7 +254,7 @@ def proposed_names(ctx: BuildContext, so_far: list[dict], config, model, twins=N
     databases = twins or ctx.databases
     env = counterfactual.edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
     try:
-        items = engine_variants.as_on_twins(so_far, ctx.databases)
+        items = counterfactual.as_on_twins(so_far, ctx.databases)
         proposed.ask_for_names(ctx, items, env, config, model)
         return env.proposed
     finally:

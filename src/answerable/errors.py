@@ -66,6 +66,12 @@ class SQLError(AnswerableError):
         super().__init__(f"{reason}: {message}")
 
 
+def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra) -> dict:
+    """One line of the rejects report: which record, which step, why (``reason`` a short
+    stable code, as :class:`SQLError`'s)."""
+    return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
+
+
 _OS_FIXES = {
     errno.EACCES: "give yourself write access there, or point workdir/out elsewhere",
     errno.EPERM: "give yourself write access there, or point workdir/out elsewhere",

@@ -22,6 +22,7 @@ from typing import Any
 from answerable.backends import checked_backend
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.errors import ConfigError
+from answerable.errors import reject as reject  # one line of the rejects report
 from answerable.ids import content_hash, rng_for
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
@@ -217,11 +218,6 @@ class Rejects:
         """Every reject sorted by step, id and reason (ties in the order they came)."""
         parts = (p if isinstance(p, RejectFile) else sort_rejects(p) for p in self.parts)
         return heapq.merge(*parts, key=_reject_key)
-
-
-def reject(record_id: str | None, step: str, reason: str, detail: str = "", **extra: Any) -> dict:
-    """One line of the rejects report: which record, which step, why."""
-    return {"id": record_id, "step": step, "reason": reason, "detail": detail, **extra}
 
 
 class Workspace:

@@ -1,7 +1,8 @@
 """Items on disk: Parquet through polars, and JSON Lines.
 
-An item is a dict under ``schemas/item.schema.json``. In Parquet its plain fields are
-string columns and its nested fields (spans, result, provenance ...) are JSON text, so
+An item is a dict under ``schemas/item.schema.json`` (its fields from
+:mod:`answerable.item_model`). In Parquet its plain fields are string columns and its
+nested fields (spans, result, provenance ...) are JSON text, so
 every item round-trips exactly whatever its nesting. Writers sort by id and write to a
 temporary file renamed into place, so output bytes depend on content only and a killed
 run never leaves half a file.
@@ -30,28 +31,8 @@ import polars as pl
 
 from answerable.errors import ConfigError
 from answerable.ids import canonical_json
+from answerable.item_model import FIELDS, NESTED_FIELDS, PLAIN_FIELDS
 
-PLAIN_FIELDS = (
-    "id",
-    "db_id",
-    "db_variant",
-    "question",
-    "sql",
-    "dialect",
-    "label",
-    "category",
-    "subtype",
-    "explanation",
-)
-NESTED_FIELDS = ("spans", "trigger", "edit", "result", "sql_meta", "provenance", "review")
-NESTED_FIELDS += ("candidates",)  # optional: candidate SQL with SCARE strata (drafting)
-NESTED_FIELDS += ("database",)  # in a release: base and delta paths (release/databases.py)
-PLAIN_FIELDS += ("split",)  # optional: the split a source gave the example (or a release)
-NESTED_FIELDS += ("readings",)  # optional: an ambiguous item's readings and results
-PLAIN_FIELDS += ("answer",)  # optional: a templated triple's natural-language answer
-NESTED_FIELDS += ("tags",)  # optional: free-form tags (BiomedSQL's reasoning categories)
-NESTED_FIELDS += ("sql_by_dialect",)  # in a release: gold SQL per dialect (release/dialects.py)
-FIELDS = PLAIN_FIELDS + NESTED_FIELDS
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
 RUN_ROWS = 2048  # items a writer sorts at once (as columns); more are merged from runs
@@ -219,11 +200,12 @@ def without_ids(path: str | Path, ids: set[str]) -> Path:
 
 
 def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
-    """A run's rows as tuples, ``id`` first (the order of :data:`FIELDS`)."""
+    """A file's rows as tuples in the order of :data:`FIELDS` (``id`` first), whatever
+    the order of its columns (a file an earlier version wrote may hold them in another)."""
     import pyarrow.parquet as pq
 
     for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
-        yield from pl.from_arrow(part).iter_rows()
+        yield from pl.from_arrow(part).select(FIELDS).iter_rows()
 
 
 def _write_failed(path: Path, error: Exception) -> OSError:
