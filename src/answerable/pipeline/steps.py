@@ -106,7 +106,7 @@ def assemble(recipe: Recipe, known: Sequence[Step]) -> tuple[Step, ...]:
     """The steps this recipe runs, in order: those its ``steps:`` list names (default:
     ``known``, in order) that its sections turn on, each checked (:meth:`Step.check`)."""
     listed = _listed(recipe, known)
-    _check_order(recipe, listed)
+    _check_order(recipe, listed, known)
     chosen = tuple(step for step in listed if step.wanted(recipe))
     for step in chosen:
         step.check(recipe)
@@ -136,15 +136,15 @@ def _listed(recipe: Recipe, known: Sequence[Step]) -> list[Step]:
     return [by_name[name] for name in names]
 
 
-def _check_order(recipe: Recipe, listed: list[Step]) -> None:
+def _check_order(recipe: Recipe, listed: list[Step], known: Sequence[Step]) -> None:
     """Every kind a step needs is made by a step listed before it, and no step that
-    makes a kind it reads comes after it."""
+    makes a kind it reads comes after it (the fix names the ``known`` steps that make
+    the kind missing)."""
     for index, step in enumerate(listed):
         before = {kind for earlier in listed[:index] for kind in earlier.makes}
         for kind in step.needs:
             if kind not in before:
-                makers = _makers(listed, kind) or ["a step that makes them"]
-                raise _order_error(recipe, index, step, kind, makers)
+                raise _order_error(recipe, index, step, kind, _makers(known, kind))
         for later in listed[index + 1 :]:
             made = set(later.makes) & (set(step.reads) | set(step.needs))
             if made:
