@@ -170,8 +170,9 @@ def test_usage_errors_are_one_line(tmp_path, demo_release):
 
 
 def test_the_options_choices_are_the_registries():
+    from answerable.commands import evaluate as command
     from answerable.commands.export import FORMAT_CHOICES
-    from answerable.release.evaluate import command, compare, profiles, references
+    from answerable.release.evaluate import compare, profiles, references
     from answerable.release.export import FORMATS
 
     assert tuple(compare.MODES) == command.MODE_CHOICES
