@@ -35,7 +35,7 @@ from answerable.builders.engines import variants as engine_variants
 from answerable.builders.engines.exports import portable_to_sqlite
 from answerable.builders.engines.pinning import server_inputs
 from answerable.builders.seeds import step as seed_step
-from answerable.builders.sources import SourceData, load_source
+from answerable.builders.sources import load_source, load_sources
 from answerable.builders.tagging import iter_tagged
 from answerable.builders.templates import check_templates, template_files
 from answerable.builders.templates import step as template_step
@@ -104,27 +104,6 @@ def ensure_demo(recipe: Recipe, log: Log) -> None:
     made = generate_demo(recipe.demo_dir, seed)
     copy_demo(made, engines)
     write_json(wanted, marker)
-
-
-def load_sources(recipe: Recipe) -> SourceData:
-    """Every source of the recipe, merged; a db_id given two different files is an error."""
-    merged = SourceData(examples=[], databases={}, rejects=[])
-    for index, spec in enumerate(recipe.data["sources"]):
-        data = load_source(spec, recipe.base, recipe.demo_dir, recipe.section("limits"))
-        for db_id, ref in data.databases.items():
-            known = merged.databases.get(db_id)
-            if known is not None and known.path != ref.path:
-                raise ConfigError(
-                    recipe.file,
-                    f"sources[{index}]",
-                    f"database '{db_id}' is given twice, by different files",
-                    fix="give each db_id one database file",
-                )
-            merged.databases.setdefault(db_id, ref)
-        merged.examples += data.examples
-        merged.rejects += data.rejects
-        merged.notes += data.notes
-    return merged
 
 
 def check_sources(recipe: Recipe) -> tuple[int, int]:

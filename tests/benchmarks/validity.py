@@ -75,7 +75,7 @@ def audit_seconds(folder: Path) -> float:
 def shortcut_gains(folder: Path) -> dict[str, float]:
     """Per recipe of :data:`RECIPES`: build it in ``folder`` and audit it (see the module's
     docstring); prints each audit's figures and sizes."""
-    from answerable.build import load_sources
+    from answerable.builders.sources import load_sources
     from answerable.pipeline import Workspace
     from answerable.recipe import load_recipe
     from answerable.records import iter_parquet
