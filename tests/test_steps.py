@@ -24,10 +24,8 @@ DEFAULT = [step.name for step in STEPS]
 
 
 def recipe_with(data: dict) -> Recipe:
-    file = Path("recipe.yaml")
-    return Recipe(
-        file, {"dataset": "t", "version": "0.1.0", "seed": 1, **data}, Path("w"), Path("o")
-    )
+    data = {"dataset": "t", "version": "0.1.0", "seed": 1, "sources": [{}], **data}
+    return Recipe(Path("recipe.yaml"), data, Path("w"), Path("o"))
 
 
 def test_the_default_order_is_the_builds_and_every_step_declares_itself():

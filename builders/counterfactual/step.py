@@ -22,24 +22,18 @@ from answerable.builders.counterfactual.stage import (
 from answerable.builders.counterfactual.stage import STEP as NAME
 from answerable.builders.engines import variants as engine_variants
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, with_fields
-from answerable.pipeline.steps import Work
+from answerable.pipeline.steps import SectionStep, Work
 from answerable.recipe import Recipe
 from answerable.shards import PerProcess, StoredUnits
 
 
-class CounterfactualStep:
+class CounterfactualStep(SectionStep):
     """Counterfactual edits of the verified answerable items so far."""
 
     name = NAME
     section = "counterfactual"
     needs = ("verified",)
-    reads: tuple[str, ...] = ()
     makes = ("edited",)
-    withdraws = False
-
-    def wanted(self, recipe: Recipe) -> bool:
-        """When the recipe has a ``counterfactual`` section."""
-        return self.section in recipe.data
 
     def check(self, recipe: Recipe) -> None:
         """Model candidates without a model endpoint fail before the build starts."""

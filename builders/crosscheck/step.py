@@ -13,11 +13,11 @@ from pathlib import Path
 from answerable.builders.engines.crosscheck import STEP as NAME
 from answerable.builders.engines.crosscheck import Copies, checkable, cross_check, settings
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput
-from answerable.pipeline.steps import Work
+from answerable.pipeline.steps import SectionStep, Work
 from answerable.recipe import Recipe
 
 
-class CrossCheckStep:
+class CrossCheckStep(SectionStep):
     """The gold queries of the items so far, run again on other engines."""
 
     name = NAME

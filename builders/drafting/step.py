@@ -23,24 +23,18 @@ from answerable.builders.drafting.stage import (
     with_candidates,
 )
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, sorted_ids
-from answerable.pipeline.steps import Work
+from answerable.pipeline.steps import SectionStep, Work
 from answerable.recipe import Recipe
 from answerable.shards import StoredUnits
 
 
-class DraftingStep:
+class DraftingStep(SectionStep):
     """Draft, check and deduplicate, from the answerable items so far."""
 
     name = STEP
     section = "drafting"
     needs = ("verified",)
-    reads: tuple[str, ...] = ()
     makes = ("drafted",)
-    withdraws = False
-
-    def wanted(self, recipe: Recipe) -> bool:
-        """When the recipe has a ``drafting`` section."""
-        return self.section in recipe.data
 
     def check(self, recipe: Recipe) -> None:
         """The section's model settings (an endpoint without a model fails)."""
@@ -60,7 +54,7 @@ class DraftingStep:
         return Work(run=lambda _all: draft(ctx, config, items, folder))
 
 
-class CandidatesStep:
+class CandidatesStep(SectionStep):
     """Candidate SQL and SCARE stratum for every item so far: the items, updated."""
 
     name = CANDIDATES_STEP
@@ -68,14 +62,6 @@ class CandidatesStep:
     needs = ("drafted",)
     reads = ("verified", "edited")
     makes = ("candidates",)
-    withdraws = False
-
-    def wanted(self, recipe: Recipe) -> bool:
-        """When the recipe has a ``drafting`` section."""
-        return self.section in recipe.data
-
-    def check(self, recipe: Recipe) -> None:
-        """Checked with the drafting step's (one section)."""
 
     def signature(self, ctx: BuildContext, items: ItemsSoFar) -> tuple[dict, dict] | None:
         """How many candidates by which generator, and the items so far; None (nothing

@@ -10,26 +10,15 @@ from pathlib import Path
 
 from answerable.builders.seeds import GENERATOR, verify_examples
 from answerable.pipeline import BuildContext, ItemsSoFar
-from answerable.pipeline.steps import Work
-from answerable.recipe import Recipe
+from answerable.pipeline.steps import SectionStep, Work
 
 
-class SeedStep:
+class SeedStep(SectionStep):
     """seed_v1 over every source example, cached by its signature."""
 
     name = GENERATOR
-    section = "sources"
-    needs: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
+    section = "sources"  # every recipe has them: the step always runs
     makes = ("verified",)
-    withdraws = False
-
-    def wanted(self, recipe: Recipe) -> bool:
-        """Always: every recipe has sources."""
-        return True
-
-    def check(self, recipe: Recipe) -> None:
-        """Nothing beyond the recipe's own checks (sources are read when the build starts)."""
 
     def signature(self, ctx: BuildContext, items: ItemsSoFar) -> tuple[dict, dict]:
         """The limits, the examples' ids and the input files' hashes."""

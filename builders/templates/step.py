@@ -24,23 +24,16 @@ from answerable.builders.templates.stage import (
 )
 from answerable.ids import sha256_file
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput
-from answerable.pipeline.steps import Work
+from answerable.pipeline.steps import SectionStep, Work
 from answerable.recipe import Recipe
 
 
-class TemplateStep:
+class TemplateStep(SectionStep):
     """template_v1 over the recipe's template files."""
 
     name = GENERATOR
     section = "templates"
-    needs: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
     makes = ("verified",)
-    withdraws = False
-
-    def wanted(self, recipe: Recipe) -> bool:
-        """When the recipe has a ``templates`` section."""
-        return self.section in recipe.data
 
     def check(self, recipe: Recipe) -> None:
         """The model settings the section asks for (an endpoint without a model fails)."""

@@ -75,6 +75,24 @@ class Step(Protocol):
         """The step's work over ``items`` (the items so far), its shards under ``folder``."""
 
 
+class SectionStep:
+    """What most steps share (a step may override each): it runs when the recipe has its
+    ``section``, needs, reads and withdraws nothing, and its section needs no check
+    beyond the recipe schema's."""
+
+    section: str
+    needs: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    withdraws = False
+
+    def wanted(self, recipe: Recipe) -> bool:
+        """Whether the recipe has the step's section."""
+        return self.section in recipe.data
+
+    def check(self, recipe: Recipe) -> None:
+        """Nothing beyond the recipe schema's checks."""
+
+
 def run_step(step: Step, ctx: BuildContext, items: ItemsSoFar) -> tuple[StepOutput, bool]:
     """The step's stored output, or its work's, stored for next time: ``(output,
     was_cached)``. A step killed halfway resumes from the shards it stored."""
