@@ -28,7 +28,7 @@ from answerable.annotation.review import (
 from answerable.backends import checked_backend
 from answerable.builders.counterfactual import step as counterfactual_step
 from answerable.builders.crosscheck import step as crosscheck_step
-from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
+from answerable.builders.demo import ensure_demo
 from answerable.builders.drafting import step as drafting_step
 from answerable.builders.engines import export_sources, needs_export
 from answerable.builders.engines import variants as engine_variants
@@ -88,22 +88,6 @@ class BuildReport:
     seconds: dict = field(default_factory=dict)  # per step and after; shown, never written
     release: Release | None = None
     review: ReviewResult | None = None
-
-
-def ensure_demo(recipe: Recipe, log: Log) -> None:
-    """Generate the demo databases into the work directory unless they are current."""
-    seed = recipe.section("demo").get("seed", 7)
-    marker = recipe.demo_dir / "demo.json"
-    engines = demo_engines(recipe.data["sources"])
-    wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
-    wanted |= {"engines": engines} if engines else {}
-    present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
-    if present and marker.is_file() and read_json(marker) == wanted:
-        return
-    log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
-    made = generate_demo(recipe.demo_dir, seed)
-    copy_demo(made, engines)
-    write_json(wanted, marker)
 
 
 def check_sources(recipe: Recipe) -> tuple[int, int]:
