@@ -37,6 +37,7 @@ from answerable.annotation.transfer import (
     import_decisions,
     write_rows,
 )
+from answerable.builders.sources import load_sources
 from answerable.errors import AnswerableError, ConfigError
 from answerable.inert import printable
 from answerable.recipe import Recipe
@@ -89,8 +90,6 @@ def review_page(recipe: Recipe, queue) -> ReviewPage:
 def verifier_of(recipe: Recipe) -> Verifier:
     """What verifies corrections for the review commands: the recipe's databases, the
     build's edited copies, the recipe's execution limits."""
-    from answerable.build import load_sources  # the build imports the review module
-
     databases = load_sources(recipe).databases
     return Verifier(databases, variants_of(recipe), limits_of(recipe))
 

@@ -53,7 +53,6 @@ import polars as pl
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.text import words as split_words
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError
 from answerable.ids import content_hash
 from answerable.records import ItemFiles
 
@@ -445,38 +444,6 @@ def format_audit(report: dict) -> str:
 def schemas_of(databases: dict) -> dict:
     """The schema of every database of a build (db_id -> DatabaseRef), for the audit."""
     return {db_id: ref.schema for db_id, ref in sorted(databases.items())}
-
-
-def audit_path(path: Path) -> dict:
-    """The audit of a recipe's candidates (``RECIPE.yaml``; also written to its
-    ``reports/audit.json``) or of a release folder or items file."""
-    from answerable.records import iter_parquet, write_json
-    from answerable.release.inspect import load_items
-
-    path = Path(path)
-    if path.suffix in (".yaml", ".yml"):
-        from answerable.build import load_sources
-        from answerable.pipeline import Workspace
-        from answerable.recipe import load_recipe
-
-        recipe = load_recipe(path)
-        workspace = Workspace(recipe.workdir, recipe.dataset)
-        if not workspace.candidates.is_file():
-            raise ConfigError(path, None, "no candidates yet", fix=f"answerable build {path}")
-        report = audit(
-            iter_parquet(workspace.candidates),
-            schemas_of(load_sources(recipe).databases),
-            seed=recipe.seed,  # the build's sample, when there is one
-        )
-        write_json(report, workspace.reports / "audit.json")
-        return report
-    return audit(load_items(path), _release_schemas(path))
-
-
-def _release_schemas(path: Path) -> dict:
-    """Schemas of a release's shipped databases (``databases/<db_id>.sqlite``), if any."""
-    folder = path / "databases" if path.is_dir() else path.parent / "databases"
-    return release_schemas({file.stem: file for file in folder.glob("*.sqlite")})
 
 
 def release_schemas(files: dict | None) -> dict:

@@ -170,7 +170,8 @@ def test_usage_errors_are_one_line(tmp_path, demo_release):
 
 
 def test_the_options_choices_are_the_registries():
-    from answerable.release.evaluate import command, compare, profiles, references
+    from answerable.commands import evaluate as command
+    from answerable.release.evaluate import compare, profiles, references
 
     assert tuple(compare.MODES) == command.MODE_CHOICES
     assert command.REFERENCE_CHOICES == references.REFERENCES

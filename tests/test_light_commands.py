@@ -26,7 +26,7 @@ COMMAND_MODULES = [
     "answerable.commands.verify",
     "answerable.commands.diff",
     "answerable.commands.export",
-    "answerable.release.evaluate.command",
+    "answerable.commands.evaluate",
     "answerable.release.inspect",
     "answerable.release.verify",
     "answerable.release.diff",

@@ -26,10 +26,10 @@ from answerable.pipeline import (
 )
 from answerable.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
 from answerable.release.guards import contradictions
-from answerable.shards import StoredUnits, sharded_step
+from answerable.shards import StoredUnits
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.release_helpers import make_item
-from tests.test_shards import bulky_work, context, traced_peak
+from tests.test_shards import bulky_work, context, sharded_step, traced_peak
 
 
 def repeated(item: dict, first) -> dict:

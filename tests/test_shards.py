@@ -20,9 +20,10 @@ import yaml
 
 from answerable import records
 from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
+from answerable.pipeline.steps import Work, run_step
 from answerable.progress import SILENT
 from answerable.records import complete, sort_items
-from answerable.shards import PerProcess, cut, load_shard, run_in_shards, sharded_step, store_shard
+from answerable.shards import PerProcess, cut, load_shard, run_in_shards, store_shard
 from tests.conftest import DEMO_RECIPE, run_in
 
 UNITS = list(range(23))
@@ -33,8 +34,20 @@ def context(tmp_path: Path, workers: int, size: int):
         execution=Execution(workers, size),
         progress=SILENT,
         close=lambda: None,
+        signature=lambda _name, config, _inputs: config,  # a toy step's signature as given
         workspace=Workspace(tmp_path, "toy"),
     )
+
+
+def sharded_step(ctx, name, signature, units, work, key, merge=lambda output: output):
+    """A toy step through the build's runner: ``work`` over ``units`` in shards, then
+    ``merge``, stored under ``steps/<name>-<signature>/``."""
+    step = SimpleNamespace(
+        name=name,
+        signature=lambda _ctx, _items: (signature, None),
+        work=lambda _ctx, _items, _folder: Work(run=work, units=units, key=key, merge=merge),
+    )
+    return run_step(step, ctx, [])
 
 
 def toy_work(calls: Path | None = None):

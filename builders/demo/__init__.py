@@ -16,7 +16,8 @@ from pathlib import Path
 
 from answerable.builders.demo import clinic, league
 from answerable.builders.demo.writer import TableRows, write_database
-from answerable.records import guard_replace
+from answerable.recipe import Recipe
+from answerable.records import guard_replace, read_json, write_json
 
 DEMO_DATABASES = ("clinic", "league")
 
@@ -61,4 +62,27 @@ def copy_demo(paths: dict[str, Path], engines: list[str]) -> None:
             engine(name).copy_from_sqlite(path, path.with_suffix(f".{name}"))
 
 
-__all__ = ["DEMO_DATABASES", "copy_demo", "demo_engines", "generate_demo", "generate_one"]
+def ensure_demo(recipe: Recipe, log: Callable[[str], None]) -> None:
+    """Generate the demo databases into the work directory unless they are current."""
+    seed = recipe.section("demo").get("seed", 7)
+    marker = recipe.demo_dir / "demo.json"
+    engines = demo_engines(recipe.data["sources"])
+    wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
+    wanted |= {"engines": engines} if engines else {}
+    present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
+    if present and marker.is_file() and read_json(marker) == wanted:
+        return
+    log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
+    made = generate_demo(recipe.demo_dir, seed)
+    copy_demo(made, engines)
+    write_json(wanted, marker)
+
+
+__all__ = [
+    "DEMO_DATABASES",
+    "copy_demo",
+    "demo_engines",
+    "ensure_demo",
+    "generate_demo",
+    "generate_one",
+]

@@ -1,4 +1,5 @@
-"""The two build stages of drafting, and the recipe section that turns them on.
+"""The two build stages of drafting (their steps: :mod:`.step`), and the recipe section
+that turns them on.
 
 ``drafting`` drafts every configured category for every answerable item built so far,
 with the model when an endpoint is configured (``drafting.llm.base_url`` or
@@ -52,7 +53,6 @@ from answerable.pipeline import (
     Rejects,
     StepOutput,
     reject,
-    sorted_ids,
     with_fields,
 )
 from answerable.records import RUN_ROWS, RowReader, write_jsonl
@@ -194,21 +194,6 @@ def schema_files(path: Path) -> dict[str, DatabaseSchema]:
 
 
 # ---- the drafting stage ----------------------------------------------------------------
-
-
-def drafting_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Draft, check and deduplicate; cached by configuration and the items so far. The
-    offline drafter runs in shards of jobs; the pass that drops repeats and checks the
-    other drafts then runs once per database, over its drafts in job order
-    (:func:`without_repeats`)."""
-    config = DraftingConfig.from_recipe(ctx.recipe)
-    ctx.report.setdefault(STEP, {})["drafter"] = config.drafter
-    signature = ctx.signature(
-        STEP, config.identity(), {"items": sorted_ids(so_far), "files": ctx.inputs}
-    )
-    folder = ctx.workspace.step_dir(STEP, signature)
-    draft = draft_with_model if config.llm is not None else draft_offline_in_shards
-    return ctx.workspace.cached_step(STEP, signature, lambda: draft(ctx, config, so_far, folder))
 
 
 def draft_offline_in_shards(
@@ -462,13 +447,10 @@ def record_usage(ctx: BuildContext, usage: Usage) -> None:
 # ---- the candidates stage --------------------------------------------------------------
 
 
-def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Candidate SQL and SCARE stratum for every item; returns the items, updated
-    (nothing when ``drafting.candidates.per_item`` is 0). Offline, in shards of items."""
-    config = DraftingConfig.from_recipe(ctx.recipe)
-    if config.candidates_per_item == 0:
-        return StepOutput(), False
-    identity = {
+def candidates_identity(config: DraftingConfig) -> dict:
+    """What decides the candidates (the step's signature): how many, by which generator
+    and models."""
+    return {
         "per_item": config.candidates_per_item,
         "generator": sql_candidates.LLM_GENERATOR
         if config.llm
@@ -476,32 +458,6 @@ def candidates_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput,
         "llm": config.llm.identity() if config.llm else None,
         "models": [m.model for m in config.sql_models()],
     }
-    signature = ctx.signature(
-        CANDIDATES_STEP, identity, {"items": sorted_ids(so_far), "files": ctx.inputs}
-    )
-    if config.llm is not None:
-        return ctx.workspace.cached_step(
-            CANDIDATES_STEP,
-            signature,
-            lambda: StepOutput(items=with_candidates(ctx, config, list(so_far))),
-        )
-    folder = ctx.workspace.step_dir(CANDIDATES_STEP, signature)
-
-    def compute() -> StepOutput:
-        # every item is a unit: they wait on disk, and each shard reads its own back
-        units = StoredUnits(so_far, folder / "shards" / "units.parquet")
-        contexts = contexts_for(ctx, units.columns("db_id")["db_id"].unique())
-        parents = ParentSql(units, folder / "shards" / "parents.parquet")
-
-        def find(shard: list[str]) -> StepOutput:
-            items = units.load(shard)
-            return StepOutput(
-                items=with_candidates(ctx, config, items, contexts, parents.of(shard))
-            )
-
-        return run_in_shards(ctx, folder, CANDIDATES_STEP, units.ids, find, key=str)
-
-    return ctx.workspace.cached_step(CANDIDATES_STEP, signature, compute)
 
 
 class ParentSql:

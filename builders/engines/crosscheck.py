@@ -150,14 +150,6 @@ def _reject(item: dict, found: dict) -> dict:
     )
 
 
-def apply(output: StepOutput, checked: StepOutput) -> StepOutput:
-    """``output`` with the checked items replaced and the rejected ones taken out."""
-    gone = {r["id"] for r in checked.rejects}
-    output.merge(StepOutput(items=checked.items, rejects=checked.rejects))
-    output.items = [i for i in output.items if i["id"] not in gone]
-    return output
-
-
 def settings(recipe) -> tuple[list[str], str]:
     """``(engines, mode)`` from the recipe's ``execution`` section; a ConfigError names
     an unknown engine."""
@@ -175,23 +167,3 @@ def settings(recipe) -> tuple[list[str], str]:
                 fix=f"use engines of: {known}",
             )
     return engines, execution.get("on_disagreement", "reject")
-
-
-def run_stage(ctx, output: StepOutput, engines: list[str], mode: str) -> tuple[StepOutput, bool]:
-    """The cross-check of the items made so far, cached by its signature; copies of the
-    sources go to ``<workdir>/<dataset>/engines/<engine>/``."""
-    items = [i for i in output.items if checkable(i)]
-    signature = ctx.signature(
-        STEP,
-        {"engines": engines, "mode": mode, "limits": vars(ctx.limits)},
-        {"items": sorted((i["id"], i["result"]["hash"]) for i in items), "files": ctx.inputs},
-    )
-
-    def compute() -> StepOutput:
-        copies = Copies(ctx.workspace.root / "engines", ctx.limits)
-        try:
-            return cross_check(items, ctx.databases, engines, copies, mode)
-        finally:
-            copies.close()
-
-    return ctx.workspace.cached_step(STEP, signature, compute)

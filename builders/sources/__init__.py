@@ -1,7 +1,8 @@
 """Source loaders: raw question/SQL inputs read into source examples and databases.
 
 One loader per input format (``jsonl``, ``spider``, ``text2sql``, ``ehrsql``, ``tsv``/``csv``), each
-returning :class:`SourceData`. :func:`load_source` reads one ``sources`` entry of a recipe.
+returning :class:`SourceData`. :func:`load_source` reads one ``sources`` entry of a recipe,
+:func:`load_sources` every entry, merged.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from answerable.builders.sources.jsonl import load_jsonl
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
 from answerable.errors import ConfigError
+from answerable.recipe import Recipe
 
 __all__ = [
     "FORMATS",
@@ -32,6 +34,7 @@ __all__ = [
     "load_ehrsql",
     "load_jsonl",
     "load_source",
+    "load_sources",
     "load_spider",
     "load_text2sql",
 ]
@@ -203,3 +206,24 @@ def dispatch(
         paths["databases"],
         limit,
     )
+
+
+def load_sources(recipe: Recipe) -> SourceData:
+    """Every source of the recipe, merged; a db_id given two different files is an error."""
+    merged = SourceData(examples=[], databases={}, rejects=[])
+    for index, spec in enumerate(recipe.data["sources"]):
+        data = load_source(spec, recipe.base, recipe.demo_dir, recipe.section("limits"))
+        for db_id, ref in data.databases.items():
+            known = merged.databases.get(db_id)
+            if known is not None and known.path != ref.path:
+                raise ConfigError(
+                    recipe.file,
+                    f"sources[{index}]",
+                    f"database '{db_id}' is given twice, by different files",
+                    fix="give each db_id one database file",
+                )
+            merged.databases.setdefault(db_id, ref)
+        merged.examples += data.examples
+        merged.rejects += data.rejects
+        merged.notes += data.notes
+    return merged

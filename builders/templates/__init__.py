@@ -11,7 +11,7 @@ query comes back empty. Here:
 - ``paraphrase``: the hook that chooses or rewrites a question text (:class:`Paraphraser`);
 - ``expand``: expansion, execution, checks and items (:func:`expand_templates`);
 - ``text2sql``: the text2sql-data templates imported (:func:`load_text2sql_templates`);
-- ``stage``: the build stage for the recipe's ``templates`` section.
+- ``stage``: the recipe's ``templates`` section, checked; ``step``: the build step.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from answerable.builders.templates.model import (
 )
 from answerable.builders.templates.paraphrase import OFFLINE, OfflineParaphraser, Paraphraser
 from answerable.builders.templates.problems import TemplateError
-from answerable.builders.templates.stage import check_templates, template_files, template_stage
+from answerable.builders.templates.stage import check_templates, template_files
 from answerable.builders.templates.text2sql import load_text2sql_templates
 from answerable.builders.templates.writing import SQLWriter, fill_question, value_node
 
@@ -48,6 +48,5 @@ __all__ = [
     "load_templates",
     "load_text2sql_templates",
     "template_files",
-    "template_stage",
     "value_node",
 ]

@@ -1,4 +1,4 @@
-"""The build stage of template_v1: the recipe's ``templates`` section, cached.
+"""What the build step of template_v1 reads: the recipe's ``templates`` section.
 
 ```yaml
 templates:
@@ -18,20 +18,15 @@ are the template's texts and the answers its ``answer`` text, as offline.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from answerable.builders.drafting.stage import llm_settings, model_cache
 from answerable.builders.drafting.templated import answers, paraphrases
 from answerable.builders.templates.expand import (
     Settings,
-    expand_templates,
-    kept_open,
-    unique_pairs,
 )
 from answerable.builders.templates.model import (
-    GENERATOR,
-    Template,
     TemplateSet,
     load_templates,
     template_paths,
@@ -39,10 +34,8 @@ from answerable.builders.templates.model import (
 from answerable.builders.templates.paraphrase import OFFLINE, ListParaphraser, Paraphraser
 from answerable.builders.templates.text2sql import KNOWN_RENAMES, load_text2sql_templates
 from answerable.errors import ConfigError
-from answerable.ids import sha256_file
-from answerable.pipeline import BuildContext, StepOutput
+from answerable.pipeline import BuildContext
 from answerable.recipe import Recipe
-from answerable.shards import sharded_step
 
 
 def template_files(recipe: Recipe) -> list[Path]:
@@ -110,52 +103,6 @@ def check_templates(recipe: Recipe, databases: dict | None = None) -> TemplateSe
                 fix=f"use one of: {', '.join(sorted(databases)) or '(none)'}",
             )
     return loaded
-
-
-def template_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """template_v1 over the recipe's template files, cached by its signature and in
-    shards of templates (a template weighs its quota). A stored output is read without
-    loading the templates again: the build that stored it checked the same files."""
-    files = template_files(ctx.recipe)
-    settings = settings_of(ctx)
-    model = ModelUse.of(ctx.recipe)
-    signature = ctx.signature(
-        GENERATOR,
-        {"settings": settings.signature(), "paraphraser": OFFLINE.name, **model.identity()},
-        {"templates": [sha256_file(f) for f in files], "files": ctx.inputs},
-    )
-    stored = ctx.workspace.stored_output(GENERATOR, signature)
-    if stored is not None:
-        return stored, True
-    loaded = check_templates(ctx.recipe, ctx.databases)
-    workers = ctx.recipe.section("templates").get("workers")
-    if workers is not None:  # the section's own count wins over the recipe's
-        ctx = replace(ctx, execution=replace(ctx.execution, workers=workers))
-    one_process = replace(settings, workers=1)  # the shards are what run in parallel
-
-    # The model's rewrites are asked for once, here, not in each shard's process (offline:
-    # the template's own texts, nothing to ask).
-    paraphraser = model.paraphraser(ctx, loaded.templates)
-
-    def expand(shard: list[Template]) -> StepOutput:
-        return expand_templates(shard, ctx.databases, one_process, paraphraser=paraphraser)
-
-    def merge(made: StepOutput) -> StepOutput:
-        rejects = imported_templates(ctx.recipe).rejects + made.rejects
-        kept = unique_pairs(StepOutput(made.items, rejects))  # a stream: never all held
-        return StepOutput(model.answered(ctx, kept.items), kept.rejects)
-
-    with kept_open():  # shards run here reuse one connection per source
-        return sharded_step(
-            ctx,
-            GENERATOR,
-            signature,
-            sorted(loaded.templates, key=lambda t: t.id),
-            expand,
-            key=lambda template: template.id,
-            merge=merge,
-            weight=lambda template: template.quota or settings.quota,
-        )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """``answerable build``: from a recipe to verified candidates and a release.
 
-The stages run in a fixed order; each is a cached step (see :mod:`answerable.pipeline`),
+The build runs the steps of :data:`STEPS` that the recipe turns on, in order (or the
+recipe's ``steps:`` list); each is cached by the runner (:mod:`answerable.pipeline.steps`),
 so rerunning a recipe repeats no finished work. Every record crosses a schema check
 before it becomes a candidate, and every dropped record lands in the rejects report.
 """
@@ -25,21 +26,19 @@ from answerable.annotation.review import (
     wants_review,
 )
 from answerable.backends import checked_backend
-from answerable.builders import counterfactual, lexical
-from answerable.builders.counterfactual import proposed
-from answerable.builders.demo import DEMO_DATABASES, copy_demo, demo_engines, generate_demo
-from answerable.builders.drafting.stage import CANDIDATES_STEP, candidates_stage, drafting_stage
-from answerable.builders.drafting.stage import STEP as DRAFTING_STEP
-from answerable.builders.engines import crosscheck, export_sources, needs_export
+from answerable.builders.counterfactual import step as counterfactual_step
+from answerable.builders.crosscheck import step as crosscheck_step
+from answerable.builders.demo import ensure_demo
+from answerable.builders.drafting import step as drafting_step
+from answerable.builders.engines import export_sources, needs_export
 from answerable.builders.engines import variants as engine_variants
 from answerable.builders.engines.exports import portable_to_sqlite
 from answerable.builders.engines.pinning import server_inputs
-from answerable.builders.seeds import GENERATOR as SEED_STEP
-from answerable.builders.seeds import verify_examples
-from answerable.builders.sources import SourceData, load_source
+from answerable.builders.seeds import step as seed_step
+from answerable.builders.sources import load_source, load_sources
 from answerable.builders.tagging import iter_tagged
-from answerable.builders.templates import GENERATOR as TEMPLATE_STEP
-from answerable.builders.templates import check_templates, template_files, template_stage
+from answerable.builders.templates import check_templates, template_files
+from answerable.builders.templates import step as template_step
 from answerable.errors import ConfigError, RecordError
 from answerable.ids import canonical_json, content_hash, sha256_file
 from answerable.pipeline import (
@@ -50,8 +49,8 @@ from answerable.pipeline import (
     StepOutput,
     Workspace,
     reject,
-    with_fields,
 )
+from answerable.pipeline.steps import Step, assemble, run_step
 from answerable.progress import SILENT, Progress
 from answerable.recipe import Recipe
 from answerable.records import (
@@ -72,7 +71,6 @@ from answerable.release.guards import guard_rejects
 from answerable.release.publish import Release, cut_release
 from answerable.release.verify import check_files
 from answerable.schemas import validate
-from answerable.shards import PerProcess, StoredUnits, run_in_shards
 
 Log = Callable[[str], None]
 
@@ -92,52 +90,16 @@ class BuildReport:
     review: ReviewResult | None = None
 
 
-def ensure_demo(recipe: Recipe, log: Log) -> None:
-    """Generate the demo databases into the work directory unless they are current."""
-    seed = recipe.section("demo").get("seed", 7)
-    marker = recipe.demo_dir / "demo.json"
-    engines = demo_engines(recipe.data["sources"])
-    wanted = {"seed": seed, "databases": list(DEMO_DATABASES)}
-    wanted |= {"engines": engines} if engines else {}
-    present = all((recipe.demo_dir / f"{name}.sqlite").is_file() for name in DEMO_DATABASES)
-    if present and marker.is_file() and read_json(marker) == wanted:
-        return
-    log(f"generating demo databases (seed {seed}) in {recipe.demo_dir}")
-    made = generate_demo(recipe.demo_dir, seed)
-    copy_demo(made, engines)
-    write_json(wanted, marker)
-
-
-def load_sources(recipe: Recipe) -> SourceData:
-    """Every source of the recipe, merged; a db_id given two different files is an error."""
-    merged = SourceData(examples=[], databases={}, rejects=[])
-    for index, spec in enumerate(recipe.data["sources"]):
-        data = load_source(spec, recipe.base, recipe.demo_dir, recipe.section("limits"))
-        for db_id, ref in data.databases.items():
-            known = merged.databases.get(db_id)
-            if known is not None and known.path != ref.path:
-                raise ConfigError(
-                    recipe.file,
-                    f"sources[{index}]",
-                    f"database '{db_id}' is given twice, by different files",
-                    fix="give each db_id one database file",
-                )
-            merged.databases.setdefault(db_id, ref)
-        merged.examples += data.examples
-        merged.rejects += data.rejects
-        merged.notes += data.notes
-    return merged
-
-
 def check_sources(recipe: Recipe) -> tuple[int, int]:
     """Read every source without building: ``(sources read, examples read)``.
 
     Sources over the demo databases are read only once those exist (``build`` makes them).
     Templates are checked too (their db_ids once every source is read), and so are the
-    release settings and the executor backend.
+    release settings, the executor backend and the recipe's steps.
     """
     release_config(recipe.section("release"), recipe.file)
     checked_backend(recipe)
+    assemble(recipe, STEPS)
     demo_ready = recipe.demo_dir.is_dir()
     specs = [s for s in recipe.data["sources"] if s.get("databases") != "demo" or demo_ready]
     limits = recipe.section("limits")
@@ -173,108 +135,17 @@ def _display(recipe: Recipe, path: Path) -> str:
     return Path(os.path.relpath(path, recipe.base.resolve())).as_posix()
 
 
-def seed_stage(ctx: BuildContext, _so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """seed_v1 over every source example, cached by its signature."""
-    examples = ctx.examples
-    signature = ctx.signature(
-        SEED_STEP,
-        {"limits": vars(ctx.limits)},
-        {"examples": sorted(e["id"] for e in examples), "files": ctx.inputs},
-    )
-    return ctx.workspace.cached_step(SEED_STEP, signature, lambda: verify_examples(examples, ctx))
-
-
-def counterfactual_stage(ctx: BuildContext, so_far: list[dict]) -> tuple[StepOutput, bool]:
-    """Counterfactual edits of the verified answerable items so far, cached by signature
-    and in shards of parents; variants go to ``<workdir>/<dataset>/variants/``."""
-    config = counterfactual.Config.from_section(ctx.recipe.section("counterfactual"))
-    parents, used = [], set()  # ids, and the databases they are on (one pass: on disk)
-    for item in with_fields(so_far, *counterfactual.PARENT_FIELDS):
-        if counterfactual.is_parent(item):
-            parents.append(item["id"])
-            used.add(item["db_id"])
-    parents.sort()
-    model = proposed.model_settings(ctx.recipe, config)  # model candidates
-    settings = {"config": config.signature(), "limits": vars(ctx.limits)}
-    settings |= {"model": model.identity()} if model else {}
-    signature = ctx.signature(
-        counterfactual.STEP, settings, {"parents": parents, "files": ctx.inputs}
-    )
-    variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
-    # DuckDB and server sources are edited on their SQLite twin, proved on the engine
-    twins = counterfactual.twin_databases(ctx.databases, ctx.workspace.root, used)
-    names = proposed_names(ctx, so_far, config, model, twins) if model else None
-
-    def make_env():
-        env = counterfactual.edit_env(twins, variants, seed, ctx.limits, config)
-        if names is not None:
-            env.proposed = names
-        return env
-
-    env = PerProcess(make_env, lambda made: made.close())
-    store = PerProcess(
-        lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
-    )
-    folder = ctx.workspace.step_dir(counterfactual.STEP, signature)
-
-    def compute() -> StepOutput:
-        # the parents wait on disk; each shard reads its own back (see StoredUnits)
-        units = StoredUnits(
-            (i for i in so_far if counterfactual.is_parent(i)), folder / "shards" / "units.parquet"
-        )
-
-        def edit(shard: list[str]) -> StepOutput:
-            return counterfactual.counterfactual_on_engines(
-                units.load(shard), env.get(), config, ctx.databases, store.get()
-            )
-
-        made = run_in_shards(
-            ctx,
-            folder,
-            counterfactual.STEP,
-            units.ids,
-            edit,
-            key=str,
-            prepare=lexical.preload,  # WordNet and inflect, once, before the workers fork
-        )
-        return counterfactual.drop_repeated(made)
-
-    try:
-        return ctx.workspace.cached_step(counterfactual.STEP, signature, compute)
-    finally:
-        env.close()
-        store.close()
-
-
-def proposed_names(ctx: BuildContext, so_far: list[dict], config, model, twins=None) -> dict:
-    """The model's column names for the parents' mentions, asked once in this
-    process through the reply cache, before the shards' workers start (``twins``: the
-    databases with DuckDB and server ones as their SQLite twins)."""
-    variants = ctx.workspace.root / "variants"
-    databases = twins or ctx.databases
-    env = counterfactual.edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
-    try:
-        items = counterfactual.as_on_twins(so_far, ctx.databases)
-        proposed.ask_for_names(ctx, items, env, config, model)
-        return env.proposed
-    finally:
-        env.close()
-
-
-Stage = Callable[[BuildContext, list[dict]], tuple[StepOutput, bool]]
-
-
-def stages(recipe: Recipe) -> list[tuple[str, Stage]]:
-    """The build's stages, in order. Each takes the items made so far and returns its own
-    output (and whether it came from the cache); a stage runs only when the recipe asks."""
-    chosen: list[tuple[str, Stage]] = [(SEED_STEP, seed_stage)]
-    if "templates" in recipe.data:
-        chosen.append((TEMPLATE_STEP, template_stage))
-    if "counterfactual" in recipe.data:
-        chosen.append((counterfactual.STEP, counterfactual_stage))
-    if "drafting" in recipe.data:
-        chosen += [(DRAFTING_STEP, drafting_stage), (CANDIDATES_STEP, candidates_stage)]
-    return chosen
+STEPS: tuple[Step, ...] = (
+    seed_step.STEP,
+    template_step.STEP,
+    counterfactual_step.STEP,
+    drafting_step.DRAFTING,
+    drafting_step.CANDIDATES,
+    crosscheck_step.STEP,
+)
+"""Every step a build can run, in the order it runs them. A step runs when the recipe's
+section turns it on; a recipe's ``steps:`` list may choose and order them (checked by
+:func:`~answerable.pipeline.steps.assemble`)."""
 
 
 def check_items(output: StepOutput, progress: Progress = SILENT) -> StepOutput:
@@ -354,9 +225,9 @@ def build(
     ``progress`` shows how far each long step is (see :mod:`answerable.progress`)."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     checked_backend(recipe)  # so does a backend that cannot run here
-    cross = crosscheck.settings(recipe)
+    steps = assemble(recipe, STEPS)  # and a wrong list of steps or a step's section
     with workdir_lock(recipe.workdir / recipe.dataset):
-        return _run(recipe, log, release, progress, settings, cross)
+        return _run(recipe, log, release, progress, settings, steps)
 
 
 @contextmanager
@@ -380,7 +251,7 @@ def workdir_lock(root: Path) -> Iterator[None]:
 LOCK_FILE = "build.lock"
 
 
-def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, cross):
+def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, steps):
     """The build itself, under the work folder's lock (see :func:`build`)."""
     if "demo" in recipe.data:
         ensure_demo(recipe, log)
@@ -396,22 +267,18 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
     inputs = input_files(recipe, loaded.databases)
     ctx = BuildContext(recipe, loaded.databases, limits, workspace, loaded.examples, inputs)
     ctx.execution, ctx.progress = Execution.from_recipe(recipe), progress
-    so_far, steps, seconds = ItemsSoFar(), {}, {}  # the stages' items stay on disk
+    so_far, lines, seconds = ItemsSoFar(), {}, {}  # the steps' items stay on disk
     output = StepOutput(so_far, Rejects(loaded.rejects))  # stored steps' stay on disk
     try:
-        for name, stage in stages(recipe):
+        for step in steps:
             started = time.perf_counter()
-            made, cached = stage(ctx, so_far)
-            seconds[name] = time.perf_counter() - started
-            steps[name] = _step_line(made, cached, log, name)
+            made, cached = run_step(step, ctx, so_far)
+            seconds[step.name] = time.perf_counter() - started
+            lines[step.name] = _step_line(made, cached, log, step.name)
             so_far.add(made.items)
+            if step.withdraws:  # its rejects are items made before it
+                so_far.withdraw(r["id"] for r in made.rejects)
             output.rejects += made.rejects
-        if cross[0]:  # gold queries run again on other engines
-            started = time.perf_counter()
-            made, cached = crosscheck.run_stage(ctx, output, *cross)
-            seconds[crosscheck.STEP] = time.perf_counter() - started
-            steps[crosscheck.STEP] = _step_line(made, cached, log, crosscheck.STEP)
-            output = crosscheck.apply(output, made)
     finally:
         ctx.close()
         engine_variants.drop_variants(ctx.databases)  # server variant schemas
@@ -433,7 +300,7 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
     ctx.report["audit"] = workspace.cached_report(  # cached
         "audit", lambda: audit(output.items, schemas_of(ctx.databases), seed=recipe.seed)
     )
-    report = _write_outputs(workspace, output, counts, steps, recipe, ctx.report)
+    report = _write_outputs(workspace, output, counts, lines, recipe, ctx.report)
     seconds["audit"] = time.perf_counter() - started
     report.review, report.seconds = review, seconds
     if release and (review is None or not review.awaiting or not holds_release(recipe)):

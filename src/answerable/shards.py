@@ -40,27 +40,6 @@ from answerable.records import RowReader, write_jsonl, write_parquet
 Work = Callable[[list], StepOutput]
 
 
-def sharded_step(
-    ctx,
-    name: str,
-    signature: str,
-    units: list,
-    work: Work,
-    key: Callable[[Any], str] = lambda unit: unit["id"],
-    merge: Callable[[StepOutput], StepOutput] = lambda output: output,
-    weight: Callable[[Any], int] = lambda _unit: 1,
-    prepare: Callable[[], None] = lambda: None,
-) -> tuple[StepOutput, bool]:
-    """A cached step made of shards: the step's stored output when there is one, else
-    ``merge`` (what looks across units) over :func:`run_in_shards`'s output."""
-    folder = ctx.workspace.step_dir(name, signature)
-
-    def compute() -> StepOutput:
-        return merge(run_in_shards(ctx, folder, name, units, work, key, weight, prepare))
-
-    return ctx.workspace.cached_step(name, signature, compute)
-
-
 def shard_name(keys: list[str]) -> str:
     """A shard's file name: the hash of its units' keys, in order."""
     return content_hash(keys)[:24]

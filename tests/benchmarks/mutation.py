@@ -123,7 +123,7 @@ MODULES = {
     ],
     "release/evaluate/accuracy.py": METRICS,
     "release/evaluate/bootstrap.py": METRICS,
-    "release/evaluate/command.py": [
+    "src/answerable/commands/evaluate.py": [
         "tests/test_evaluate_cli.py::"
         "test_writing_and_endless_sql_are_errors_and_the_database_is_unchanged",
         *METRICS,

@@ -80,7 +80,7 @@ def shortcut_gains(folder: Path, with_aflite: bool = False) -> dict[str, float]:
     """Per recipe of :data:`RECIPES`: build it in ``folder`` and audit it (see the module's
     docstring); prints each audit's figures and sizes, and with ``with_aflite`` what
     AFLite by family reaches on the audited items (:func:`aflite_line`)."""
-    from answerable.build import load_sources
+    from answerable.builders.sources import load_sources
     from answerable.pipeline import Workspace
     from answerable.recipe import load_recipe
     from answerable.records import iter_parquet

@@ -1,1 +1,3 @@
-"""CLI commands that live in their own module; ``cli.py`` registers each in one line."""
+"""The CLI commands, one module per command or command group; ``cli.py`` registers each
+in one line. A module imports its library code inside the command, so ``--help`` and
+the commands that only read a release stay light."""

@@ -78,11 +78,16 @@ class ItemsSoFar(Sequence):
     def __init__(self):
         self.layers: list[Sequence[dict]] = []
         self._ids: list[set[str]] = []
+        self._gone: set[str] = set()  # ids a later stage withdrew (see withdraw)
 
     def add(self, items: Sequence[dict]) -> None:
         """One more stage's items."""
         self.layers.append(items)
         self._ids.append(set(items.ids() if isinstance(items, ItemFiles) else _ids(items)))
+
+    def withdraw(self, ids: Iterable[str]) -> None:
+        """Take the items of ``ids`` out (a stage rejected items made before it)."""
+        self._gone |= set(ids)
 
     def __iter__(self) -> Iterator[dict]:
         for number, layer in enumerate(self.layers):
@@ -97,7 +102,7 @@ class ItemsSoFar(Sequence):
 
     def ids(self) -> list[str]:
         """Every item's id, sorted (from the ids held: no item is read)."""
-        return sorted(set().union(*self._ids))
+        return sorted(set().union(*self._ids) - self._gone)
 
     def fields(self, *names: str) -> Iterator[dict]:
         """The items as :meth:`__iter__` gives them, with only the fields ``names`` read
@@ -109,7 +114,8 @@ class ItemsSoFar(Sequence):
             yield from (item for item in rows if item["id"] not in later)
 
     def _later(self, number: int) -> set[str]:
-        return set().union(*self._ids[number + 1 :])
+        """The ids an item of layer ``number`` is hidden by: a later layer's, or withdrawn."""
+        return set().union(*self._ids[number + 1 :], self._gone)
 
 
 def _ids(items: Iterable[dict]) -> Iterator[str]:

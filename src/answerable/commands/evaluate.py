@@ -14,7 +14,7 @@ REFERENCE_CHOICES = ("gold", "abstain", "random")
 PROFILE_CHOICES = ("trustsql", "ehrsql", "scare", "biomedsql", "naq", "dte")
 
 
-@click.command()
+@click.command("evaluate")
 @click.argument("release", type=click.Path(path_type=Path))
 @click.argument("predictions", type=click.Path(path_type=Path), required=False)
 @click.option("--split", help="Score only the items of this split (e.g. test).")
@@ -56,7 +56,7 @@ PROFILE_CHOICES = ("trustsql", "ehrsql", "scare", "biomedsql", "naq", "dte")
     show_default=True,
     help="Bootstrap size.",
 )
-def evaluate(
+def command(
     release: Path,
     predictions: Path | None,
     split: str | None,

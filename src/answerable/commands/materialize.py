@@ -22,7 +22,7 @@ import click
     help="Folder for the copies [default: ./<dataset>-<version>-full].",
 )
 @click.option("--force", is_flag=True, help="Replace files in --out that it did not write.")
-def materialize(release: Path, full: bool, out: Path | None, force: bool) -> None:
+def command(release: Path, full: bool, out: Path | None, force: bool) -> None:
     """Whole edited copies of every variant in RELEASE, for tools that cannot ATTACH."""
     from answerable.release.whole_copies import write_full_copies  # keeps `answerable` quick
 

@@ -1,0 +1,118 @@
+"""The build step of the counterfactual edits: the recipe's ``counterfactual`` section.
+
+Its units are the verified answerable items so far (:func:`is_parent`), which wait on
+disk and are read back a shard at a time; each worker builds its edit environment and
+its store of engine variants once. Variants go to ``<workdir>/<dataset>/variants/``;
+DuckDB and server sources are edited on their SQLite twin and proved on their engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from answerable.builders import lexical
+from answerable.builders.counterfactual import proposed
+from answerable.builders.counterfactual.on_engines import (
+    as_on_twins,
+    counterfactual_on_engines,
+    twin_databases,
+)
+from answerable.builders.counterfactual.stage import (
+    PARENT_FIELDS,
+    Config,
+    drop_repeated,
+    edit_env,
+    is_parent,
+)
+from answerable.builders.counterfactual.stage import STEP as NAME
+from answerable.builders.engines import variants as engine_variants
+from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, with_fields
+from answerable.pipeline.steps import SectionStep, Work
+from answerable.recipe import Recipe
+from answerable.shards import PerProcess, StoredUnits
+
+
+class CounterfactualStep(SectionStep):
+    """Counterfactual edits of the verified answerable items so far."""
+
+    name = NAME
+    section = "counterfactual"
+    needs = ("verified",)
+    makes = ("edited",)
+
+    def check(self, recipe: Recipe) -> None:
+        """Model candidates without a model endpoint fail before the build starts."""
+        proposed.model_settings(recipe, _config(recipe))
+
+    def signature(self, ctx: BuildContext, items: ItemsSoFar) -> tuple[dict, dict]:
+        """The section, the limits, the model (model candidates) and the parents' ids."""
+        config = _config(ctx.recipe)
+        model = proposed.model_settings(ctx.recipe, config)
+        settings = {"config": config.signature(), "limits": vars(ctx.limits)}
+        settings |= {"model": model.identity()} if model else {}
+        return settings, {"parents": _parents(items)[0], "files": ctx.inputs}
+
+    def work(self, ctx: BuildContext, items: ItemsSoFar, folder: Path) -> Work:
+        """The parents in shards, WordNet and inflect loaded once before the workers
+        fork; the model's names for the parents' mentions asked once, here."""
+        config = _config(ctx.recipe)
+        model = proposed.model_settings(ctx.recipe, config)
+        variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
+        used = _parents(items)[1]  # the databases the parents are on
+        twins = twin_databases(ctx.databases, ctx.workspace.root, used)
+        names = proposed_names(ctx, items, config, model, twins) if model else None
+
+        def make_env():
+            env = edit_env(twins, variants, seed, ctx.limits, config)
+            if names is not None:
+                env.proposed = names
+            return env
+
+        env = PerProcess(make_env, lambda made: made.close())
+        store = PerProcess(
+            lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
+        )
+        # the parents wait on disk; each shard reads its own back (see StoredUnits)
+        units = StoredUnits((i for i in items if is_parent(i)), folder / "shards" / "units.parquet")
+
+        def edit(shard: list[str]) -> StepOutput:
+            return counterfactual_on_engines(
+                units.load(shard), env.get(), config, ctx.databases, store.get()
+            )
+
+        work = Work(run=edit, units=units.ids, prepare=lexical.preload, merge=drop_repeated)
+        work.resources.callback(store.close)
+        work.resources.callback(env.close)
+        return work
+
+
+def _config(recipe: Recipe) -> Config:
+    return Config.from_section(recipe.section("counterfactual"))
+
+
+def _parents(items: ItemsSoFar) -> tuple[list[str], set[str]]:
+    """The parents' ids, sorted, and the databases they are on (one pass: on disk)."""
+    parents, used = [], set()
+    for item in with_fields(items, *PARENT_FIELDS):
+        if is_parent(item):
+            parents.append(item["id"])
+            used.add(item["db_id"])
+    return sorted(parents), used
+
+
+def proposed_names(ctx: BuildContext, items: ItemsSoFar, config, model, twins=None) -> dict:
+    """The model's column names for the parents' mentions, asked once in this
+    process through the reply cache, before the shards' workers start (``twins``: the
+    databases with DuckDB and server ones as their SQLite twins)."""
+    variants = ctx.workspace.root / "variants"
+    databases = twins or ctx.databases
+    env = edit_env(databases, variants, ctx.recipe.seed, ctx.limits, config)
+    try:
+        found = as_on_twins(items, ctx.databases)
+        proposed.ask_for_names(ctx, found, env, config, model)
+        return env.proposed
+    finally:
+        env.close()
+
+
+STEP = CounterfactualStep()

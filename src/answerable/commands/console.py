@@ -1,0 +1,58 @@
+"""What every command shares: one clean line for an error the user can fix, and the
+progress lines ``-q``/``-v`` ask for.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from answerable.errors import AnswerableError, os_error_line
+from answerable.extras import missing_extra
+from answerable.inert import mask_secrets, printable
+
+
+class Group(click.Group):
+    """A click group that turns domain errors into one clean line and exit code 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except AnswerableError as error:
+            line = printable(mask_secrets(str(error)), keep_newlines=True)
+            click.echo(f"error: {line}", err=True)
+            sys.exit(error.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback per worker
+            click.echo(
+                "interrupted (fix: run the same command again: finished work is kept)", err=True
+            )
+            sys.exit(130)
+        except BrokenPipeError:  # the reader left (``| head -1``): nothing to say to it
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
+        except OSError as error:  # permissions, a full disk, a read-only file system
+            click.echo(f"error: {printable(os_error_line(error))}", err=True)
+            sys.exit(1)
+        except ImportError as error:  # an optional package this command needs
+            if missing_extra(error) is None:
+                raise
+            click.echo(f"error: {missing_extra(error)}", err=True)
+            sys.exit(1)
+
+
+def progress():
+    """The progress display -q/-v and stderr ask for (a bar on a terminal, lines in a log)."""
+    from answerable.progress import Progress
+
+    meta = click.get_current_context().meta
+    quiet, verbose = meta.get("answerable.quiet"), meta.get("answerable.verbose")
+    return Progress.for_stream(sys.stderr, quiet, verbose)
+
+
+def say(message: str) -> None:
+    """A progress line on stderr, unless ``-q`` asked for results only."""
+    context = click.get_current_context(silent=True)  # None in a server thread
+    if context is None or not context.meta.get("answerable.quiet"):
+        click.echo(mask_secrets(message), err=True)
