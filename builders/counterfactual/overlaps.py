@@ -50,7 +50,8 @@ def second_readings(
 ) -> list[SecondReading]:
     """Columns other than ``first`` and its ``namesakes`` that hold ``value`` on the
     source, each with the SQL of the reading that compares it instead; ``swap`` builds
-    that SQL for a column of a table the query reads (``edits._swap_compared_column``)."""
+    that SQL for a column of a table the query reads (value_ambiguous_v1's
+    ``_swap_compared_column``)."""
     if value.strip().lower() in PLACEHOLDERS:
         return []
     table, column = first.rsplit(".", 1)
