@@ -106,9 +106,9 @@ def test_a_registered_toy_generator_makes_verified_items(toy, tmp_path):
     variant = made[0]["db_variant"]
     copies = list((tmp_path / "work").rglob(f"{variant}*.sqlite"))
     assert copies, variant  # the edit was materialized, and the gold SQL fails on it
-    with ReadOnlyDatabase(copies[0], base=databases["shop"].path) as db:
-        with pytest.raises(Exception, match="name"):
-            db.execute("SELECT name FROM products")
+    copy = ReadOnlyDatabase(copies[0], base=databases["shop"].path)
+    with copy as db, pytest.raises(Exception, match="name"):
+        db.execute("SELECT name FROM products")
 
 
 def test_an_unregistered_generator_is_not_run(tmp_path):
