@@ -422,8 +422,20 @@ def looks_like(value: str, known: list[str]) -> bool:
     'Vancomycin' does not sit among dose units such as 'mg'."""
     if not known:
         return False
-    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
-    return len(alike) * 2 >= len(known)
+    lengths = _lengths_by_shape(tuple(known)).get(shape(value), {})
+    alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
+    return alike * 2 >= len(known)
+
+
+@functools.lru_cache(maxsize=1024)
+def _lengths_by_shape(known: tuple[str, ...]) -> dict[tuple[str, bool], dict[int, int]]:
+    """How many values of each :func:`shape` have each length (one pass over a column's
+    values, which :func:`looks_like` compares with many candidates)."""
+    found: dict[tuple[str, bool], dict[int, int]] = {}
+    for value in known:
+        lengths = found.setdefault(shape(value), {})
+        lengths[len(value)] = lengths.get(len(value), 0) + 1
+    return found
 
 
 def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:

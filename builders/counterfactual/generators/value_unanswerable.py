@@ -8,6 +8,8 @@ every returned row must match (ANDed filters, never under OR or NOT) are replace
 
 from __future__ import annotations
 
+import functools
+
 from sqlglot import exp
 
 from answerable.builders.counterfactual import explain, trees, verify
@@ -96,6 +98,19 @@ def _shift_spans(spans: list[dict], at: Mention, new_text: str, tag: str) -> lis
     return shifted
 
 
+@functools.lru_cache(maxsize=4096)
+def _occurs_sql(table: str, column: str, like: bool) -> str:
+    """Whether a row holds the parameter in ``table.column`` (case-insensitively, or as a
+    LIKE pattern): one row or none, the SQL built once per column."""
+    if like:
+        test = exp.Like(this=trees.column(column), expression=exp.Placeholder())
+    else:
+        lower = exp.func("lower", exp.Placeholder())
+        test = exp.EQ(this=exp.func("lower", trees.column(column)), expression=lower)
+    query = exp.select(exp.Literal.number(1)).from_(trees.table(table)).where(test).limit(1)
+    return query.sql("sqlite")
+
+
 class ValueUnanswerable:
     """Value-unanswerable: the question asks about a value its column does not hold."""
 
@@ -153,13 +168,7 @@ class ValueUnanswerable:
         for table, column in env.once(
             key, lambda: namesakes(parent.schema, *split(mention.concept))
         ):
-            if mention.literal.operator == "like":
-                test = exp.Like(this=trees.column(column), expression=exp.Placeholder())
-            else:
-                lower = exp.func("lower", exp.Placeholder())
-                test = exp.EQ(this=exp.func("lower", trees.column(column)), expression=lower)
-            query = exp.select(exp.Literal.number(1)).from_(trees.table(table)).where(test).limit(1)
-            sql = query.sql("sqlite")
+            sql = _occurs_sql(table, column, mention.literal.operator == "like")
             if database.execute(sql, (argument,), ordered=False, row_cap=1).row_count:
                 return True
         return False
