@@ -52,14 +52,16 @@ from dataclasses import dataclass
 
 from answerable.builders.counterfactual.grounding import Mention, same_stem, stem
 from answerable.builders.counterfactual.lexicon import (
-    STOPWORDS,
-    UNITS,
     head_token,
     is_person_table,
     name_tokens,
 )
 from answerable.builders.lexical import contrasts, person_names, wordnet
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import (
+    NAME_STOPWORDS,
+    UNITS,
+)
 
 SPECIFIC_DEPTH = 5
 """Hypernyms shallower than this (``entity``, ``location``, ``region``) say too little
@@ -87,7 +89,7 @@ def _reject(reason: str, detail: str) -> Verdict:
 
 def words_of(name: str) -> list[str]:
     """A name's content words, singular (units and stopwords left out)."""
-    return [singular(t) for t in name_tokens(name) if t not in STOPWORDS | UNITS]
+    return [singular(t) for t in name_tokens(name) if t not in NAME_STOPWORDS | UNITS]
 
 
 def table_words(table: str) -> set[str]:
@@ -374,7 +376,7 @@ def judge_named_column(question: str, value: str, first: str, second: str) -> Ve
     'named-column'
     """
     own = {w.lower() for w in name_tokens(value)}
-    said = [w for w in name_tokens(question) if w.lower() not in own | STOPWORDS]
+    said = [w for w in name_tokens(question) if w.lower() not in own | NAME_STOPWORDS]
     first_words, second_words = _column_words(first), _column_words(second)
     for word in said:
         if _names(word, first_words) and not _names(word, second_words):
