@@ -146,15 +146,6 @@ def namesakes(
     return list(dict.fromkeys(p for p in found if schema.table(p[0]) is not None))
 
 
-def _matches_any(literal, value: str, known: list[str]) -> bool:
-    """Whether ``value`` (in place of the literal) would match one of ``known``, as the
-    probe compares: case-insensitively, as a substring for a ``LIKE`` pattern."""
-    low = value.lower()
-    if literal.operator == "like":
-        return any(low in k.lower() for k in known)
-    return any(low == k.lower() for k in known)
-
-
 def bare_value(literal) -> str:
     """The literal's value as the question writes it (a LIKE pattern without ``%``)."""
     text = str(literal.value)
