@@ -409,8 +409,10 @@ def judge_value(value: str, column: str, known: list[str]) -> Verdict:
     return value_fits(value, column, tuple(sorted(set(known))[:SAMPLE]))
 
 
+@functools.lru_cache(maxsize=65536)
 def shape(value: str) -> tuple[str, bool]:
-    """A value's look: its case style and whether it has digits."""
+    """A value's look: its case style and whether it has digits (remembered: the same
+    candidates and column values are looked at again and again)."""
     letters = [c for c in value if c.isalpha()]
     upper = bool(letters) and all(c.isupper() for c in letters)
     lower = bool(letters) and all(c.islower() for c in letters)
