@@ -19,9 +19,9 @@ from answerable.builders import sqlkit
 from answerable.builders.counterfactual import lexicon
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
-from answerable.builders.counterfactual.edits import _filters_every_row, looks_like
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
-from answerable.builders.counterfactual.gate import judge_value
+from answerable.builders.counterfactual.gate import judge_value, looks_like
+from answerable.builders.counterfactual.generators.value_unanswerable import _filters_every_row
 from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.materialize import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from answerable.builders.counterfactual import candidates, proposed
-from answerable.builders.counterfactual.edits import EditEnv, prepare
+from answerable.builders.counterfactual.generators.base import EditEnv, prepare
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.registry import GENERATORS
 from answerable.builders.counterfactual.stage import Config

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from answerable.builders.counterfactual.calculation import textbook_identity
 from answerable.builders.counterfactual.gate import judge_named_column
+from answerable.builders.counterfactual.generators.calculation import textbook_identity
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.lexical import wordnet
 from answerable.builders.numeric_text import text_number_failure

@@ -16,8 +16,9 @@ Modules, one concern each:
 - ``materialize``: an edit script applied to a copy of the database, once per edit;
 - ``leaks``: whether a remaining column still answers for a dropped one;
 - ``verify``: the checks that prove each label;
-- ``edits``: the edit generators (``drop_column_v1`` ...); ``calculation``: the
-  calculation-unanswerable one (``calculation_v1``); ``registry``: all by name;
+- ``generators``: the edit generators, one module each (``drop_column_v1`` ...), with
+  what they share (``base``: parent, proposal, environment; ``helpers``);
+  ``registry``: all by name;
 - ``explain``: DTE-style explanations; ``bio``: BIO token tags;
 - ``shapes``: qualification reused across queries that differ only in values;
 - ``stage``: the build step that mixes and emits them; ``on_engines``: the same step
@@ -33,8 +34,8 @@ import importlib
 _HOME = {
     "bio_tags": "bio",
     "write_bio": "bio",
-    "EditEnv": "edits",
-    "prepare": "edits",
+    "EditEnv": "generators.base",
+    "prepare": "generators.base",
     "VariantStore": "materialize",
     "as_on_twins": "on_engines",
     "counterfactual_on_engines": "on_engines",

@@ -52,14 +52,16 @@ from dataclasses import dataclass
 
 from answerable.builders.counterfactual.grounding import Mention, same_stem, stem
 from answerable.builders.counterfactual.lexicon import (
-    STOPWORDS,
-    UNITS,
     head_token,
     is_person_table,
     name_tokens,
 )
 from answerable.builders.lexical import contrasts, person_names, wordnet
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import (
+    NAME_STOPWORDS,
+    UNITS,
+)
 
 SPECIFIC_DEPTH = 5
 """Hypernyms shallower than this (``entity``, ``location``, ``region``) say too little
@@ -87,7 +89,7 @@ def _reject(reason: str, detail: str) -> Verdict:
 
 def words_of(name: str) -> list[str]:
     """A name's content words, singular (units and stopwords left out)."""
-    return [singular(t) for t in name_tokens(name) if t not in STOPWORDS | UNITS]
+    return [singular(t) for t in name_tokens(name) if t not in NAME_STOPWORDS | UNITS]
 
 
 def table_words(table: str) -> set[str]:
@@ -374,7 +376,7 @@ def judge_named_column(question: str, value: str, first: str, second: str) -> Ve
     'named-column'
     """
     own = {w.lower() for w in name_tokens(value)}
-    said = [w for w in name_tokens(question) if w.lower() not in own | STOPWORDS]
+    said = [w for w in name_tokens(question) if w.lower() not in own | NAME_STOPWORDS]
     first_words, second_words = _column_words(first), _column_words(second)
     for word in said:
         if _names(word, first_words) and not _names(word, second_words):
@@ -407,8 +409,10 @@ def judge_value(value: str, column: str, known: list[str]) -> Verdict:
     return value_fits(value, column, tuple(sorted(set(known))[:SAMPLE]))
 
 
+@functools.lru_cache(maxsize=65536)
 def shape(value: str) -> tuple[str, bool]:
-    """A value's look: its case style and whether it has digits."""
+    """A value's look: its case style and whether it has digits (remembered: the same
+    candidates and column values are looked at again and again)."""
     letters = [c for c in value if c.isalpha()]
     upper = bool(letters) and all(c.isupper() for c in letters)
     lower = bool(letters) and all(c.islower() for c in letters)
@@ -422,8 +426,20 @@ def looks_like(value: str, known: list[str]) -> bool:
     'Vancomycin' does not sit among dose units such as 'mg'."""
     if not known:
         return False
-    alike = [k for k in known if shape(k) == shape(value) and 1 / 3 <= len(k) / len(value) <= 3]
-    return len(alike) * 2 >= len(known)
+    lengths = _lengths_by_shape(tuple(known)).get(shape(value), {})
+    alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
+    return alike * 2 >= len(known)
+
+
+@functools.lru_cache(maxsize=1024)
+def _lengths_by_shape(known: tuple[str, ...]) -> dict[tuple[str, bool], dict[int, int]]:
+    """How many values of each :func:`shape` have each length (one pass over a column's
+    values, which :func:`looks_like` compares with many candidates)."""
+    found: dict[tuple[str, bool], dict[int, int]] = {}
+    for value in known:
+        lengths = found.setdefault(shape(value), {})
+        lengths[len(value)] = lengths.get(len(value), 0) + 1
+    return found
 
 
 def value_fits(value: str, column: str, known: tuple[str, ...]) -> Verdict:

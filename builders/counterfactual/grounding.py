@@ -26,10 +26,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from answerable.builders.counterfactual.lexicon import (
-    GENERIC,
-    ID_TOKENS,
-    STOPWORDS,
-    UNITS,
     column_role,
     head_token,
     mention_word,
@@ -37,6 +33,12 @@ from answerable.builders.counterfactual.lexicon import (
     singular,
 )
 from answerable.builders.drafting.text import whole_words
+from answerable.builders.lexical.lexicon import (
+    GENERIC_TOKENS,
+    ID_TOKENS,
+    NAME_STOPWORDS,
+    UNITS,
+)
 from answerable.builders.sqlkit import Literal, Refs
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -146,11 +148,11 @@ def ground(question: str, refs: Refs) -> Grounding:
 def _column_stems(table: str, column: str) -> tuple[tuple[str, ...], frozenset[str], str, bool]:
     """The stems of a column's name tokens, the ones that may ground it alone, the stem
     of its head noun, and whether it is a key (never grounded)."""
-    tokens = [t for t in name_tokens(column) if t not in STOPWORDS]
+    tokens = [t for t in name_tokens(column) if t not in NAME_STOPWORDS]
     stems = [stem(t) for t in tokens]
     head = head_token(column)
     table_stems = {stem(t) for t in name_tokens(table)}
-    weak = GENERIC | UNITS | ID_TOKENS
+    weak = GENERIC_TOKENS | UNITS | ID_TOKENS
     strong = {
         s for t, s in zip(tokens, stems, strict=True) if t not in weak and s not in table_stems
     }
@@ -199,7 +201,7 @@ def _extend(found: list[Word], start: int, matcher: Matcher) -> tuple[int, set[s
             matched.add(stem_hit)
             index += step
             end = index
-        elif found[index].text.lower() in STOPWORDS and matched:
+        elif found[index].text.lower() in NAME_STOPWORDS and matched:
             index += 1
         else:
             break

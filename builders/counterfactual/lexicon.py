@@ -2,8 +2,9 @@
 
 A column's name is split into tokens (``home_score`` -> ``home``, ``score``;
 ``FirstName`` -> ``first``, ``name``); its *role* (measure, count, date, time, name,
-code, category, flag, identifier) picks the fill of an added column. The qualifier pairs
-that make near-synonyms live in :mod:`answerable.builders.lexical.contrasts`, and
+code, category, flag, identifier) picks the fill of an added column. The word lists
+(synonyms, function words, units, key tokens) are in :mod:`answerable.builders.lexical.lexicon`;
+the qualifier pairs that make near-synonyms in :mod:`answerable.builders.lexical.contrasts`, and
 ``singular()`` in :mod:`answerable.builders.lexical.inflection`.
 
 :func:`canonical` is the one normal form behind both synonym checks: two names that
@@ -24,70 +25,18 @@ from __future__ import annotations
 import re
 
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import (
+    COLUMN_SYNONYMS,
+    ID_TOKENS,
+    MENTION_SYNONYMS,
+    NAME_STOPWORDS,
+    NEUTRAL,
+    PERSON_TABLES,
+    UNITS,
+)
 
-STOPWORDS = frozenset({"of", "the", "a", "an", "in", "on", "at", "for", "to", "by", "and", "per"})
-UNITS = frozenset(
-    {"cm", "mm", "km", "kg", "g", "lb", "lbs", "m", "ml", "usd", "eur", "pct", "ms", "sec", "min"}
-)
-ID_TOKENS = frozenset({"id", "ids", "key", "pk", "fk", "uid", "uuid"})
-GENERIC = frozenset(
-    {"date", "time", "name", "type", "value", "number", "count", "code", "flag", "status"}
-    | {"year", "kind", "info", "data", "text", "desc", "num", "no", "is", "has"}
-)
-"""Tokens too general to ground a column on their own, unless they are its head."""
-NEUTRAL = frozenset(
-    {
-        "actual",
-        "real",
-        "true",
-        "total",
-        "overall",
-        "full",
-        "official",
-        "current",
-        "main",
-        "recorded",
-    }
-)
-"""Qualifiers that do not change what a column holds: ``actual_price`` is the price."""
-
-SYNONYMS = (
-    ("date", "dt"),
-    ("time", "datetime", "timestamp", "ts"),
-    ("count", "number", "num", "no", "qty", "quantity"),
-    ("city", "town"),
-    ("country", "nation"),
-    ("gender", "sex"),
-    ("birth", "born", "dob"),
-    ("death", "died", "dod"),
-    ("salary", "wage"),
-    ("description", "desc", "details"),
-    ("address", "addr"),
-    ("phone", "telephone", "tel"),
-    ("email", "mail"),
-)
-"""Words that name the same thing in a column name (``sex`` and ``gender``)."""
-
-MENTION_SYNONYMS = (
-    *SYNONYMS,
-    ("score", "goal", "point"),
-    ("price", "cost", "fee", "charge"),
-    ("age", "years"),
-    ("capacity", "seats"),
-)
-"""Looser groups for finding a column's mention in a question (``goals at home`` for
-``home_score``), never for deciding that two columns are the same."""
-
-_CANON = {word: group[0] for group in SYNONYMS for word in group}
+_CANON = {word: group[0] for group in COLUMN_SYNONYMS for word in group}
 _MENTION = {word: group[0] for group in MENTION_SYNONYMS for word in group}
-
-PERSON_TABLES = frozenset(
-    {"player", "coach", "patient", "customer", "employee", "artist", "person", "people"}
-    | {"user", "student", "singer", "driver", "teacher", "author", "actor", "member", "staff"}
-    | {"doctor", "nurse", "physician", "manager", "owner", "pilot", "director", "writer"}
-    | {"highschooler", "pupil"}
-)
-"""Tables whose rows are people (by their singular name)."""
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _NUMERIC_TYPES = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
@@ -119,7 +68,7 @@ def mention_word(word: str) -> str:
 
 def content_tokens(name: str) -> list[str]:
     """Name tokens without stopwords, in order."""
-    return [t for t in name_tokens(name) if t not in STOPWORDS]
+    return [t for t in name_tokens(name) if t not in NAME_STOPWORDS]
 
 
 def head_token(name: str) -> str | None:
@@ -128,7 +77,7 @@ def head_token(name: str) -> str | None:
     tokens = name_tokens(name)
     if "of" in tokens[1:]:
         return tokens[tokens.index("of") - 1]
-    content = [t for t in tokens if t not in STOPWORDS | UNITS | ID_TOKENS]
+    content = [t for t in tokens if t not in NAME_STOPWORDS | UNITS | ID_TOKENS]
     return content[-1] if content else None
 
 

@@ -26,6 +26,7 @@ column is a reading of the question's words is the gate's call
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -50,7 +51,8 @@ def second_readings(
 ) -> list[SecondReading]:
     """Columns other than ``first`` and its ``namesakes`` that hold ``value`` on the
     source, each with the SQL of the reading that compares it instead; ``swap`` builds
-    that SQL for a column of a table the query reads (``edits._swap_compared_column``)."""
+    that SQL for a column of a table the query reads (value_ambiguous_v1's
+    ``_swap_compared_column``)."""
     if value.strip().lower() in PLACEHOLDERS:
         return []
     table, column = first.rsplit(".", 1)
@@ -92,12 +94,18 @@ def holds(env, db_id: str, table: str, column: str, value: str) -> bool:
     """Whether a row of the source holds exactly ``value`` in ``table.column``."""
 
     def probe() -> bool:
-        test = exp.EQ(this=trees.column(column), expression=exp.Placeholder())
-        query = exp.select(exp.Literal.number(1)).from_(trees.table(table)).where(test).limit(1)
-        found = env.database(db_id).execute(query.sql("sqlite"), (value,), ordered=False)
+        found = env.database(db_id).execute(_holds_sql(table, column), (value,), ordered=False)
         return bool(found.row_count)
 
     return env.once(("holds", db_id, table.lower(), column.lower(), value), probe)
+
+
+@functools.lru_cache(maxsize=4096)
+def _holds_sql(table: str, column: str) -> str:
+    """The probe of :func:`holds`, the value a parameter: built once per column."""
+    test = exp.EQ(this=trees.column(column), expression=exp.Placeholder())
+    query = exp.select(exp.Literal.number(1)).from_(trees.table(table)).where(test).limit(1)
+    return query.sql("sqlite")
 
 
 def table_swapped(tree: exp.Expr, first: str, value: str, second: str, schema) -> str | None:

@@ -13,7 +13,8 @@ ranked by sentence-embedding similarity to the question.
 
 from __future__ import annotations
 
-from answerable.builders.counterfactual.edits import EditEnv, _real_table, prepare, split
+from answerable.builders.counterfactual.generators.base import EditEnv, prepare
+from answerable.builders.counterfactual.generators.helpers import real_table, split
 from answerable.builders.counterfactual.lexicon import column_role
 from answerable.builders.counterfactual.stage import is_parent
 from answerable.builders.drafting.column_names import NameJob, propose_names, rank_by_embedding
@@ -31,7 +32,7 @@ def name_jobs(items: list[dict], env: EditEnv) -> list[NameJob]:
         except (SQLError, KeyError):
             continue  # the stage rejects it with its reason
         for qualified, mention in sorted(parent.grounding.columns.items()):
-            table = _real_table(parent, split(qualified)[0])
+            table = real_table(parent, split(qualified)[0])
             if table is None or (parent.db_id, qualified) in jobs:
                 continue
             column = table.column(split(qualified)[1])

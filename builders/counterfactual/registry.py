@@ -1,18 +1,17 @@
 """Every edit generator by its registered, versioned name (one line each).
 
-The names go into each item's provenance and into the recipe's ``counterfactual.edits``.
+The names go into each item's provenance and into the recipe's ``counterfactual.edits``;
+each generator is a module of :mod:`.generators`.
 """
 
 from __future__ import annotations
 
-from answerable.builders.counterfactual.calculation import Calculation
-from answerable.builders.counterfactual.edits import (
-    AddNearSynonyms,
-    DropColumn,
-    DropUnused,
-    ValueAmbiguous,
-    ValueUnanswerable,
-)
+from answerable.builders.counterfactual.generators.add_near_synonyms import AddNearSynonyms
+from answerable.builders.counterfactual.generators.calculation import Calculation
+from answerable.builders.counterfactual.generators.drop_column import DropColumn
+from answerable.builders.counterfactual.generators.drop_unused import DropUnused
+from answerable.builders.counterfactual.generators.value_ambiguous import ValueAmbiguous
+from answerable.builders.counterfactual.generators.value_unanswerable import ValueUnanswerable
 
 GENERATORS = {
     g.name: g

@@ -15,13 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from answerable import __version__
-from answerable.builders.counterfactual.edits import (
-    EditEnv,
-    Parent,
-    Proposal,
-    prepare,
-    verified_by,
-)
+from answerable.builders.counterfactual.generators.base import EditEnv, Parent, Proposal, prepare
+from answerable.builders.counterfactual.generators.helpers import verified_by
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
 from answerable.builders.counterfactual.script import edit_script, variant_id

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from answerable.builders.counterfactual.edits import EditEnv
+from answerable.builders.counterfactual.generators.base import EditEnv
 from answerable.builders.counterfactual.stage import Config, Stats, edit_env, run_counterfactual
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import verify_examples

@@ -51,6 +51,7 @@ from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft
 from answerable.builders.drafting.prompts import example_questions
 from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS, SYNONYM_GROUPS
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import parse
 from answerable.errors import SQLError
@@ -60,7 +61,7 @@ SPELLING_SIMILARITY = 0.85
 COPY_SIMILARITY = 0.7  # a draft this close to a prompt's example copied it
 NGRAM = 3
 
-_CANONICAL = {word: min(group) for group in lexicon.SYNONYM_GROUPS for word in group}
+_CANONICAL = {word: min(group) for group in SYNONYM_GROUPS for word in group}
 
 
 @functools.lru_cache(maxsize=65536)  # a check meets the same words again and again
@@ -73,7 +74,7 @@ def canonical(word: str) -> str:
 @functools.lru_cache(maxsize=65536)  # the schema's names, checked against every draft
 def content_words(name: str) -> tuple[str, ...]:
     """The canonical words of a name or phrase, without generic words."""
-    return tuple(canonical(w) for w in name_words(name) if w not in lexicon.GENERIC_WORDS)
+    return tuple(canonical(w) for w in name_words(name) if w not in GENERIC_WORDS)
 
 
 def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
@@ -117,7 +118,7 @@ def question_terms(question: str) -> set[str]:
     return {
         canonical(w)
         for w in words(question)
-        if w not in lexicon.STOPWORDS and w not in lexicon.GENERIC_WORDS and not w.isdigit()
+        if w not in QUESTION_STOPWORDS and w not in GENERIC_WORDS and not w.isdigit()
     }
 
 

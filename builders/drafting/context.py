@@ -11,10 +11,16 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.text import name_words
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import (
+    GENERIC_WORDS,
+    PERSON_COLUMN_HINTS,
+    PERSON_HINTS,
+    PLACE_COLUMN_HINTS,
+    PLACE_HINTS,
+)
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
 
@@ -76,7 +82,7 @@ def foreign_columns(db_id: str, schemas: dict[str, DatabaseSchema]) -> tuple[str
         for table in schema.tables:
             for column in table.columns:
                 words = name_words(column.name)
-                if is_key(column.name) or not words or set(words) <= lexicon.GENERIC_WORDS:
+                if is_key(column.name) or not words or set(words) <= GENERIC_WORDS:
                     continue
                 found.add(" ".join(words))
     return tuple(sorted(found))
@@ -108,9 +114,9 @@ def table_kind(table: Table) -> str:
     """
     own = {singular(w) for w in name_words(table.name)}
     columns = {singular(w) for c in table.columns for w in name_words(c.name)}
-    if own & lexicon.PERSON_HINTS or columns & lexicon.PERSON_COLUMN_HINTS:
+    if own & PERSON_HINTS or columns & PERSON_COLUMN_HINTS:
         return "person"
-    if own & lexicon.PLACE_HINTS or columns & lexicon.PLACE_COLUMN_HINTS:
+    if own & PLACE_HINTS or columns & PLACE_COLUMN_HINTS:
         return "place"
     if any(is_temporal(c.name, c.type) for c in table.columns):
         return "event"

@@ -47,6 +47,7 @@ from answerable.builders.drafting.text import (
     words,
 )
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
 
@@ -114,7 +115,7 @@ def _describable(columns: list[str]) -> list[str]:
     kept = []
     for column in columns:
         words_ = name_words(column)
-        if is_key(column) or words_[0] in ("is", "has") or set(words_) <= lexicon.GENERIC_WORDS:
+        if is_key(column) or words_[0] in ("is", "has") or set(words_) <= GENERIC_WORDS:
             continue
         kept.append(humanize(column))
     return kept
@@ -231,7 +232,7 @@ def noun_group_start(question: str, phrases: list[str], inside: list[str] = ()) 
         if word in ("or", "and") and start < span[0] and k and _modifier(before[k - 1]):
             start = match.start()  # "Brazilian or Portuguese players": the whole group
             continue
-        if word in lexicon.STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
+        if word in QUESTION_STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
             break
         start = match.start()
     return start
@@ -245,7 +246,7 @@ DETERMINING = frozenset(["different", "distinct", "other", "same", "unique", "se
 def _modifier(match: re.Match) -> bool:
     """A word that can qualify a noun in a coordinated group (not a function word)."""
     word = match.group().lower()
-    return word not in lexicon.STOPWORDS and word not in NUMBER_WORDS
+    return word not in QUESTION_STOPWORDS and word not in NUMBER_WORDS
 
 
 def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
@@ -288,8 +289,8 @@ def reference_noun(column: str, context: DatabaseContext) -> str:
         return "date"  # "born after that date", never "after that player"
     parts = name_words(column_name)
     noun = parts[-1]
-    if noun in lexicon.GENERIC_WORDS:
-        owner = [w for w in parts[:-1] if w not in lexicon.GENERIC_WORDS]
+    if noun in GENERIC_WORDS:
+        owner = [w for w in parts[:-1] if w not in GENERIC_WORDS]
         if owner:
             return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
@@ -313,7 +314,7 @@ def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
     if not rest or rest[0] in ",.?!;:":
         return True
     following = words(rest)[:1] if rest[0].isspace() else []  # "Spanish-speaking": no
-    return bool(following) and following[0] in lexicon.STOPWORDS | {noun, noun + "s"}
+    return bool(following) and following[0] in QUESTION_STOPWORDS | {noun, noun + "s"}
 
 
 def _names_a_thing(value: str) -> bool:
@@ -423,7 +424,7 @@ def _after_a_value(question: str, start: int) -> bool:
     if len(before) < 2:
         return False
     word = before[-1]
-    return word[:1].isupper() and word.lower() not in lexicon.STOPWORDS
+    return word[:1].isupper() and word.lower() not in QUESTION_STOPWORDS
 
 
 def _fitting(pool: list[str], aggregated: bool) -> list[str]:
@@ -497,7 +498,7 @@ def linked(one: Table, other: Table) -> bool:
 def _joins(name: str) -> bool:
     """A column two tables may join on: a key or a name with a word of its own
     (``state_name``)."""
-    return _key_like(name) or not set(name_words(name)) <= lexicon.GENERIC_WORDS
+    return _key_like(name) or not set(name_words(name)) <= GENERIC_WORDS
 
 
 def _key_like(name: str) -> bool:

@@ -46,6 +46,7 @@ from answerable.builders.drafting.context import DatabaseContext, is_key, is_num
 from answerable.builders.drafting.drafts import Job
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
 from answerable.builders.items import plain_item
+from answerable.builders.lexical.lexicon import GENERIC_WORDS
 from answerable.builders.schema import Column, Table
 from answerable.errors import SQLError
 
@@ -241,7 +242,7 @@ def _kind_noun(column: str, noun: str) -> str:
     is a kind, not the thing (not "that admission, emergency" but "that admission type,
     emergency"); a name's owner is the thing itself ("that state, texas")."""
     last = name_words(column.split(".", 1)[1])[-1]
-    if last in lexicon.GENERIC_WORDS and last not in NAMING_WORDS:
+    if last in GENERIC_WORDS and last not in NAMING_WORDS:
         return humanize(column.split(".", 1)[1])
     return noun
 

@@ -7,6 +7,8 @@
   contrasts) and the rules that say why other pairs do not (default-marked, ordinal,
   range, parts of a total);
 - ``person_names``: which part of a person's name a value is (Faker's name lists).
+- ``lexicon``: the word lists the language rules read (synonym groups, function and
+  generic words, words for people and places), each reader's list side by side.
 """
 
 from answerable.builders.lexical import inflection, wordnet

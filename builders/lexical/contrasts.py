@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.lexicon import PHONE_WORDS
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,6 @@ SPAN_TABLES = (
     "battle war tournament tourney season stay employment contract project exhibition "
     "festival campaign membership subscription prescription lease loan"
 )
-PHONE = "phone telephone tel cell mobile"
 
 CONTRASTS = (
     _c("first last", "name", people=True),
@@ -87,7 +87,7 @@ CONTRASTS = (
     _c("curb gross", "weight", "car vehicle truck"),
     _c("personal work", "email mail"),
     _c("home mobile", "phone telephone tel"),
-    _c("home work", PHONE),
+    _c("home work", PHONE_WORDS),
     _c("billing shipping", "address", "invoice order customer purchase"),
     _c("critic audience", "rating"),
     _c("nominal real", "gnp gdp"),

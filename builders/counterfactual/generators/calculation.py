@@ -2,7 +2,7 @@
 
 DTE's users asked for quantities a table does not hold but a formula over its columns
 gives ("balance of trade" is exports minus imports): without the formula, nothing maps
-the question's words to the table. The leak check (:mod:`.leaks`) already finds stored
+the question's words to the table. The leak check (:mod:`..leaks`) already finds stored
 columns that are such a formula of two others (``length_of_stay`` is
 ``out_time - in_time`` in days); this generator drops one the question mentions and
 keeps the question. The label holds when execution proves both halves on the edited
@@ -15,12 +15,9 @@ be asked for: such a parent is skipped (``textbook-identity``).
 from __future__ import annotations
 
 from answerable.builders.counterfactual import explain, verify
-from answerable.builders.counterfactual.edits import (
-    EditEnv,
-    Parent,
-    Proposal,
-    Skip,
-    _choose_target,
+from answerable.builders.counterfactual.generators.base import EditEnv, Parent, Proposal, Skip
+from answerable.builders.counterfactual.generators.helpers import (
+    choose_target,
     dropped_column_proposal,
     split,
     table_columns,
@@ -72,7 +69,7 @@ class Calculation:
         """Drop one grounded column that is derivable, chosen by the parent's generator."""
         if env.database(parent.db_id) is None:
             return "no-database"  # derivable columns are found in the data
-        chosen = _choose_target(
+        chosen = choose_target(
             parent, env.rng(self.name, parent.id), lambda c: bool(self.formulas(parent, env, c))
         )
         if isinstance(chosen, str):
