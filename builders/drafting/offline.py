@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_left
 from functools import cache, lru_cache
 
 from faker import Faker
 
 from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
-from answerable.builders.drafting.checks import near_synonym
+from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
     DatabaseContext,
+    ForeignQuestion,
     is_key,
     is_numeric,
     is_temporal,
@@ -534,9 +536,44 @@ def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft 
 
 
 def ask_out_of_domain(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-domain: a general-knowledge question from a template (the kind TrustSQL
-    sampled from open-domain QA sets), its blanks filled by a seeded Faker."""
-    return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+    """out-of-domain: a verified answerable question of another database of the build,
+    asked of this one, when none of its words links to this database (see
+    :func:`~.checks.schema_links`: no table, column or value of it): the same words are
+    answerable there and out of domain here, so they cannot tell the label. The question
+    is picked by the parent's id and the sample. A build with one database, or none of
+    whose other questions is unlinked, gets a general-knowledge question from a template
+    instead (the kind TrustSQL sampled from open-domain QA sets), its blanks filled by a
+    seeded Faker."""
+    borrowed = unlinked_questions(context)
+    if not borrowed:
+        return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+    chosen = borrowed[_dealt(job, context) % len(borrowed)]
+    return _draft(
+        job,
+        chosen.question,
+        chosen.topic,
+        "foreign_question",
+        derived=False,
+        source_item=chosen.item_id,
+        source_db=chosen.db_id,
+    )
+
+
+def _dealt(job: Job, context: DatabaseContext) -> int:
+    """The job's place in a deal of the foreign questions: its parent's rank among the
+    database's drafted parents, then its sample, so that no two jobs share a question
+    while there are enough (the parent's id itself when the parents are not known)."""
+    parents = context.drafted_parents
+    rank = bisect_left(parents, job.parent["id"])
+    if rank == len(parents) or parents[rank] != job.parent["id"]:
+        return int(job.parent["id"][:8], 16) + job.sample
+    return rank + job.sample * len(parents)
+
+
+@lru_cache(maxsize=64)
+def unlinked_questions(context: DatabaseContext) -> tuple[ForeignQuestion, ...]:
+    """The context's foreign questions none of whose words links to its database."""
+    return tuple(q for q in context.foreign_questions if not schema_links(q.question, context))
 
 
 def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> Draft:
