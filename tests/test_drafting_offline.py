@@ -316,3 +316,92 @@ def test_without_another_database_out_of_domain_falls_back_to_a_general_question
     alone = {db: load_context(db, c.schema, None) for db, c in contexts.items()}
     made = [d for j, d in draft_all(parents, alone) if j.category == "out-of-domain" and d]
     assert made and {d.transform for d in made} == {"general_question"}
+
+
+class _Build:
+    """What :func:`~answerable.builders.drafting.stage.contexts_for` reads of a build:
+    its databases and their schemas (schema only: no example values)."""
+
+    def __init__(self, contexts: dict):
+        self.databases = dict.fromkeys(contexts)
+        self._contexts = contexts
+
+    def schema(self, db_id):
+        return self._contexts[db_id].schema
+
+    def database(self, db_id):
+        return None
+
+
+def missing_column_drafts(parents, contexts, per_item=3):
+    return [
+        d
+        for j, d in draft_all(parents, contexts, per_item=per_item)
+        if d and j.category == "missing-column"
+    ]
+
+
+def test_no_missing_column_draft_asks_for_a_column_of_the_build_s_other_database(demo):
+    """ "How many patients have a recorded shirt number?", "What is the ethnicity of each
+    goal?": the stage's contexts no longer sample the build's other databases (only the
+    schema files of ``drafting.unrelated_from``), so no clinic draft names a league
+    column and no league draft a clinic one."""
+    from answerable.builders.drafting.stage import contexts_for
+
+    parents, contexts = demo
+    staged = contexts_for(_Build(contexts), list(contexts))
+    columns = {
+        db: {
+            " ".join(w for w in c.name.lower().split("_"))
+            for t in ctx.schema.tables
+            for c in t.columns
+        }
+        for db, ctx in contexts.items()
+    }
+    made = missing_column_drafts(parents, staged)
+    assert made
+    for draft in made:
+        other = "league" if draft.job.db_id == "clinic" else "clinic"
+        asked = draft.trigger.replace("_", " ")
+        assert asked not in columns[other] - columns[draft.job.db_id], draft.question
+    asked = {(d.job.db_id, d.trigger) for d in made}
+    assert ("clinic", "shirt_number") not in asked and ("league", "ethnicity") not in asked
+
+
+def test_a_column_surface_attribute_comes_from_a_table_of_the_same_kind(demo):
+    """ "Name the ... coach in charge on 2023-07-27, with their capacity?": a stadium's
+    capacity is no attribute of a coach, nor a player's shirt number of a match."""
+    from answerable.builders.drafting.offline import surface_columns
+
+    _parents, contexts = demo
+    league = contexts["league"].schema
+    assert "capacity" not in surface_columns(league.table("coaches"), league)
+    assert "shirt number" not in surface_columns(league.table("matches"), league)
+
+
+def test_with_their_asks_an_attribute_of_what_the_question_is_about(demo):
+    """ "Which team scored the most goals at home over all seasons, with their shirt
+    number?": the SQL reads the matches first, the question asks about a team, so the
+    attribute beside it is a team's (one of the lexicon's, never a player's column)."""
+    from answerable.builders.drafting import lexicon
+
+    parents, contexts = demo
+    parent = [p for p in parents if p["question"].startswith("Which team scored the most goals")]
+    made = missing_column_drafts(parent, contexts)
+    assert len(made) == 3
+    for draft in made:
+        assert draft.details["table"] == "teams", draft.question
+        assert draft.trigger.replace("_", " ") in lexicon.ENTITY_ATTRIBUTES["team"]
+
+
+def test_related_attributes_belong_to_the_entity_of_the_table(demo):
+    """A related attribute is the entity's ("What is the average ticket price in the
+    2022-23 season?"), not its kind's ("with their wifi availability" for a team)."""
+    from answerable.builders.drafting import lexicon
+    from answerable.builders.drafting.offline import entity_attributes
+
+    _parents, contexts = demo
+    for name, noun in (("teams", "team"), ("icu_stays", "icu stay"), ("d_lab_items", "lab item")):
+        schema = contexts["league" if name == "teams" else "clinic"].schema
+        assert entity_attributes(schema.table(name)) == lexicon.ENTITY_ATTRIBUTES[noun]
+    assert "wifi availability" not in entity_attributes(contexts["league"].schema.table("teams"))

@@ -377,7 +377,8 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         return None
     question = job.parent["question"]
     said = said_column(question, read_columns(job, table))
-    if said is None:  # the attribute asked beside what the parent asks
+    if said is None:  # the attribute asked beside what the parent asks, of what it asks
+        table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
     start, end = said
@@ -401,6 +402,22 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+def asked_table(job: Job, context: DatabaseContext) -> Table | None:
+    """Of the tables the parent's SQL reads, the one whose noun its question says first
+    ("Which team scored the most goals ...": the teams, though the SQL reads the matches
+    first), so that ", with their ..." asks an attribute of what the question is about."""
+    found = []
+    for name in (job.parent.get("sql_meta") or {}).get("tables", []):
+        table = context.schema.table(name)
+        if table is None:
+            continue
+        for noun in {table_noun(table), table_noun(table, plural=False)}:
+            at = find_phrase(job.parent["question"], noun)
+            if at:
+                found.append((at[0], table.name))
+    return context.schema.table(min(found)[1]) if found else None
 
 
 AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
@@ -457,15 +474,35 @@ def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> lis
         return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
     if subtype == "unrelated":
         return list(context.other_columns)  # already without this schema's near-synonyms
-    pool = lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
-    return [a for a in pool if near_synonym(a, context.schema) is None]
+    return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
+
+
+def entity_attributes(table: Table) -> tuple[str, ...]:
+    """Attributes of the entity ``table`` holds, by the last noun of its name (singular;
+    words glued or not: ``icu_stays`` and ``icustays`` are an ICU stay), else by its kind.
+
+    >>> from answerable.builders.schema import Column
+    >>> entity_attributes(Table("d_icd_diagnoses", [Column("icd_code")]))[:2]
+    ('diagnosing doctor', 'severity')
+    """
+    nouns = [singular(w) for w in name_words(table.name) if len(w) > 1]
+    for start in range(len(nouns)):
+        found = _ENTITIES.get("".join(nouns[start:]))
+        if found:
+            return found
+    return lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
+
+
+_ENTITIES = {noun.replace(" ", ""): pool for noun, pool in lexicon.ENTITY_ATTRIBUTES.items()}
 
 
 def surface_columns(table: Table, schema) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
     joined to (no foreign key either way, no key column in common) and that no table it
     joins has, so the question cannot be answered through a join. TrustSQL's
-    column-surface.
+    column-surface. A column of a table of another kind (a place's for a person) is
+    kept only when it names what any entity may have (``age``, ``rating``): a coach has
+    no capacity, a team no shirt number, an album no city.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -475,11 +512,15 @@ def surface_columns(table: Table, schema) -> list[str]:
     """
     near = [t for t in schema.tables if t.name == table.name or linked(table, t)]
     mine = {c.name.lower() for t in near for c in t.columns}  # a join away is answerable
+    kind = table_kind(table)
     found = []
     for other in schema.tables:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
-            found += _describable([n for n in names if not _key_like(n)])
+            names = [n for n in names if not _key_like(n)]
+            if table_kind(other) != kind:  # a stadium's capacity is no attribute of a coach
+                names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
+            found += _describable(names)
     return sorted(set(found))
 
 

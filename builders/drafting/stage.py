@@ -183,11 +183,12 @@ def contexts_for(
     questions: tuple[ForeignQuestion, ...] = (),
     parents: dict[str, list[str]] | None = None,
 ) -> dict[str, DatabaseContext]:
-    """The drafting context of each database, with the column names of the build's other
-    databases and of the schema files ``extra`` (``drafting.unrelated_from``), of
-    ``questions`` those of the other databases, and its ids in ``parents`` (the parents
-    drafted from, by database)."""
-    schemas = {db: ctx.schema(db) for db in sorted(ctx.databases)}
+    """The drafting context of each database, with the column names of the schema files
+    ``extra`` (``drafting.unrelated_from``: TrustSQL's column-unrelated, asked for on
+    purpose; the build's other databases are not sampled, since a question about a
+    patient's shirt number is one no one asks), of ``questions`` those of the other
+    databases, and its ids in ``parents`` (the parents drafted from, by database)."""
+    schemas = {}
     for path in extra:
         schemas.update({db: s for db, s in schema_files(path).items() if db not in schemas})
     contexts = {}
