@@ -13,7 +13,7 @@ from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import check_draft
 from answerable.builders.drafting.context import load_context
 from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, draft_item, item_draft, plan_jobs
-from answerable.builders.drafting.offline import draft_offline, noun_group_start
+from answerable.builders.drafting.offline import counted, draft_offline, noun_group_start
 from answerable.builders.drafting.stage import foreign_questions
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
@@ -107,8 +107,13 @@ def test_every_category_is_drafted_and_almost_all_pass_their_checks(demo):
     drafted = draft_all(parents, contexts)
     made = [d for _job, d in drafted if d is not None]
     assert {d.category for d in made} == set(CATEGORIES)
-    # a vague word goes only before the noun it describes: fewer vague-word drafts
-    others = [(j, d) for j, d in drafted if j.category != "vague-word"]
+    # a vague word goes only before the noun it describes, and a count or total with no
+    # column to swap has no attribute to ask beside it ("a count has no 'their'")
+    others = [
+        (j, d)
+        for j, d in drafted
+        if j.category != "vague-word" and not (j.category == "missing-column" and counted(j))
+    ]
     assert sum(d is not None for _j, d in others) >= 0.95 * len(others)
     vague = [d for j, d in drafted if j.category == "vague-word" and d is not None]
     assert len(vague) >= 0.3 * sum(j.category == "vague-word" for j, _d in drafted)
@@ -184,7 +189,9 @@ def test_the_rules_examples():
     # 'shipped' is no noun: "How many orders are that status?" would be no sentence
     assert made["ambiguous-reference"].question == "How many orders are shipped for that customer?"
     assert made["vague-question"].trigger == "shipped"
-    assert made["missing-column"].details["table"] == "orders"
+    # one count: no column to swap, and "How many orders are shipped, with their ...?"
+    # asks an attribute of no row
+    assert made["missing-column"] is None
     assert made["out-of-scope"].details["task"] in (
         "prediction",
         "chart",
@@ -405,3 +412,36 @@ def test_related_attributes_belong_to_the_entity_of_the_table(demo):
         schema = contexts["league" if name == "teams" else "clinic"].schema
         assert entity_attributes(schema.table(name)) == lexicon.ENTITY_ATTRIBUTES[noun]
     assert "wifi availability" not in entity_attributes(contexts["league"].schema.table("teams"))
+
+
+@pytest.mark.parametrize(
+    ("question", "sql"),
+    [
+        (  # "how many distance covered did they get?": what "how many" counts stays
+            "In 2021-22, counting matches where Ann Lee played 25 minutes or more, how many"
+            " yellow cards did they get?",
+            "SELECT SUM(a.yellow_cards) FROM appearances AS a JOIN players AS p"
+            " ON a.player_id = p.player_id WHERE p.name = 'Ann Lee' AND a.minutes_played >= 25",
+        ),
+        (  # "before kick-off time 26": a column that labels a number stays
+            "What were the 9 biggest home wins before matchday 26?",
+            "SELECT match_id FROM matches WHERE matchday < 26"
+            " ORDER BY home_score - away_score DESC LIMIT 9",
+        ),
+        (  # "..., with their shoe size?": a count has no "their"
+            "Count the distinct nationalities of the Defenders born after 1994-08-02.",
+            "SELECT COUNT(DISTINCT nationality) FROM players"
+            " WHERE position = 'Defender' AND birth_date > '1994-08-02'",
+        ),
+    ],
+)
+def test_missing_column_drafts_keep_the_sentence_a_sentence(demo, question, sql):
+    """Cases read in a demo build: the attribute would replace what "how many" counts or
+    the label of a number, or be asked "with their" of a single count."""
+    _parents, contexts = demo
+    schemas = {"league": contexts["league"].schema}
+    parent = parents_of([{"db_id": "league", "question": question, "sql": sql}], schemas)
+    for made in missing_column_drafts(parent, contexts):
+        assert "with their" not in made.question or "Count" not in question, made.question
+        assert "how many yellow cards" in made.question.lower() or "yellow" not in question
+        assert "matchday 26" in made.question or "matchday" not in question

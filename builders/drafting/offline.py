@@ -28,7 +28,9 @@ from bisect import bisect_left
 from functools import cache, lru_cache
 
 from faker import Faker
+from sqlglot import exp
 
+from answerable.builders import sqlkit
 from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym, schema_links
@@ -378,6 +380,8 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     question = job.parent["question"]
     said = said_column(question, read_columns(job, table))
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
+        if counted(job):
+            return None  # a count or a total has no "their"
         table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
@@ -427,12 +431,40 @@ AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lo
 def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
     """Where the question says the longest of ``columns`` (humanized names), if it does
     as the thing asked about: not as the noun of a value before it (``the IV route``,
-    ``the Blood Gas category``), where another attribute would make no sentence."""
+    ``the Blood Gas category``), nor as the label of a number after it (``matchday
+    26``), nor as what "how many" counts (``how many yellow cards``), where another
+    attribute would make no sentence."""
     for column in sorted(columns, key=lambda c: (-len(c), c)):
         found = find_phrase(question, column)
-        if found and not _after_a_value(question, found[0]):
+        if found and not _after_a_value(question, found[0]) and not _labels(question, found):
             return found
     return None
+
+
+def _labels(question: str, span: tuple[int, int]) -> bool:
+    """Whether the phrase at ``span`` labels a number after it or is counted by "how
+    many" before it."""
+    start, end = span
+    after = re.match(r"\s*(\w+)", question[end:])
+    if after and after.group(1)[:1].isdigit():
+        return True
+    return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
+
+
+def counted(job: Job) -> bool:
+    """Whether the parent's question is answered by one count or total (its SQL's outer
+    SELECT aggregates without a GROUP BY), so that no row has an attribute to add."""
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    if not isinstance(tree, exp.Select) or tree.args.get("group"):
+        return False
+    return any(
+        node.find_ancestor(exp.Select) is tree
+        for e in tree.expressions
+        for node in e.find_all(exp.AggFunc)
+    )
 
 
 def _after_a_value(question: str, start: int) -> bool:

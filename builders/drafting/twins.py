@@ -381,8 +381,10 @@ table (the parent's SQL), and its rows can be counted (COUNT(*) over it as a sub
 
 def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
     """The parent's question and a request about its whole result: shown as a table (the
-    parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT)."""
-    countable = not aggregated(select) and not select.args.get("limit")
+    parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT, more
+    than one row: "how many there are" of one row is no question)."""
+    rows = (job.parent.get("result") or {}).get("row_count", 2)
+    countable = rows >= 2 and not aggregated(select) and not select.args.get("limit")
     task = rng.choice(sorted(RESULT_REQUESTS)) if countable else "table"
     request = rng.choice(RESULT_REQUESTS[task])
     if task == "count":
