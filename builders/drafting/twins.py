@@ -20,12 +20,17 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   question says none, ", with their <column>?" with that column added to the SELECT;
 - ``sql_task`` (out-of-scope): the parent's question followed by a request SQL does
   serve: a sort ("Order the result by age.") or a count per group ("Count them by
-  position."), the ORDER BY or GROUP BY added to the parent's tree;
+  position."), the ORDER BY or GROUP BY added to the parent's tree; or one about the
+  whole result in the out-of-scope requests' frames ("Show the result as a table.",
+  "Then count them."), the parent's SQL or a COUNT(*) over it;
 - ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
-  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL.
+  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL;
+  or ``short_question``, as short as a vague question and in its frames, that leaves
+  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the table.
 
-Out-of-domain and small-talk questions have no twin: their device is their topic, and
-a general-knowledge question no table answers cannot be made answerable.
+Out-of-domain and small-talk questions have no twin made here: a small-talk question's
+device is its topic, and an out-of-domain question borrowed from another database is
+its own twin there (answerable on its own database).
 
 Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
 the twin's SQL with the checks of every answerable item (:func:`answerable.builders.
