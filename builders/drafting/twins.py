@@ -26,7 +26,8 @@ SQL built from the parent's verified SQL as a sqlglot tree:
 - ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
   followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL;
   or ``short_question``, as short as a vague question and in its frames, that leaves
-  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the table.
+  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the rows of the
+  table that hold a value the parent names.
 
 Out-of-domain and small-talk questions have no twin made here: a small-talk question's
 device is its topic, and an out-of-domain question borrowed from another database is
@@ -419,8 +420,10 @@ def rounded_average(job: Job, select: exp.Select) -> Twin | None:
 def short_question(job, context, rng, database) -> Twin | None:
     """vague-question: a question as short as a vague one and in its frames ("?", ",
     please.", "What about ...?") that nothing leaves open: the number of rows of the
-    parent's main table, or of those holding a value the parent names ("How many
-    admissions with admission type Emergency?"); the gold SQL a COUNT(*) of that table."""
+    parent's main table holding a value the parent names ("How many admissions with
+    admission type Emergency?"); the gold SQL a COUNT(*) of that table with that value.
+    Without such a value, None: a bare "How many diagnoses?" may count records or
+    codes, and its SQL has nothing a wrong candidate could change but the table."""
     table = offline.parent_table(job, context)
     if table is None:
         return None
@@ -432,9 +435,10 @@ def short_question(job, context, rng, database) -> Twin | None:
             where = target.eq(literal(value))
             noun = f"{noun} with {humanize(name)} {value}"
             break
+    if where is None:
+        return None
     select = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
-    if where is not None:
-        select = select.where(where)
+    select = select.where(where)
     pattern = rng.choice(SHORT_COUNTS)
     text = capitalize(pattern.format(noun=noun))
     return Twin(job, text, as_sql(select, job), "short_question", noun)
@@ -447,9 +451,12 @@ SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the
 
 def vague_question_twin(job, context, rng, database) -> Twin | None:
     """vague-question: a short question that is answerable (:func:`short_question`) or
-    the keyword then the whole question (:func:`keyword_then_question`), half each."""
+    the keyword then the whole question (:func:`keyword_then_question`), half each (the
+    latter also when there is no short question to make)."""
     if rng.random() < 0.5:
-        return short_question(job, context, rng, database)
+        made = short_question(job, context, rng, database)
+        if made is not None:
+            return made
     return keyword_then_question(job, context, rng, database)
 
 
