@@ -422,14 +422,18 @@ def short_question(job, context, rng, database) -> Twin | None:
     please.", "What about ...?") that nothing leaves open: the number of rows of the
     parent's main table holding a value the parent names ("How many admissions with
     admission type Emergency?"); the gold SQL a COUNT(*) of that table with that value.
-    Without such a value, None: a bare "How many diagnoses?" may count records or
-    codes, and its SQL has nothing a wrong candidate could change but the table."""
+    Without such a value (a date is no such value: the parent compares it as a range),
+    None: a bare "How many diagnoses?" may count records or codes, and its SQL has
+    nothing a wrong candidate could change but the table."""
     table = offline.parent_table(job, context)
     if table is None:
         return None
     where, noun = None, offline.table_noun(table)
     for value, column, _span in offline.named_values(job, context):
         owner, name = column.split(".", 1)
+        found = table.column(name)
+        if found is None or is_temporal(found.name, found.type):
+            continue  # a date is compared as a range: no row may hold it
         if owner.lower() == table.name.lower() and not is_key(name):
             target = exp.column(name, table=table.name, quoted=True)
             where = target.eq(literal(value))
