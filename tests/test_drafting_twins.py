@@ -105,6 +105,7 @@ def test_examples_of_each_twin():
     import tempfile
     from pathlib import Path
 
+    from answerable.builders.drafting import twins
     from answerable.builders.drafting.context import load_context
     from answerable.builders.schema import DatabaseSchema
 
@@ -145,11 +146,21 @@ def test_examples_of_each_twin():
             for parent in parents:
                 parent["result"] = database.execute(parent["sql"]).to_record()
 
+            def parent_tree_of(index):
+                return twins.parent_tree(Job(parents[index], "out-of-scope", 0))
+
+            def rng(seed):
+                return rng_for(SEED, "device", str(seed))
+
             def twin(parent, category):
                 job = Job(parent, category, 0)
                 return make_twin(job, context, rng_for(SEED, "twin", job.key), database)
 
-            rounded = twin(parents[0], "out-of-scope")
+            def device(rule, parent, category, *args):
+                job = Job(parent, category, 0)
+                return rule(job, *args)
+
+            rounded = device(twins.rounded_average, parents[0], "out-of-scope", parent_tree_of(0))
             assert rounded.question == f"{average} Round it to two decimals."
             assert "ROUND(AVG(attendance), 2)" in rounded.sql
             reference = twin(parents[0], "ambiguous-reference")
@@ -161,8 +172,31 @@ def test_examples_of_each_twin():
             assert vague_word_settled(vague.question, vague.trigger)
             assert " BETWEEN " in vague.sql or " >= " in vague.sql
             assert database.execute(vague.sql).row_count > 0
-            keyword = twin(parents[1], "vague-question")
+            keyword = device(
+                twins.keyword_then_question, parents[1], "vague-question", context, rng(2), None
+            )
             assert keyword.question.endswith(listing) and keyword.sql == list_sql
+            # a short question that leaves nothing open: the rows holding the parent's value
+            short = device(
+                twins.short_question, parents[1], "vague-question", context, rng(0), None
+            )
+            assert short.question in {
+                "How many matches with team Arsenal?",
+                "Number of matches with team Arsenal, please.",
+                "What about the number of matches with team Arsenal?",
+            }
+            assert database.execute(short.sql).rows == [[4]]
+            # the whole result: counted (a listing), or shown as a table (the parent's SQL)
+            counted = device(
+                twins.whole_result, parents[1], "out-of-scope", parent_tree_of(1), rng(4)
+            )
+            shown = device(
+                twins.whole_result, parents[0], "out-of-scope", parent_tree_of(0), rng(1)
+            )
+            assert shown.device == "sql_task_table" and shown.sql == avg_sql  # one row: a table
+            assert counted.device == "sql_task_count"
+            assert counted.question.endswith(("Then count them.", "there are."))
+            assert database.execute(counted.sql).rows == [[4]]
             asked = twin(parents[1], "missing-column")
             assert asked.question.startswith("Which matches did Arsenal play, with their ")
             assert len(sqlkit.parse(asked.sql).expressions) == 3
@@ -187,6 +221,9 @@ def test_the_demo_build_ships_verified_twins(demo_build):
             "sql_task_rank",
             "sql_task_group",
             "sql_task_round",
+            "sql_task_table",
+            "sql_task_count",
+            "short_question",
         }
         assert item["provenance"]["parent"] == item["provenance"]["params"]["anchor"]
 

@@ -168,6 +168,50 @@ def check_out_of_domain(draft: Draft, context: DatabaseContext) -> Failure | Non
     return None
 
 
+def schema_links(question: str, context: DatabaseContext) -> list[str]:
+    """The words of ``question`` that link it to the context's database: a content word
+    (not a function word, not a generic schema word such as ``name`` or ``date``, not a
+    number) that is a word of a table or column name, merely renames a column, or is a
+    word of a value the database holds (its example values). A question none of whose
+    words links is about something this database does not hold.
+
+    >>> from answerable.builders.schema import Column, Table
+    >>> schema = DatabaseSchema("x", [Table("players", [Column("name"), Column("height_cm")])])
+    >>> context = DatabaseContext("x", schema, {"players": {"name": ["Ada Lovelace"]}})
+    >>> schema_links("How many patients were admitted in 2023?", context)
+    []
+    >>> schema_links("Which players are taller than Ada?", context)
+    ['ada', 'players']
+    """
+    known = _linkable_words(context)
+    found = set()
+    for word in words(question):
+        if word in lexicon.STOPWORDS or word in lexicon.GENERIC_WORDS or word.isdigit():
+            continue
+        if canonical(word) in known or near_synonym(word, context.schema) is not None:
+            found.add(word)
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _linkable_words(context: DatabaseContext) -> frozenset[str]:
+    """The canonical content words of the context's table and column names and of its
+    example values (worked out once per context: it is hashed by identity)."""
+    names = [t.name for t in context.schema.tables]
+    names += [c.name for t in context.schema.tables for c in t.columns]
+    known = {w for name in names for w in content_words(name)}
+    for columns in context.values.values():
+        for values in columns.values():
+            for value in values:
+                if isinstance(value, str):
+                    known.update(
+                        canonical(w)
+                        for w in words(value)
+                        if w not in lexicon.STOPWORDS and not w.isdigit()
+                    )
+    return frozenset(known - {canonical(w) for w in lexicon.GENERIC_WORDS})
+
+
 def schema_names_in(question: str, schema: DatabaseSchema) -> list[str]:
     """The table and column names ``question`` names: each name split into its words
     (at underscores and case changes) and named when every one of them is among the

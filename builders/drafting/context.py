@@ -27,11 +27,25 @@ from answerable.errors import SQLError
 EXAMPLES_PER_COLUMN = 3
 
 
+@dataclass(frozen=True)
+class ForeignQuestion:
+    """A verified answerable question of another database of the build: its item, its
+    database, its words, and its topic (the noun of the table its SQL reads first)."""
+
+    item_id: str
+    db_id: str
+    question: str
+    topic: str
+
+
 @dataclass(frozen=True, eq=False)
 class DatabaseContext:
     """A database's schema and up to three example values per ``table -> column``, and
     the column names of the other databases this one lacks (humanized), for questions
-    about a column sampled from another database (TrustSQL's column-unrelated).
+    about a column sampled from another database (TrustSQL's column-unrelated), and the
+    verified answerable questions of the build's other databases (:class:`ForeignQuestion`),
+    which asked of this one are out of domain when none of their words links to it, with
+    the ids of this database's parents they are dealt out to.
 
     Compared and hashed by identity, so that work on one context can be memoized."""
 
@@ -39,6 +53,8 @@ class DatabaseContext:
     schema: DatabaseSchema
     values: dict[str, dict[str, list]] = field(default_factory=dict)
     other_columns: tuple[str, ...] = ()
+    foreign_questions: tuple[ForeignQuestion, ...] = ()
+    drafted_parents: tuple[str, ...] = ()  # ids of the parents drafted from, sorted
 
     def column_values(self, table: str, column: str) -> list:
         """The example values of one column (empty when unknown)."""
@@ -50,11 +66,15 @@ def load_context(
     schema: DatabaseSchema,
     database: ReadOnlyDatabase | None,
     others: tuple[str, ...] = (),
+    questions: tuple[ForeignQuestion, ...] = (),
+    parents: tuple[str, ...] = (),
 ) -> DatabaseContext:
     """The context of one database; schema-only databases get no example values.
-    ``others`` are column names of other databases (see :func:`foreign_columns`)."""
+    ``others`` are column names of other databases (see :func:`foreign_columns`),
+    ``questions`` the other databases' answerable questions and ``parents`` the sorted
+    ids of this database's parents drafted from."""
     if database is None:
-        return DatabaseContext(db_id, schema, other_columns=others)
+        return DatabaseContext(db_id, schema, {}, others, questions, parents)
     values = {
         table.name: {
             column.name: column_examples(database, table.name, column.name)
@@ -62,7 +82,7 @@ def load_context(
         }
         for table in schema.tables
     }
-    return DatabaseContext(db_id, schema, values, others)
+    return DatabaseContext(db_id, schema, values, others, questions, parents)
 
 
 def foreign_columns(db_id: str, schemas: dict[str, DatabaseSchema]) -> tuple[str, ...]:

@@ -173,6 +173,44 @@ ABSENT_ATTRIBUTES = {
 }
 """Plausible attributes a database of that kind of entity often lacks (subtype related)."""
 
+ENTITY_ATTRIBUTES = {
+    "patient": ("blood type", "body weight", "occupation", "smoking status", "home address"),
+    "admission": ("room number", "attending physician", "total charges", "referring doctor"),
+    "icu stay": ("bed number", "attending nurse", "ventilator hours"),
+    "lab event": ("lab technician", "specimen type", "turnaround time"),
+    "lab item": ("test price", "turnaround time", "specimen type"),
+    "prescription": ("prescribing doctor", "pharmacy", "refill count", "cost"),
+    "diagnosis": ("diagnosing doctor", "severity", "diagnosis date"),
+    "player": ("shoe size", "annual salary", "market value", "agent", "body weight"),
+    "coach": ("annual salary", "contract length", "coaching licence", "previous club"),
+    "team": ("annual budget", "owner", "kit colour", "mascot", "shirt sponsor"),
+    "stadium": ("roof type", "pitch surface", "construction cost", "parking spaces"),
+    "match": ("referee", "weather", "ticket price", "kick-off time", "tv audience"),
+    "goal": ("assisting player", "shot distance", "body part"),
+    "appearance": ("distance covered", "pass accuracy", "match rating"),
+    "season": ("title sponsor", "broadcaster", "prize money"),
+    "employee": ("annual salary", "department", "performance rating", "parking space"),
+    "customer": ("loyalty points", "credit limit", "date of birth"),
+    "album": ("record label", "producer", "release date"),
+    "artist": ("record label", "country of origin", "debut year"),
+    "track": ("tempo", "lyrics language", "release year"),
+    "invoice": ("payment method", "discount", "sales tax"),
+    "state": ("governor", "official language", "state bird", "gdp"),
+    "city": ("mayor", "founding year", "average rent"),
+    "river": ("discharge", "mouth", "average depth"),
+    "mountain": ("first ascent year", "prominence"),
+    "lake": ("maximum depth", "water volume"),
+}
+"""Attributes that belong to the entity a table holds (by its name's last noun, singular)
+and that databases of that kind often lack (subtype related): "What is the roof type of
+each stadium?", never "What is the ethnicity of each goal?". A table whose noun is not
+here takes its kind's list (:data:`ABSENT_ATTRIBUTES`)."""
+
+ANY_ENTITY_WORDS = frozenset(["age", "rating"])
+"""Words of a column name that any kind of entity may have (a dog's age is a question
+about a professional too): a column-surface attribute taken from a table of another
+kind must be made of these (see :func:`~.offline.surface_columns`)."""
+
 UNRELATED_ATTRIBUTES = (
     "zodiac sign",
     "favourite song",
@@ -194,6 +232,34 @@ NUMERIC_ATTRIBUTES = frozenset(
         "satisfaction score",
         "customer rating",
         "lucky number",
+        "body weight",
+        "total charges",
+        "ventilator hours",
+        "turnaround time",
+        "test price",
+        "refill count",
+        "market value",
+        "contract length",
+        "construction cost",
+        "tv audience",
+        "shot distance",
+        "distance covered",
+        "pass accuracy",
+        "match rating",
+        "prize money",
+        "performance rating",
+        "loyalty points",
+        "credit limit",
+        "tempo",
+        "discount",
+        "sales tax",
+        "gdp",
+        "average rent",
+        "discharge",
+        "average depth",
+        "prominence",
+        "maximum depth",
+        "water volume",
     }
 )
 """Absent attributes that hold numbers (they may be averaged or ranked)."""

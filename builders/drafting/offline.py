@@ -24,15 +24,19 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_left
 from functools import cache, lru_cache
 
 from faker import Faker
+from sqlglot import exp
 
+from answerable.builders import sqlkit
 from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
-from answerable.builders.drafting.checks import near_synonym
+from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
     DatabaseContext,
+    ForeignQuestion,
     is_key,
     is_numeric,
     is_temporal,
@@ -376,7 +380,10 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         return None
     question = job.parent["question"]
     said = said_column(question, read_columns(job, table))
-    if said is None:  # the attribute asked beside what the parent asks
+    if said is None:  # the attribute asked beside what the parent asks, of what it asks
+        if counted(job):
+            return None  # a count or a total has no "their"
+        table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
     start, end = said
@@ -402,6 +409,22 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     )
 
 
+def asked_table(job: Job, context: DatabaseContext) -> Table | None:
+    """Of the tables the parent's SQL reads, the one whose noun its question says first
+    ("Which team scored the most goals ...": the teams, though the SQL reads the matches
+    first), so that ", with their ..." asks an attribute of what the question is about."""
+    found = []
+    for name in (job.parent.get("sql_meta") or {}).get("tables", []):
+        table = context.schema.table(name)
+        if table is None:
+            continue
+        for noun in {table_noun(table), table_noun(table, plural=False)}:
+            at = find_phrase(job.parent["question"], noun)
+            if at:
+                found.append((at[0], table.name))
+    return context.schema.table(min(found)[1]) if found else None
+
+
 AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
 """Words just before a column's name that make it a figure (``average age``)."""
 
@@ -409,12 +432,40 @@ AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lo
 def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
     """Where the question says the longest of ``columns`` (humanized names), if it does
     as the thing asked about: not as the noun of a value before it (``the IV route``,
-    ``the Blood Gas category``), where another attribute would make no sentence."""
+    ``the Blood Gas category``), nor as the label of a number after it (``matchday
+    26``), nor as what "how many" counts (``how many yellow cards``), where another
+    attribute would make no sentence."""
     for column in sorted(columns, key=lambda c: (-len(c), c)):
         found = find_phrase(question, column)
-        if found and not _after_a_value(question, found[0]):
+        if found and not _after_a_value(question, found[0]) and not _labels(question, found):
             return found
     return None
+
+
+def _labels(question: str, span: tuple[int, int]) -> bool:
+    """Whether the phrase at ``span`` labels a number after it or is counted by "how
+    many" before it."""
+    start, end = span
+    after = re.match(r"\s*(\w+)", question[end:])
+    if after and after.group(1)[:1].isdigit():
+        return True
+    return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
+
+
+def counted(job: Job) -> bool:
+    """Whether the parent's question is answered by one count or total (its SQL's outer
+    SELECT aggregates without a GROUP BY), so that no row has an attribute to add."""
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    if not isinstance(tree, exp.Select) or tree.args.get("group"):
+        return False
+    return any(
+        node.find_ancestor(exp.Select) is tree
+        for e in tree.expressions
+        for node in e.find_all(exp.AggFunc)
+    )
 
 
 def _after_a_value(question: str, start: int) -> bool:
@@ -456,15 +507,35 @@ def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> lis
         return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
     if subtype == "unrelated":
         return list(context.other_columns)  # already without this schema's near-synonyms
-    pool = lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
-    return [a for a in pool if near_synonym(a, context.schema) is None]
+    return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
+
+
+def entity_attributes(table: Table) -> tuple[str, ...]:
+    """Attributes of the entity ``table`` holds, by the last noun of its name (singular;
+    words glued or not: ``icu_stays`` and ``icustays`` are an ICU stay), else by its kind.
+
+    >>> from answerable.builders.schema import Column
+    >>> entity_attributes(Table("d_icd_diagnoses", [Column("icd_code")]))[:2]
+    ('diagnosing doctor', 'severity')
+    """
+    nouns = [singular(w) for w in name_words(table.name) if len(w) > 1]
+    for start in range(len(nouns)):
+        found = _ENTITIES.get("".join(nouns[start:]))
+        if found:
+            return found
+    return lexicon.ABSENT_ATTRIBUTES[table_kind(table)]
+
+
+_ENTITIES = {noun.replace(" ", ""): pool for noun, pool in lexicon.ENTITY_ATTRIBUTES.items()}
 
 
 def surface_columns(table: Table, schema) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
     joined to (no foreign key either way, no key column in common) and that no table it
     joins has, so the question cannot be answered through a join. TrustSQL's
-    column-surface.
+    column-surface. A column of a table of another kind (a place's for a person) is
+    kept only when it names what any entity may have (``age``, ``rating``): a coach has
+    no capacity, a team no shirt number, an album no city.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -474,11 +545,15 @@ def surface_columns(table: Table, schema) -> list[str]:
     """
     near = [t for t in schema.tables if t.name == table.name or linked(table, t)]
     mine = {c.name.lower() for t in near for c in t.columns}  # a join away is answerable
+    kind = table_kind(table)
     found = []
     for other in schema.tables:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
-            found += _describable([n for n in names if not _key_like(n)])
+            names = [n for n in names if not _key_like(n)]
+            if table_kind(other) != kind:  # a stadium's capacity is no attribute of a coach
+                names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
+            found += _describable(names)
     return sorted(set(found))
 
 
@@ -535,9 +610,44 @@ def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft 
 
 
 def ask_out_of_domain(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-domain: a general-knowledge question from a template (the kind TrustSQL
-    sampled from open-domain QA sets), its blanks filled by a seeded Faker."""
-    return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+    """out-of-domain: a verified answerable question of another database of the build,
+    asked of this one, when none of its words links to this database (see
+    :func:`~.checks.schema_links`: no table, column or value of it): the same words are
+    answerable there and out of domain here, so they cannot tell the label. The question
+    is picked by the parent's id and the sample. A build with one database, or none of
+    whose other questions is unlinked, gets a general-knowledge question from a template
+    instead (the kind TrustSQL sampled from open-domain QA sets), its blanks filled by a
+    seeded Faker."""
+    borrowed = unlinked_questions(context)
+    if not borrowed:
+        return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+    chosen = borrowed[_dealt(job, context) % len(borrowed)]
+    return _draft(
+        job,
+        chosen.question,
+        chosen.topic,
+        "foreign_question",
+        derived=False,
+        source_item=chosen.item_id,
+        source_db=chosen.db_id,
+    )
+
+
+def _dealt(job: Job, context: DatabaseContext) -> int:
+    """The job's place in a deal of the foreign questions: its parent's rank among the
+    database's drafted parents, then its sample, so that no two jobs share a question
+    while there are enough (the parent's id itself when the parents are not known)."""
+    parents = context.drafted_parents
+    rank = bisect_left(parents, job.parent["id"])
+    if rank == len(parents) or parents[rank] != job.parent["id"]:
+        return int(job.parent["id"][:8], 16) + job.sample
+    return rank + job.sample * len(parents)
+
+
+@lru_cache(maxsize=64)
+def unlinked_questions(context: DatabaseContext) -> tuple[ForeignQuestion, ...]:
+    """The context's foreign questions none of whose words links to its database."""
+    return tuple(q for q in context.foreign_questions if not schema_links(q.question, context))
 
 
 def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> Draft:

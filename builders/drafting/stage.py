@@ -13,7 +13,7 @@ sends only the requests that had not come back.
 from __future__ import annotations
 
 import functools
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -25,13 +25,19 @@ from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import Failure, NearDuplicates, check_draft, near_synonym
-from answerable.builders.drafting.context import DatabaseContext, foreign_columns, load_context
+from answerable.builders.drafting.context import (
+    DatabaseContext,
+    ForeignQuestion,
+    foreign_columns,
+    load_context,
+)
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
     draft_item,
     item_draft,
     job_reject,
+    main_table,
     plan_jobs,
 )
 from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
@@ -39,6 +45,7 @@ from answerable.builders.drafting.offline import draft_offline
 from answerable.builders.drafting.prompts import schema_text, sql_messages
 from answerable.builders.drafting.replies import SQL_REPLY
 from answerable.builders.drafting.settings import LLMSettings, Usage
+from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
 from answerable.builders.drafting.twins import make_twin, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
@@ -170,19 +177,40 @@ def iter_drafted_parents(items: Iterable[dict], rate: float, seed: int) -> Itera
 
 
 def contexts_for(
-    ctx: BuildContext, db_ids, extra: tuple[Path, ...] = ()
+    ctx: BuildContext,
+    db_ids,
+    extra: tuple[Path, ...] = (),
+    questions: tuple[ForeignQuestion, ...] = (),
+    parents: dict[str, list[str]] | None = None,
 ) -> dict[str, DatabaseContext]:
-    """The drafting context of each database, with the column names of the build's other
-    databases and of the schema files ``extra`` (``drafting.unrelated_from``)."""
-    schemas = {db: ctx.schema(db) for db in sorted(ctx.databases)}
+    """The drafting context of each database, with the column names of the schema files
+    ``extra`` (``drafting.unrelated_from``: TrustSQL's column-unrelated, asked for on
+    purpose; the build's other databases are not sampled, since a question about a
+    patient's shirt number is one no one asks), of ``questions`` those of the other
+    databases, and its ids in ``parents`` (the parents drafted from, by database)."""
+    schemas = {}
     for path in extra:
         schemas.update({db: s for db, s in schema_files(path).items() if db not in schemas})
     contexts = {}
     for db in sorted(set(db_ids)):
         schema = ctx.schema(db)
         others = tuple(c for c in foreign_columns(db, schemas) if near_synonym(c, schema) is None)
-        contexts[db] = load_context(db, schema, ctx.database(db), others)
+        theirs = tuple(q for q in questions if q.db_id != db)
+        mine = tuple(sorted((parents or {}).get(db, ())))
+        contexts[db] = load_context(db, schema, ctx.database(db), others, theirs, mine)
     return contexts
+
+
+def foreign_questions(items: Iterable[dict]) -> tuple[ForeignQuestion, ...]:
+    """The questions an out-of-domain draft of one database may borrow from another: every
+    answerable parent (verified SQL on a plain database), with the noun of its first table."""
+    found = []
+    for item in items:
+        if is_answerable_parent(item):
+            table = main_table(item)
+            topic = " ".join(name_words(table)) if table else item["db_id"]
+            found.append(ForeignQuestion(item["id"], item["db_id"], item["question"], topic))
+    return tuple(sorted(found, key=lambda q: (q.db_id, q.item_id)))
 
 
 def schema_files(path: Path) -> dict[str, DatabaseSchema]:
@@ -209,7 +237,11 @@ def draft_offline_in_shards(
         iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
     )
     databases = parents.columns("db_id")["db_id"]
-    contexts = contexts_for(ctx, databases, config.unrelated_from)
+    borrowed = foreign_questions(so_far) if "out-of-domain" in categories else ()
+    by_database = defaultdict(list)
+    for parent_id, db in zip(parents.ids, databases, strict=True):
+        by_database[db].append(parent_id)
+    contexts = contexts_for(ctx, databases, config.unrelated_from, borrowed, by_database)
     jobs = [  # (parent, category, sample): plan_jobs' order
         (parent, category, sample)
         for parent in parents.ids

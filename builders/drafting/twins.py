@@ -20,12 +20,18 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   question says none, ", with their <column>?" with that column added to the SELECT;
 - ``sql_task`` (out-of-scope): the parent's question followed by a request SQL does
   serve: a sort ("Order the result by age.") or a count per group ("Count them by
-  position."), the ORDER BY or GROUP BY added to the parent's tree;
+  position."), the ORDER BY or GROUP BY added to the parent's tree; or one about the
+  whole result in the out-of-scope requests' frames ("Show the result as a table.",
+  "Then count them."), the parent's SQL or a COUNT(*) over it;
 - ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
-  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL.
+  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL;
+  or ``short_question``, as short as a vague question and in its frames, that leaves
+  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the rows of the
+  table that hold a value the parent names.
 
-Out-of-domain and small-talk questions have no twin: their device is their topic, and
-a general-knowledge question no table answers cannot be made answerable.
+Out-of-domain and small-talk questions have no twin made here: a small-talk question's
+device is its topic, and an out-of-domain question borrowed from another database is
+its own twin there (answerable on its own database).
 
 Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
 the twin's SQL with the checks of every answerable item (:func:`answerable.builders.
@@ -337,11 +343,14 @@ SQL_TASKS = {
 def sql_task(job, context, rng, database) -> Twin | None:
     """out-of-scope: the parent's question and a request SQL does serve, added to its
     tree: a sort, rank or count per group of its rows by a column of its table, or, for
-    an average, rounding it (:data:`SQL_TASKS`)."""
+    an average, rounding it (:data:`SQL_TASKS`); or, a seeded half of the time, a request
+    in the out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
         return None
+    if rng.random() < 0.5:
+        return whole_result(job, select, rng)
     if aggregated(select):
         return rounded_average(job, select)
     if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
@@ -368,6 +377,29 @@ def sql_task(job, context, rng, database) -> Twin | None:
     return Twin(job, text, as_sql(select, job), f"sql_task_{task}", request)
 
 
+RESULT_REQUESTS = {
+    "table": ("Show the result as a table.", "Give it as a table."),
+    "count": ("Then count them.", "And tell me how many there are."),
+}
+"""Requests SQL does serve, in the frames of the out-of-scope requests ("Plot the result
+as a histogram.", "Then cluster them with k-means.", "And tell me why."): a result is a
+table (the parent's SQL), and its rows can be counted (COUNT(*) over it as a subquery)."""
+
+
+def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
+    """The parent's question and a request about its whole result: shown as a table (the
+    parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT, more
+    than one row: "how many there are" of one row is no question)."""
+    rows = (job.parent.get("result") or {}).get("row_count", 2)
+    countable = rows >= 2 and not aggregated(select) and not select.args.get("limit")
+    task = rng.choice(sorted(RESULT_REQUESTS)) if countable else "table"
+    request = rng.choice(RESULT_REQUESTS[task])
+    if task == "count":
+        select = exp.select(exp.Count(this=exp.Star())).from_(select.subquery("listed"))
+    text = f"{job.parent['question'].rstrip()} {request}"
+    return Twin(job, text, as_sql(select, job), f"sql_task_{task}", request)
+
+
 ROUNDING = "Round it to two decimals."
 
 
@@ -384,6 +416,53 @@ def rounded_average(job: Job, select: exp.Select) -> Twin | None:
         inner.replace(exp.Round(this=inner.copy(), decimals=exp.Literal.number(2)))
     text = f"{job.parent['question'].rstrip()} {ROUNDING}"
     return Twin(job, text, as_sql(select, job), "sql_task_round", ROUNDING)
+
+
+def short_question(job, context, rng, database) -> Twin | None:
+    """vague-question: a question as short as a vague one and in its frames ("?", ",
+    please.", "What about ...?") that nothing leaves open: the number of rows of the
+    parent's main table holding a value the parent names ("How many admissions with
+    admission type Emergency?"); the gold SQL a COUNT(*) of that table with that value.
+    Without such a value (a date is no such value: the parent compares it as a range),
+    None: a bare "How many diagnoses?" may count records or codes, and its SQL has
+    nothing a wrong candidate could change but the table."""
+    table = offline.parent_table(job, context)
+    if table is None:
+        return None
+    where, noun = None, offline.table_noun(table)
+    for value, column, _span in offline.named_values(job, context):
+        owner, name = column.split(".", 1)
+        found = table.column(name)
+        if found is None or is_temporal(found.name, found.type):
+            continue  # a date is compared as a range: no row may hold it
+        if owner.lower() == table.name.lower() and not is_key(name):
+            target = exp.column(name, table=table.name, quoted=True)
+            where = target.eq(literal(value))
+            noun = f"{noun} with {humanize(name)} {value}"
+            break
+    if where is None:
+        return None
+    select = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
+    select = select.where(where)
+    pattern = rng.choice(SHORT_COUNTS)
+    text = capitalize(pattern.format(noun=noun))
+    return Twin(job, text, as_sql(select, job), "short_question", noun)
+
+
+SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the number of {noun}?")
+"""The short answerable questions' frames (the vague questions': "Attendance?",
+"Medicaid, please.", "What about Insulin Lispro?")."""
+
+
+def vague_question_twin(job, context, rng, database) -> Twin | None:
+    """vague-question: a short question that is answerable (:func:`short_question`) or
+    the keyword then the whole question (:func:`keyword_then_question`), half each (the
+    latter also when there is no short question to make)."""
+    if rng.random() < 0.5:
+        made = short_question(job, context, rng, database)
+        if made is not None:
+            return made
+    return keyword_then_question(job, context, rng, database)
 
 
 def keyword_then_question(job, context, rng, database) -> Twin | None:
@@ -407,7 +486,7 @@ def keyword_then_question(job, context, rng, database) -> Twin | None:
 
 
 TWINS = {
-    "vague-question": keyword_then_question,
+    "vague-question": vague_question_twin,
     "vague-word": settled_vague_word,
     "ambiguous-reference": resolved_reference,
     "missing-column": present_column,
