@@ -186,7 +186,7 @@ def schema_links(question: str, context: DatabaseContext) -> list[str]:
     known = _linkable_words(context)
     found = set()
     for word in words(question):
-        if word in lexicon.STOPWORDS or word in lexicon.GENERIC_WORDS or word.isdigit():
+        if word in QUESTION_STOPWORDS or word in GENERIC_WORDS or word.isdigit():
             continue
         if canonical(word) in known or near_synonym(word, context.schema) is not None:
             found.add(word)
@@ -207,9 +207,9 @@ def _linkable_words(context: DatabaseContext) -> frozenset[str]:
                     known.update(
                         canonical(w)
                         for w in words(value)
-                        if w not in lexicon.STOPWORDS and not w.isdigit()
+                        if w not in QUESTION_STOPWORDS and not w.isdigit()
                     )
-    return frozenset(known - {canonical(w) for w in lexicon.GENERIC_WORDS})
+    return frozenset(known - {canonical(w) for w in GENERIC_WORDS})
 
 
 def schema_names_in(question: str, schema: DatabaseSchema) -> list[str]:
