@@ -80,14 +80,16 @@ class ChatClient:
         sample: int = 0,
         seed: int | None = None,
         reply_schema: dict | None = None,
+        answers: int = 1,
     ) -> Completion:
         """The reply to ``messages``: from the cache, or from the server and then cached.
 
         A prompt already on its way (the same key) is not sent again: the second caller
         waits for the first one's reply. ``reply_schema`` is sent as ``response_format``
-        when the settings ask for it (``json_schema``).
+        when the settings ask for it (``json_schema``); a reply of ``answers`` answers
+        may be that many times ``max_tokens`` long.
         """
-        params = self.settings.params(sample if seed is None else seed, reply_schema)
+        params = self.settings.params(sample if seed is None else seed, reply_schema, answers)
         key = cache_key(self.settings.model, messages, params, sample)
         counters = self.usage.of(self.settings.model)
         stored = self.cache.get(key)
