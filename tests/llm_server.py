@@ -98,7 +98,7 @@ TOPICS = ("chess", "jazz", "volcanoes", "origami", "surfing", "tea", "comets", "
 
 
 def draft_reply(body: dict) -> str:
-    """A reply that fits the prompt: a draft for its category, or SQL for its question.
+    """A reply that fits the prompt: a draft for its category, or SQL for its questions.
 
     Deterministic in the request (``seed`` included), and built to pass the checks:
     the vague word and the reference are in the question, the missing column is one no
@@ -110,9 +110,8 @@ def draft_reply(body: dict) -> str:
     column = _field(prompt, "Column to replace")
     if column is not None:
         return json.dumps({"names": column_names(column)})
-    question = _field(prompt, "Question")
-    if question is not None:
-        return json.dumps({"sql": "SELECT COUNT(*) FROM patients"})
+    if "\nQuestions:\n" in prompt:
+        return sql_reply(prompt)
     category = (_field(prompt, "Category") or "").split(" ")[0]
     parent = (_field(prompt, "Parent question") or "the data").rstrip("?. ")
     focus = _field(prompt, "Focus") or "records"
@@ -128,6 +127,18 @@ def draft_reply(body: dict) -> str:
     }
     text, trigger = replies.get(category, (f"Question {number}?", "question"))
     return json.dumps({"question": text, "trigger": trigger, "rationale": "local test server"})
+
+
+def asked_ids(prompt: str) -> list[str]:
+    """The ids of the questions a text-to-SQL prompt asks for, in order."""
+    block = prompt.split("\nQuestions:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(":", 1)[0] for line in block.splitlines()]
+
+
+def sql_reply(prompt: str) -> str:
+    """A query for every question of a text-to-SQL prompt, under its id."""
+    queries = [{"id": key, "sql": "SELECT COUNT(*) FROM patients"} for key in asked_ids(prompt)]
+    return json.dumps({"queries": queries})
 
 
 def _words(messages: list[dict]) -> int:

@@ -223,6 +223,19 @@ def test_a_copy_of_an_example_written_on_the_database_is_rejected(clinic):
     assert failure[0] == "copied-example", failure
 
 
+@pytest.mark.parametrize("control", ["\x00", "\x1b[2J", "\x7f", "\x9b"])
+def test_a_draft_holding_a_control_character_is_rejected(clinic, control):
+    """Offline or from a model (a JSON reply may carry \\u001b): never released."""
+    question = f"Tell me something fun about chess{control}?"
+    for made in (
+        modelled("out-of-domain", question, "chess"),
+        draft("out-of-domain", question, "chess", derived=False),
+    ):
+        failure = check_draft(made, clinic)
+        assert failure is not None and failure[0] == "control-character", failure
+        assert f"U+{ord(control[0]):04X}" in failure[1]
+
+
 def test_a_draft_must_differ_from_its_parent(clinic):
     same = draft("vague-word", "How many female patients are there?", "female")
     assert check_draft(same, clinic)[0] == "same-as-parent"

@@ -19,10 +19,11 @@ from answerable.builders.drafting.prompts import (
 )
 from answerable.builders.drafting.replies import (
     DRAFT_REPLY,
-    SQL_REPLY,
     ReplyError,
     parse_reply,
+    queries_by_id,
     retry_message,
+    sql_reply,
 )
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import Column, DatabaseSchema, Table
@@ -114,10 +115,11 @@ def test_prompt_hash_is_stable_and_sensitive():
     assert prompt_hash(one) != prompt_hash(draft_messages(CATEGORIES["vague-word"], "S", "Q2"))
 
 
-def test_sql_prompt_asks_for_json_sql():
-    messages = sql_messages("CREATE TABLE t (a INTEGER);", "How many t?")
-    assert "Question: How many t?" in messages[1]["content"]
-    assert '{"sql": ...}' in messages[0]["content"]
+def test_sql_prompt_asks_for_a_query_per_question_id():
+    questions = [("q1", "How many t?"), ("q2", "Which a\nare large?")]
+    messages = sql_messages("CREATE TABLE t (a INTEGER);", questions)
+    assert "Questions:\nq1: How many t?\nq2: Which a are large?\n" in messages[1]["content"]
+    assert '{"queries": [{"id": ..., "sql": ...}, ...]}' in messages[0]["content"]
 
 
 # ---- replies -----------------------------------------------------------------------------
@@ -168,11 +170,25 @@ def test_the_retry_message_carries_the_validation_error():
     assert message["role"] == "user"
     assert "'trigger' is a required property" in message["content"]
     assert "question, trigger, rationale" in message["content"]
-    assert "sql" in retry_message(caught.value, SQL_REPLY)["content"]
+    assert "queries" in retry_message(caught.value, sql_reply(["q1"]))["content"]
 
 
-def test_sql_replies():
-    assert parse_reply('{"sql": "SELECT 1"}', SQL_REPLY) == {"sql": "SELECT 1"}
-    with pytest.raises(ReplyError):
-        parse_reply('{"query": "SELECT 1"}', SQL_REPLY)
+def test_sql_replies_carry_a_query_per_id_and_may_leave_some_out():
+    schema = sql_reply(["q1", "q2"])
+    whole = parse_reply(
+        '{"queries": [{"id": "q1", "sql": " SELECT 1 "}, {"id": "q2", "sql": "SELECT 2"}]}', schema
+    )
+    assert queries_by_id(whole) == {"q1": "SELECT 1", "q2": "SELECT 2"}
+    partial = parse_reply('{"queries": [{"id": "q2", "sql": "SELECT 2"}]}', schema)
+    assert queries_by_id(partial) == {"q2": "SELECT 2"}
+    twice = '{"queries": [{"id": "q1", "sql": "SELECT 1"}, {"id": "q1", "sql": "SELECT 9"}]}'
+    assert queries_by_id(parse_reply(twice, schema)) == {"q1": "SELECT 1"}
+    for bad in (
+        '{"sql": "SELECT 1"}',  # the one-question reply
+        '{"queries": [{"id": "q7", "sql": "SELECT 1"}]}',  # an id nobody asked for
+        '{"queries": [{"id": "q1"}]}',
+        '{"queries": [{"id": "q1", "sql": "SELECT 1"}',
+    ):
+        with pytest.raises(ReplyError):
+            parse_reply(bad, schema)
     assert DRAFT_REPLY["required"] == ["question", "trigger", "rationale"]

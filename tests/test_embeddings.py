@@ -32,12 +32,19 @@ TIE = 0.005  # exact scores this close are a tie at int8 precision
 
 
 def test_the_int8_model_ranks_names_as_the_exact_model_does():
-    """Top-1 agreement of at least 0.99 on the rankings the exact model decides (its two
-    best scores at least TIE apart); where the two models pick different names, the
-    exact model scored those two within TIE of each other."""
+    """What is asserted, over the 296 recorded rankings (a question against the columns
+    of one table, ranked by the exact fp32 model):
+
+    - on the rankings the exact model decides (its two best scores at least TIE apart,
+      267 when recorded), the int8 model picks the same top name in at least 0.99 of
+      them (267 of 267 when recorded);
+    - over all rankings, raw top-1 agreement is at least 0.97 (290 of 296 = 0.98 when
+      recorded: below 0.99), and every ranking where the top names differ is a near-tie
+      of the exact model (its scores of the two names within TIE, 0.004 at most);
+    - each ranking's scores correlate with the exact model's above 0.95."""
     cases = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
     assert len(cases) >= 250
-    model, decided, agree, near = embeddings.model(), 0, 0, []
+    model, decided, agree, raw, near = embeddings.model(), 0, 0, 0, []
     for case in cases:
         vectors = model.encode([case["question"], *case["names"]])
         scores = vectors[1:] @ vectors[0]
@@ -46,12 +53,13 @@ def test_the_int8_model_ranks_names_as_the_exact_model_does():
         best, second = sorted(exact, reverse=True)[:2]
         decided += best - second >= TIE
         agree += best - second >= TIE and top == case["ranking"][0]
+        raw += top == case["ranking"][0]
         if top != case["ranking"][0]:
             near.append(exact[case["ranking"][0]] - exact[top])
         assert np.corrcoef(scores, exact)[0, 1] > 0.95  # the scores move together
     assert agree / decided >= 0.99, f"top-1 agrees in {agree} of {decided} decided rankings"
+    assert raw / len(cases) >= 0.97, f"top-1 agrees in {raw} of {len(cases)} rankings"
     assert all(gap < TIE for gap in near), near
-    assert len(near) / len(cases) <= 0.03
 
 
 @pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 
 import pytest
 
+from answerable.builders.demo import generate_demo
 from answerable.errors import ConfigError
 from answerable.recipe import load_recipe
+from tests.conftest import REPO, run_in
 
 GOOD = """\
 dataset: tiny
@@ -46,6 +49,12 @@ def test_good_recipe_resolves_paths(tmp_path):
         (GOOD.replace("version: 0.1.0\n", ""), None, "missing key 'version'"),
         (GOOD.replace("format: jsonl", "format: xlsx"), "sources[0].format", "is not one of"),
         (GOOD.replace("path: seeds.jsonl", "path: nowhere.jsonl"), "sources[0].path", "not found"),
+        (GOOD.replace("path: seeds.jsonl", "path: dbs"), "sources[0].path", "is a folder"),
+        (
+            GOOD.replace("databases: dbs", "databases: seeds.jsonl"),
+            "sources[0].databases",
+            "is a file, not a folder",
+        ),
         (GOOD.replace("    path: seeds.jsonl\n", ""), "sources[0]", "missing key 'path'"),
         (GOOD.replace("    databases: dbs\n", ""), "sources[0]", "missing key 'databases'"),
         (
@@ -83,3 +92,30 @@ def test_licenses_of_the_spdx_list_and_own_refs_are_accepted(tmp_path):
 def test_missing_recipe_file(tmp_path):
     with pytest.raises(ConfigError, match="recipe file not found"):
         load_recipe(tmp_path / "absent.yaml")
+
+
+def snapshot(folder) -> dict:
+    """Every file under ``folder`` with its bytes."""
+    return {f: f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+
+
+def test_inputs_outside_the_recipe_folder_are_read_and_nothing_is_written_beside_them(tmp_path):
+    """A recipe may name inputs in another folder (``../shared/...``): they resolve
+    against the recipe's folder and are only read; the build writes into the work folder
+    and the release folder alone."""
+    shared, project, run = tmp_path / "shared", tmp_path / "project", tmp_path / "run"
+    generate_demo(shared / "dbs", 7)
+    shutil.copy(REPO / "raw" / "demo" / "seeds" / "clinic.jsonl", shared / "clinic.jsonl")
+    project.mkdir()
+    run.mkdir()
+    recipe = project / "recipe.yaml"
+    recipe.write_text(
+        GOOD.replace("seeds.jsonl", "../shared/clinic.jsonl").replace("dbs", "../shared/dbs")
+    )
+    before = snapshot(tmp_path)
+    result = run_in(run, "build", recipe)
+    assert result.exit_code == 0, result.output
+    after = snapshot(tmp_path)
+    assert {f: after[f] for f in before} == before  # inputs and the recipe untouched
+    new = [f.relative_to(run) for f in after if f not in before]
+    assert new and all(f.parts[0] in (".answerable", "releases") for f in new), new

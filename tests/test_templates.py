@@ -403,6 +403,26 @@ def test_every_reject_has_its_reason(shop, tmp_path):
     assert all(r["sql"] and r["question"] and r["values"] for r in empty)
 
 
+def test_a_question_filled_with_a_control_character_is_a_named_reject(shop, tmp_path):
+    """A value of the database (here a listed value) that holds ESC or NUL makes a
+    question no reader sees as it is: a reject, never an item."""
+    path = write(
+        tmp_path,
+        """\
+        db_id: shop
+        templates:
+          - id: ctl.name
+            questions: ["How many customers are called {name}?"]
+            sql: SELECT COUNT(*) FROM customer WHERE name = :name
+            placeholders: {name: {values: ["Ann\\e[2J", "Bo\\0b", "Cy"]}}
+        """,
+    )
+    made = expand(load_templates([path]).templates, shop, quota=3)
+    assert [i["question"] for i in made.items] == ["How many customers are called Cy?"]
+    controls = sorted(r["detail"] for r in made.rejects if r["reason"] == "control-character")
+    assert controls == [f"control-character: the question holds U+00{c}" for c in ("00", "1B")]
+
+
 def test_a_pair_two_templates_make_is_kept_once(shop, tmp_path):
     path = write(
         tmp_path,

@@ -98,7 +98,12 @@ def recipe_page(schema_path: Path = RECIPE_SCHEMA) -> str:
             "",
             "A recipe is YAML, checked against `schemas/recipe.schema.json` before anything "
             "runs (`answerable validate RECIPE`). Relative input paths resolve against the "
-            "recipe's folder; `workdir` and `out` against the current directory. A string "
+            "recipe's folder and may lie outside it (`../shared/data/...`); each must exist "
+            "and be of its kind (`databases` a folder, every other input a file, "
+            "`templates.paths` either), and is only read. A build writes into `workdir` and "
+            "`out` alone, which resolve against the current directory; a source database "
+            "that is a symbolic link is refused unless the source sets `follow_symlinks: "
+            "true`. A string "
             "may name environment variables as `${NAME}` or `${NAME:-default}`. "
             "`sources[].name` is a key of each entry of the `sources` list.",
             "",

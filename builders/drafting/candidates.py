@@ -282,6 +282,44 @@ def _qualified(sql: str, context: DatabaseContext, dialect: str) -> shapes.Query
         return None
 
 
+DEFAULT_BATCH = 8
+"""How many questions of one database a text-to-SQL request asks for at most."""
+
+
+def batches(db_ids: list[str], size: int) -> list[list[int]]:
+    """The items' positions in text-to-SQL requests: grouped by database, in the order
+    each database first appears, items in their own order, at most ``size`` a request.
+
+    >>> batches(["a", "b", "a", "a", "b"], 2)
+    [[0, 2], [3], [1, 4]]
+    """
+    by_db: dict[str, list[int]] = {}
+    for position, db_id in enumerate(db_ids):
+        by_db.setdefault(db_id, []).append(position)
+    return [
+        positions[start : start + size]
+        for positions in by_db.values()
+        for start in range(0, len(positions), size)
+    ]
+
+
+def batch_ids(count: int) -> list[str]:
+    """The ids of a request's questions, as the prompt shows them: ``q1``, ``q2`` ..."""
+    return [f"q{n}" for n in range(1, count + 1)]
+
+
+def written(queries: dict[str, str] | None, key: str, model: str) -> dict:
+    """The candidate a model wrote for the question ``key`` of a request: its query, or
+    none with why (``invalid-reply``: no usable reply at all; ``missing-from-reply``:
+    the reply left this question out)."""
+    if queries is None:
+        sql, error = None, "invalid-reply"
+    else:
+        sql = queries.get(key)
+        error = None if sql else "missing-from-reply"
+    return candidate(sql, LLM_GENERATOR, edit="llm_written", model=model, error=error)
+
+
 def candidate(sql: str | None, generator: str, **fields) -> dict:
     """One candidate record (stratum and result are filled by :func:`label`)."""
     record = {

@@ -20,7 +20,8 @@ Per category (the issue's rules):
   explanation (``not-out-of-scope``), and a clustering is more than a grouping by one of
   the schema's columns (``Cluster the teams by their city`` is a GROUP BY: ``groupable``).
 
-Every draft must also differ from its parent (``same-as-parent``) and, when a model
+Every draft must hold no control character (``control-character``: NUL, ESC ...), and
+differ from its parent (``same-as-parent``) and, when a model
 wrote it, from the examples a prompt shows (``copied-example``: the same or nearly
 the same question). Then
 :class:`NearDuplicates` drops a draft whose normalized text equals an earlier one's
@@ -55,6 +56,7 @@ from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORD
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import parse
 from answerable.errors import SQLError
+from answerable.inert import control_character
 
 Failure = tuple[str, str]  # (reason, detail)
 SPELLING_SIMILARITY = 0.85
@@ -416,6 +418,9 @@ CHECKS = {
 
 def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
     """Why ``draft`` fails its category's check, or None when it passes."""
+    control = control_character(draft.question)
+    if control is not None:
+        return "control-character", f"the question holds {control} (not text a reader sees)"
     if normalize(draft.question) == normalize(draft.job.parent["question"]):
         return "same-as-parent", "the draft repeats its parent's question"
     if draft.generator == LLM_DRAFTER:  # only a model saw a prompt's examples

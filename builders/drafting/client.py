@@ -1,7 +1,9 @@
 """The model client: chat completions from any OpenAI-compatible server, cached on disk,
 with bounded concurrency, retries, and token accounting per model.
 
-The only module that imports ``openai`` (:mod:`.llm` uses it). The SDK's own
+The only module that imports ``openai`` (:mod:`.llm` uses it). A reply's text has every
+configured secret masked (:func:`~answerable.inert.mask_secrets`) before it is cached or
+used: a server that echoes the key or the URL's password writes neither to disk. The SDK's own
 retries are off (``max_retries=0``): the loop here retries 408, 409, 429, 5xx,
 timeouts, connection errors and unreadable bodies with exponential backoff and jitter,
 waits as long as a ``Retry-After`` header asks, and counts every attempt. Other
@@ -23,7 +25,7 @@ from openai.types.chat import ChatCompletion
 from answerable.builders.drafting.cache import ReplyCache, cache_key
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.errors import AnswerableError
-from answerable.inert import redact_body, redact_url
+from answerable.inert import mask_secrets, redact_body, redact_url
 
 RETRY_STATUS = frozenset({408, 409, 429})
 
@@ -80,27 +82,30 @@ class ChatClient:
         sample: int = 0,
         seed: int | None = None,
         reply_schema: dict | None = None,
+        answers: int = 1,
     ) -> Completion:
         """The reply to ``messages``: from the cache, or from the server and then cached.
 
         A prompt already on its way (the same key) is not sent again: the second caller
         waits for the first one's reply. ``reply_schema`` is sent as ``response_format``
-        when the settings ask for it (``json_schema``).
+        when the settings ask for it (``json_schema``); a reply of ``answers`` answers
+        may be that many times ``max_tokens`` long.
         """
-        params = self.settings.params(sample if seed is None else seed, reply_schema)
+        params = self.settings.params(sample if seed is None else seed, reply_schema, answers)
         key = cache_key(self.settings.model, messages, params, sample)
         counters = self.usage.of(self.settings.model)
         stored = self.cache.get(key)
         if stored is not None or key in self._pending:
             counters.cached_replies += 1
             text = stored["text"] if stored is not None else await self._pending[key]
-            return Completion(text, True, key)
+            return Completion(mask_secrets(text), True, key)
         self._pending[key] = asyncio.get_running_loop().create_future()
         try:
             text, input_tokens, output_tokens = await self._send(messages, params)
         except BaseException as error:
             self._settle(key, error=error)
             raise
+        text = mask_secrets(text)  # a server may echo the key: it is never stored
         reply = {"text": text, "input_tokens": input_tokens, "output_tokens": output_tokens}
         self.cache.put(key, reply, self.settings.model)
         self._settle(key, text=text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.client import ChatClient, LLMError
@@ -23,8 +24,16 @@ from answerable.builders.drafting.prompts import (
     draft_messages,
     prompt_hash,
     schema_text,
+    sql_messages,
 )
-from answerable.builders.drafting.replies import DRAFT_REPLY, ReplyError, parse_reply, retry_message
+from answerable.builders.drafting.replies import (
+    DRAFT_REPLY,
+    ReplyError,
+    parse_reply,
+    queries_by_id,
+    retry_message,
+    sql_reply,
+)
 from answerable.builders.drafting.settings import LLMSettings, Usage
 
 GENERATOR = LLM_DRAFTER
@@ -32,13 +41,14 @@ GENERATOR = LLM_DRAFTER
 
 @dataclass(frozen=True)
 class Prompt:
-    """Messages to send, the sample index, the JSON Schema the reply must meet, and the
-    request's seed."""
+    """Messages to send, the sample index, the JSON Schema the reply must meet, the
+    request's seed, and how many answers the reply carries (a batch of questions)."""
 
     messages: list[dict]
     sample: int = 0
     reply_schema: dict = field(default_factory=lambda: DRAFT_REPLY)
     seed: int | None = None  # the request's seed; the sample index when None
+    answers: int = 1
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,7 @@ async def ask(client: ChatClient, prompt: Prompt) -> Answer:
     messages, error = list(prompt.messages), None
     for attempt in range(client.settings.validation_retries + 1):
         completion = await client.complete(
-            messages, prompt.sample, prompt.seed, prompt.reply_schema
+            messages, prompt.sample, prompt.seed, prompt.reply_schema, prompt.answers
         )
         try:
             return Answer(parse_reply(completion.text, prompt.reply_schema), None, attempt + 1)
@@ -143,3 +153,41 @@ def _draft(job: Job, reply: dict, model: str, hashed: str) -> Draft:
         model=model,
         prompt_hash=hashed,
     )
+
+
+def sql_with_llm(
+    items: list[dict],
+    schemas: dict[str, str],
+    models: list[LLMSettings],
+    per_item: int,
+    batch: int,
+    cache: ReplyCache,
+    usage: Usage,
+) -> list[list[dict]]:
+    """llm_sql_v1: each item's candidates, ``per_item`` samples from each of ``models``.
+
+    The questions are asked in requests of up to ``batch`` questions of one database
+    (:func:`.candidates.batches`), each question under an id (``q1`` ...), each request
+    cached on its own: a killed run resends only the requests that had not come back,
+    a rerun none. The SQL is the model's own (``edit`` ``llm_written``); a question the
+    reply left out, or a request without a usable reply, gives a candidate without SQL
+    that says why (``missing-from-reply``, ``invalid-reply``)."""
+    chunks = sql_candidates.batches([item["db_id"] for item in items], batch)
+    prompts = []
+    for chunk in chunks:
+        keys = sql_candidates.batch_ids(len(chunk))
+        questions = [(key, items[at]["question"]) for key, at in zip(keys, chunk, strict=True)]
+        messages = sql_messages(schemas[items[chunk[0]]["db_id"]], questions)
+        prompts += [
+            Prompt(messages, sample, sql_reply(keys), answers=len(chunk))
+            for sample in range(per_item)
+        ]
+    found: list[list[dict]] = [[] for _ in items]
+    for settings in models:
+        # a chunk's samples are in a row, so each item gets its samples in order
+        for index, answer in enumerate(ask_all(prompts, settings, cache, usage)):
+            chunk = chunks[index // per_item]
+            queries = queries_by_id(answer.reply) if answer.reply else None
+            for key, at in zip(sql_candidates.batch_ids(len(chunk)), chunk, strict=True):
+                found[at].append(sql_candidates.written(queries, key, settings.model))
+    return found

@@ -42,9 +42,10 @@ DRAFT_SYSTEM = (
 )
 
 SQL_SYSTEM = (
-    "You translate a question about a SQLite database into one SQLite SELECT query. "
-    'Reply with one JSON object {"sql": ...} and nothing else. Write a query even when '
-    "the question is unclear: give your best reading."
+    "You translate questions about a SQLite database into SQLite SELECT queries, one query "
+    'per question. Reply with one JSON object {"queries": [{"id": ..., "sql": ...}, ...]} '
+    "holding each question's id and its query, and nothing else. Write a query even when "
+    "a question is unclear: give your best reading."
 )
 
 
@@ -278,9 +279,15 @@ def _example(example: dict) -> str:
     return parent + "Reply: " + json.dumps(reply, ensure_ascii=False)
 
 
-def sql_messages(schema: str, question: str) -> list[dict]:
-    """The chat messages asking for a candidate SQL query for ``question``."""
-    user = f"Database schema:\n{schema}\n\nQuestion: {question}\n\nReply in JSON."
+def sql_messages(schema: str, questions: list[tuple[str, str]]) -> list[dict]:
+    """The chat messages asking for a candidate SQL query for each ``(id, question)``
+    of one database: one request for a batch of questions, each answered under its id.
+    A question is shown on one line (its whitespace runs as single spaces)."""
+    lines = "\n".join(f"{key}: {' '.join(question.split())}" for key, question in questions)
+    user = (
+        f"Database schema:\n{schema}\n\nQuestions:\n{lines}\n\n"
+        "Reply in JSON, one query for each id."
+    )
     return [{"role": "system", "content": SQL_SYSTEM}, {"role": "user", "content": user}]
 
 

@@ -1,7 +1,7 @@
 """Reading a model's reply: pure functions from text to a checked dict, or a reason.
 
 A reply must hold one JSON object matching :data:`DRAFT_REPLY` (drafts),
-:data:`SQL_REPLY` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and
+:func:`sql_reply` (candidate SQL) or :data:`NAMES_REPLY` (column names). Code fences and
 text around the object are tolerated; anything else raises :class:`ReplyError`, whose
 message goes back to the model in :func:`retry_message`.
 
@@ -33,12 +33,38 @@ DRAFT_REPLY = {
 }
 """The reply to a drafting prompt."""
 
-SQL_REPLY = {
-    "type": "object",
-    "required": ["sql"],
-    "properties": {"sql": {"type": "string", "minLength": 1}},
-}
-"""The reply to a text-to-SQL prompt."""
+
+def sql_reply(ids: list[str]) -> dict:
+    """The reply to a text-to-SQL prompt for the questions ``ids``: a query per id. Ids
+    the prompt did not ask for make it invalid; an id left out does not (the reply is
+    partial: :func:`queries_by_id` names what is missing)."""
+    return {
+        "type": "object",
+        "required": ["queries"],
+        "properties": {
+            "queries": {
+                "type": "array",
+                "maxItems": len(ids),
+                "items": {
+                    "type": "object",
+                    "required": ["id", "sql"],
+                    "properties": {
+                        "id": {"enum": list(ids)},
+                        "sql": {"type": "string", "minLength": 1},
+                    },
+                },
+            }
+        },
+    }
+
+
+def queries_by_id(reply: dict) -> dict[str, str]:
+    """The query of each id in a :func:`sql_reply` reply (an id given twice: the first)."""
+    found: dict[str, str] = {}
+    for query in reply["queries"]:
+        found.setdefault(query["id"], query["sql"])
+    return found
+
 
 NAMES_REPLY = {
     "type": "object",
@@ -75,7 +101,7 @@ ANSWER_REPLY = {
 
 _VALIDATORS = {
     id(s): Draft202012Validator(s)
-    for s in (DRAFT_REPLY, SQL_REPLY, NAMES_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)
+    for s in (DRAFT_REPLY, NAMES_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)
 }
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
@@ -87,7 +113,8 @@ class ReplyError(ValueError):
 def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
     """The JSON object in ``text``, checked against ``schema``; only its known keys."""
     value = _json_object(text or "")
-    error = best_match(_VALIDATORS[id(schema)].iter_errors(value))
+    validator = _VALIDATORS.get(id(schema)) or Draft202012Validator(schema)
+    error = best_match(validator.iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         raise ReplyError(
@@ -97,8 +124,12 @@ def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
 
 
 def _stripped(value):
-    """A text without the spaces around it; a list of texts, each so."""
-    return [v.strip() for v in value] if isinstance(value, list) else value.strip()
+    """A text without the spaces around it; each text of a list or object so too."""
+    if isinstance(value, list):
+        return [_stripped(v) for v in value]
+    if isinstance(value, dict):
+        return {key: _stripped(v) for key, v in value.items()}
+    return value.strip() if isinstance(value, str) else value
 
 
 def _json_object(text: str):

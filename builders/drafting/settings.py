@@ -51,14 +51,15 @@ class LLMSettings:
         register_url(base_url)
         return cls(**known)
 
-    def params(self, seed: int, reply_schema: dict | None = None) -> dict:
+    def params(self, seed: int, reply_schema: dict | None = None, answers: int = 1) -> dict:
         """The request's sampling parameters (part of the cache key). ``seed`` makes
         samples of one prompt differ, and repeatable where the server honours it; with
         ``json_schema`` on, ``reply_schema`` goes as ``response_format`` (structured
-        output: llama.cpp and vLLM decode only replies the schema accepts)."""
+        output: llama.cpp and vLLM decode only replies the schema accepts). A reply that
+        carries ``answers`` answers (a batch of questions) may take ``max_tokens`` for each."""
         params = {"temperature": self.temperature, "seed": seed}
         if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
+            params["max_tokens"] = self.max_tokens * answers
         if self.json_schema and reply_schema is not None:
             params["response_format"] = {
                 "type": "json_schema",

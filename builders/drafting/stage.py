@@ -42,8 +42,7 @@ from answerable.builders.drafting.drafts import (
 )
 from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
 from answerable.builders.drafting.offline import draft_offline
-from answerable.builders.drafting.prompts import schema_text, sql_messages
-from answerable.builders.drafting.replies import SQL_REPLY
+from answerable.builders.drafting.prompts import schema_text
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
@@ -82,6 +81,7 @@ class DraftingConfig:
     rate: float = 1.0
     unrelated_from: tuple[Path, ...] = ()
     candidate_models: tuple[str, ...] = ()  # candidates.models; default: the llm's model
+    candidates_batch: int = sql_candidates.DEFAULT_BATCH  # questions per text-to-SQL request
     twin_rate: float = 0.0  # share of offline jobs that make an answerable twin instead
 
     @classmethod
@@ -100,6 +100,9 @@ class DraftingConfig:
             rate=section.get("rate", 1.0),
             unrelated_from=tuple(recipe.resolve(p) for p in section.get("unrelated_from", [])),
             candidate_models=tuple((section.get("candidates") or {}).get("models") or ()),
+            candidates_batch=(section.get("candidates") or {}).get(
+                "batch", sql_candidates.DEFAULT_BATCH
+            ),
             twin_rate=section.get("twin_rate", 0.0),
         )
 
@@ -489,6 +492,7 @@ def candidates_identity(config: DraftingConfig) -> dict:
         else sql_candidates.PERTURB_GENERATOR,
         "llm": config.llm.identity() if config.llm else None,
         "models": [m.model for m in config.sql_models()],
+        **({"batch": config.candidates_batch} if config.llm else {}),
     }
 
 
@@ -573,30 +577,19 @@ def offline_candidates(ctx, config, items, contexts, by_id=None) -> list[list[di
 
 
 def llm_candidates(ctx, config, items, contexts) -> list[list[dict]]:
-    """llm_sql_v1: ``candidates.per_item`` samples of a text-to-SQL prompt per item from
-    each model of ``candidates.models``. The SQL is the model's own (``edit``
-    ``llm_written``), for drafted items without a parent too."""
-    from answerable.builders.drafting.llm import Prompt, ask_all  # imports openai
+    """llm_sql_v1: ``candidates.per_item`` samples per item from each model of
+    ``candidates.models``, asked ``candidates.batch`` questions of one database a request
+    (:func:`~answerable.builders.drafting.llm.sql_with_llm`)."""
+    from answerable.builders.drafting.llm import sql_with_llm  # imports openai
 
     schemas = {db: schema_text(context) for db, context in contexts.items()}
-    prompts = [
-        Prompt(sql_messages(schemas[item["db_id"]], item["question"]), sample, SQL_REPLY)
-        for item in items
-        for sample in range(config.candidates_per_item)
-    ]
-    step = config.candidates_per_item
-    found: list[list[dict]] = [[] for _ in items]
     with model_cache(ctx) as (cache, usage):
-        for settings in config.sql_models():
-            answers = ask_all(prompts, settings, cache, usage)
-            for index, answer in enumerate(answers):
-                found[index // step].append(
-                    sql_candidates.candidate(
-                        answer.reply["sql"] if answer.reply else None,
-                        sql_candidates.LLM_GENERATOR,
-                        edit="llm_written",
-                        model=settings.model,
-                        error=None if answer.reply else "invalid-reply",
-                    )
-                )
-    return found
+        return sql_with_llm(
+            items,
+            schemas,
+            config.sql_models(),
+            config.candidates_per_item,
+            config.candidates_batch,
+            cache,
+            usage,
+        )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError, SQLError
 from answerable.ids import content_hash
+from answerable.inert import control_character
 from answerable.names import name_problem
 from answerable.schemas import validate
 
@@ -193,19 +193,6 @@ class ExampleCollector:
         db_ids = dict.fromkeys(record["db_id"] for record in self.examples)
         databases = {db_id: resolve(db_id) for db_id in db_ids}
         return SourceData(self.examples, databases, self.rejects)
-
-
-def control_character(text: str) -> str | None:
-    """The first control character of ``text`` (tab and newline aside) as ``U+001B``,
-    else None: NUL, ESC and the like are invisible or rewrite a terminal.
-
-    >>> control_character("How many? \x1b[31m")
-    'U+001B'
-    """
-    for char in text:
-        if char not in "\t\n" and unicodedata.category(char) == "Cc":
-            return f"U+{ord(char):04X}"
-    return None
 
 
 def read_text(path: Path) -> str:

@@ -45,6 +45,7 @@ from answerable.builders.templates.writing import (
 )
 from answerable.errors import SQLError
 from answerable.ids import canonical_json, item_id, rng_for
+from answerable.inert import control_character
 from answerable.pipeline import StepOutput, first_of_each_id, reject
 
 DEFAULT_ANSWER = "{result}"  # a template without an answer text: its result's first values
@@ -146,7 +147,11 @@ class Expander:
             kept = self._texts[text] = sorted(set(text_placeholders(text))) == self.template.names
         if not kept:
             raise TemplateError("paraphrase-lost-placeholder", f"{text!r} changed the placeholders")
-        return fill_question(text, values)
+        question = fill_question(text, values)
+        control = control_character(question)
+        if control is not None:  # from a value of the database, or the paraphrase
+            raise TemplateError("control-character", f"the question holds {control}")
+        return question
 
     def execute(self, sql: str, values: dict[str, Any]) -> Result:
         """Run the pair and check its result: non-empty, not all NULL, within the cap."""

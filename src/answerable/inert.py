@@ -17,6 +17,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u20
 _CONTROL_BUT_NEWLINE = re.compile(
     r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
 )
+# the characters of Unicode category Cc but tab and newline
+_UNREADABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _QUOTE = "'"
 _SECRETS = tuple(
@@ -66,6 +68,18 @@ def mask_secrets(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     return text
+
+
+def control_character(text: str) -> str | None:
+    """The first control character of ``text`` (tab and newline aside) as ``U+001B``,
+    else None: NUL, ESC and the like are invisible or rewrite a terminal, so a question
+    that holds one is rejected (source, template-expanded and drafted questions alike).
+
+    >>> control_character("How many? \x1b[31m")
+    'U+001B'
+    """
+    found = _UNREADABLE.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
 
 
 def _escape(match: re.Match) -> str:

@@ -25,6 +25,7 @@ from answerable.variables import expand as expand_variables
 from answerable.yamlfile import load_yaml
 
 INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
+FOLDER_KEYS = frozenset({"databases"})  # every other input key names a file
 DEFAULT_WORKDIR = ".answerable"
 DEFAULT_OUT = "releases"
 
@@ -248,7 +249,9 @@ def _check_inputs(recipe: Recipe) -> None:
             if value is None or (key == "databases" and value == "demo"):
                 continue
             origin = source.get("origin")
-            _check_exists(recipe, f"sources[{index}].{key}", value, written[index][key], origin)
+            kind = "folder" if key in FOLDER_KEYS else "file"
+            where = f"sources[{index}].{key}"
+            _check_exists(recipe, where, value, written[index][key], origin, kind)
         if source.get("databases") == "demo" and "demo" not in recipe.data:
             raise ConfigError(
                 recipe.file,
@@ -256,23 +259,39 @@ def _check_inputs(recipe: Recipe) -> None:
                 "'demo' databases are used but the recipe has no 'demo' section",
                 fix="add 'demo: {seed: 7}' at the top level",
             )
-    for section, key in (("templates", "paths"), ("drafting", "unrelated_from")):
+    listed = (("templates", "paths", None), ("drafting", "unrelated_from", "file"))
+    for section, key, kind in listed:
         paths = recipe.section(section).get(key, [])
         as_written = ((recipe.written or recipe.data).get(section) or {}).get(key, [])
         for index, (value, text) in enumerate(zip(paths, as_written, strict=True)):
-            _check_exists(recipe, f"{section}.{key}[{index}]", value, text)
+            _check_exists(recipe, f"{section}.{key}[{index}]", value, text, kind=kind)
     entries = recipe.section("templates").get("text2sql", [])
     written = ((recipe.written or recipe.data).get("templates") or {}).get("text2sql", [])
     for index, (entry, text) in enumerate(zip(entries, written, strict=True)):
         for key in ("path", "database"):
-            _check_exists(recipe, f"templates.text2sql[{index}].{key}", entry[key], text[key])
+            where = f"templates.text2sql[{index}].{key}"
+            _check_exists(recipe, where, entry[key], text[key], kind="file")
 
 
 def _check_exists(
-    recipe: Recipe, key: str, value: str, written: str, origin: str | None = None
+    recipe: Recipe,
+    key: str,
+    value: str,
+    written: str,
+    origin: str | None = None,
+    kind: str | None = None,
 ) -> None:
+    """An input path must exist, and be a ``kind`` (``file`` or ``folder``; None: either).
+
+    A recipe may name inputs anywhere (``../shared/data/...``): they are only read. What
+    a build writes goes to the work folder and the release folder alone."""
     path = recipe.resolve(value)
     if path.exists():
+        if kind == "file" and path.is_dir():
+            raise ConfigError(recipe.file, key, f"{path} is a folder", fix="name a file in it")
+        if kind == "folder" and not path.is_dir():
+            fix = "name the folder that holds the files"
+            raise ConfigError(recipe.file, key, f"{path} is a file, not a folder", fix=fix)
         return
     if DATA not in names(written):
         raise ConfigError(
