@@ -3,8 +3,11 @@
 The layout (the release contract): ``manifest.json``; ``data/<split>.parquet`` and
 ``data/<split>.jsonl`` per split; ``databases/<db_id>.sqlite`` and
 ``databases/variants/<variant>.sqlite`` (a delta: the columns an edit changed and the
-views that show them over its base). Every reader here takes a release folder and names
-it when it is not one.
+views that show them over its base). This module is the one reader of a release: verify,
+diff, export, inspect and evaluate open it here (:func:`open_release`, or the parts:
+:func:`read_release_manifest`, :func:`read_frame`, :func:`read_items`,
+:func:`release_schemas`). Every reader takes a release folder and names it when it is not
+one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -65,6 +69,36 @@ def read_release_manifest(folder: Path) -> dict:
     return manifest
 
 
+@dataclass(frozen=True)
+class Release:
+    """An opened release: its folder, manifest, items (sorted by id) and the execution
+    limits its gold results were verified with."""
+
+    path: Path
+    items: list[dict]
+    manifest: dict
+    limits: Limits
+
+
+def open_release(folder: str | Path, fields: Iterable[str] | None = None) -> Release:
+    """The release at ``folder``: manifest checked, every split's items sorted by id.
+
+    ``fields``: read only these item fields (those a data file has), as plain values
+    (open fields parsed, absent fields left out); without it every field, as
+    :func:`read_items` gives them. A release without data files is refused.
+    """
+    folder = Path(folder)
+    manifest = read_release_manifest(folder)
+    if not data_files(manifest):
+        raise ConfigError(folder, None, "not a release: no data/<split> files", fix=_FIX)
+    if fields is None:
+        items = read_items(folder, manifest)
+    else:
+        frame = read_frame(folder, manifest, columns=fields)
+        items = sorted(to_items(frame), key=lambda item: item["id"])
+    return Release(folder, items, manifest, release_limits(manifest))
+
+
 def release_limits(manifest: dict) -> Limits:
     """The execution limits the release's gold results were verified with (its
     ``execution`` entry: time limit and row cap); the executor's defaults for a release
@@ -102,28 +136,69 @@ def read_items(
     return sorted(items, key=lambda item: item["id"])
 
 
-def read_frame(folder: Path, manifest: dict | None = None) -> pl.DataFrame:
+def read_frame(
+    folder: Path, manifest: dict | None = None, columns: Iterable[str] | None = None
+) -> pl.DataFrame:
     """Every item of a release as one polars frame (from the Parquet files, or the JSON
     Lines files where a split has no Parquet), with a ``split`` column; split by split,
     each sorted by id as written (sort it when the order matters: that costs seconds on a
-    million items)."""
+    million items). ``columns``: read only these (those a file has, in its order), plus
+    ``split``."""
     folder = Path(folder)
     manifest = manifest if manifest is not None else read_release_manifest(folder)
+    columns = None if columns is None else frozenset(columns)
     frames = []
     for split, files in data_files(manifest).items():
-        frame = read_split(folder / (files.get("parquet") or files["jsonl"])["path"])
+        frame = _read_data(folder / (files.get("parquet") or files["jsonl"])["path"], columns)
         if "split" not in frame.columns:
             frame = frame.with_columns(pl.lit(split).alias("split"))
         frames.append(frame)
     if not frames:
-        return pl.DataFrame(schema=polars_schema())
+        return _read_data(None, columns)
     same = all(frame.schema == frames[0].schema for frame in frames)
     return pl.concat(frames, how="vertical" if same else "diagonal_relaxed")
+
+
+def _read_data(path: Path | None, columns: frozenset[str] | None) -> pl.DataFrame:
+    """One data file (``None``: no file, an empty frame of every field), its ``columns``
+    only when given; a Parquet file reads no other column."""
+    if columns is not None and path is not None and path.suffix == ".parquet":
+        present = [name for name in pl.read_parquet_schema(path) if name in columns]
+        return pl.read_parquet(path, columns=present)
+    frame = pl.DataFrame(schema=polars_schema()) if path is None else read_split(path)
+    if columns is None:
+        return frame
+    wanted = columns | ({"split"} if path is None else set())
+    return frame.select([name for name in frame.columns if name in wanted])
 
 
 def database_key(item: dict) -> str:
     """The database an item is asked over: its edited variant, else its source database."""
     return item.get("db_variant") or item["db_id"]
+
+
+def database_paths(item: dict, release: Path) -> tuple[str, str | None]:
+    """``(base, delta)``: the paths inside the release of the database the item is asked
+    over; an item without one is refused with a line naming the release and the item."""
+    database = item.get("database")
+    if not isinstance(database, dict) or not database.get("base"):
+        raise ConfigError(
+            release,
+            f"item {item['id']}: database",
+            "the item names no shipped database",
+            fix="score a release cut with its databases (answerable build)",
+        )
+    return database["base"], database.get("delta")
+
+
+def shipped(item: dict, release: Path) -> bool:
+    """Whether the release ships the database the item is asked over."""
+    database = item.get("database")
+    if not isinstance(database, dict) or not database.get("base"):
+        return False
+    return all(
+        (release / part).is_file() for part in (database["base"], database.get("delta")) if part
+    )
 
 
 def release_schemas(folder: Path, items: list[dict]) -> dict[str, DatabaseSchema]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.release.contents import frame_tally, read_frame, read_release_manifest
+from answerable.release.contents import MANIFEST, frame_tally, read_frame, read_release_manifest
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("split", "by_split"))
 SHOWN = 20  # ids listed per kind in the text form; --json lists all
@@ -219,7 +219,7 @@ def previous_version(dataset_dir: Path, version: str) -> Path | None:
         for p in dataset_dir.iterdir()
         if p.is_dir()
         and not p.name.startswith(".")
-        and (p / "manifest.json").is_file()
+        and (p / MANIFEST).is_file()
         and version_key(p.name) < version_key(version)
     ]
     return max(older, key=lambda p: version_key(p.name), default=None)

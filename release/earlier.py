@@ -17,7 +17,7 @@ import polars as pl
 
 from answerable.ids import content_hash, sha256_file
 from answerable.release.config import ReleaseConfig
-from answerable.release.contents import MANIFEST, data_files, read_release_manifest
+from answerable.release.contents import MANIFEST, read_frame
 from answerable.release.diff import version_key
 
 SPLIT_COLUMNS = {"id": pl.String, "split": pl.String}
@@ -84,14 +84,7 @@ def _versions_below(dataset_dir: Path, version: str) -> list[Path]:
 
 def _item_splits(folder: Path) -> pl.DataFrame:
     """``id`` and ``split`` of every item of a release folder (its ids only are read)."""
-    frames = []
-    for split, files in data_files(read_release_manifest(folder)).items():
-        if "parquet" in files:
-            ids = pl.read_parquet(folder / files["parquet"]["path"], columns=["id"])
-        else:
-            ids = pl.read_ndjson(folder / files["jsonl"]["path"]).select("id")
-        frames.append(ids.with_columns(split=pl.lit(split, pl.String)))
-    return pl.concat(frames) if frames else pl.DataFrame(schema=SPLIT_COLUMNS)
+    return read_frame(folder, columns=["id"]).select(list(SPLIT_COLUMNS))
 
 
 def major(version: str) -> int:

@@ -13,11 +13,11 @@ BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_
 
 
 def load_items(path: Path) -> list[dict]:
-    """Items from a release directory (every split), a Parquet file or a JSON Lines file."""
+    """Items from a release directory (every split, read by
+    :func:`~answerable.release.contents.read_frame`), a candidates or items file or the
+    folder holding one, or one data file of a release."""
     path = Path(path)
-    if path.is_dir() and sorted(path.glob("data/*.parquet")):
-        return [item for part in sorted(path.glob("data/*.parquet")) for item in load_items(part)]
-    if path.is_dir() and (path / MANIFEST).is_file():  # a release that ships JSON Lines only
+    if path.is_dir() and ((path / MANIFEST).is_file() or (path / "data").is_dir()):
         return to_items(read_frame(path))
     if path.is_dir():
         for name in ("items.parquet", "candidates.parquet", "items.jsonl"):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.ids import item_id
+from answerable.release.contents import count_items, file_entry
 from answerable.release.write import to_frame, write_data
 
 TINY_TABLES = """
@@ -21,9 +22,10 @@ INSERT INTO labs VALUES (1, 'ann', 1.23449, 'mg'), (2, 'bob', 2.0, NULL),
 """
 
 
-def write_items(release: Path, items: list[dict]) -> None:
-    """Write items as the release writer does: typed ``data/<split>.jsonl`` files."""
-    write_data(to_frame(items), release, ["jsonl"])
+def write_items(release: Path, items: list[dict]) -> list[dict]:
+    """Write items as the release writer does: typed ``data/<split>.jsonl`` files; their
+    manifest entries."""
+    return write_data(to_frame(items), release, ["jsonl"])
 
 
 def tiny_item(question: str, sql: str | None, label: str = "answerable", **extra) -> dict:
@@ -55,8 +57,17 @@ def tiny_release(folder: Path, items: list[dict]) -> Path:
     with ReadOnlyDatabase(database) as db:
         for item in items:
             item["result"] = db.execute(item["sql"]).to_record() if item["sql"] else None
-    write_items(release, items)
-    manifest = {"dataset": "tiny", "version": "1.0.0"}
+    files = write_items(release, items)
+    files.append(file_entry(release, "databases/tiny.sqlite"))
+    manifest = {
+        "dataset": "tiny",
+        "version": "1.0.0",
+        "tool": {"name": "answerable", "version": "0"},
+        "recipe_signature": "0" * 16,
+        "seed": 0,
+        "counts": count_items(items),
+        "files": files,
+    }
     (release / "manifest.json").write_text(json.dumps(manifest))
     return release
 

@@ -155,3 +155,33 @@ def test_verify_refuses_a_manifest_listing_a_file_outside_the_release(release, t
     assert result.exit_code == 1, result.output
     assert_clean_error(result)
     assert f"{listed!r} is outside the release folder" in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["verify"],
+        ["diff"],
+        ["export", "--format", "dte", "--out", "exported"],
+        ["inspect"],
+        ["evaluate", "--reference", "gold"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_every_command_reading_a_release_refuses_a_path_outside_it(release, tmp_path, command):
+    """verify, diff, export, inspect and evaluate open a release through one reader, so
+    each refuses a manifest listing a file outside the release with the same line."""
+    import json
+    import shutil
+
+    bad = tmp_path / "bad" / "fixture" / "0.1.0"
+    shutil.copytree(release, bad)
+    manifest = json.loads((bad / "manifest.json").read_text())
+    manifest["files"].append({"path": "../secret.txt", "sha256": "0" * 64, "bytes": 18})
+    (bad / "manifest.json").write_text(json.dumps(manifest))
+    name, *options = command
+    folders = [release, bad] if name == "diff" else [bad]  # diff: the good one, then the bad
+    result = run_in(tmp_path, name, *folders, *options)
+    assert result.exit_code == 1, result.output
+    assert_clean_error(result)
+    assert "'../secret.txt' is outside the release folder" in result.output

@@ -1,7 +1,7 @@
 """Score a system's predictions on a release: the library side of ``answerable evaluate``.
 
-:func:`evaluate` reads the release's items (``data/<split>.parquet``, or ``.jsonl``) and the
-predictions, executes every predicted SQL on the item's shipped database, turns each
+:func:`evaluate` reads the release's items (:func:`answerable.release.contents.open_release`)
+and the predictions, executes every predicted SQL on the item's shipped database, turns each
 item into a :class:`Scored` record and computes every registered metric, its
 breakdowns (split, database, label, category, hardness, operation, generator) and
 seeded bootstrap intervals for the headline numbers. The report is a plain dict whose
@@ -11,14 +11,12 @@ first keys are the headline numbers; :func:`format_report` prints it as a table.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.builders.executor import Limits
 from answerable.errors import ConfigError
-from answerable.records import read_json
-from answerable.release.contents import release_limits
+from answerable.release.contents import Release, database_paths, open_release, shipped
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
@@ -26,37 +24,13 @@ from answerable.release.evaluate.predictions import Prediction, read_predictions
 from answerable.release.evaluate.profiles import PROFILES, Profile
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
-from answerable.release.evaluate.run import Outcome, Task, database_key, execute_all, shipped
+from answerable.release.evaluate.run import Outcome, Task, execute_all
 from answerable.release.evaluate.tally import Tally
-from answerable.release.write import read_split, to_items
 
 NONE = "none"  # the group of items without a value
 # The item fields scoring reads (reviews, edit scripts and readings are left unread).
 SCORED_FIELDS = ("id", "db_id", "question", "sql", "label", "category", "split", "spans")
 SCORED_FIELDS += ("result", "sql_meta", "provenance", "candidates", "database")
-_FIX_RELEASE = "give a release folder written by `answerable build` (<out>/<dataset>/<version>)"
-
-
-@dataclass(frozen=True)
-class Release:
-    """The parts of a release folder scoring needs."""
-
-    path: Path
-    items: list[dict]
-    manifest: dict
-    limits: Limits
-
-
-def open_release(path: str | Path) -> Release:
-    """Items (every split) and execution limits of the release at ``path``: the limits
-    its manifest records, the executor's defaults (2 s, 100 rows) when it has none."""
-    path = Path(path)
-    files = data_files(path)
-    if not path.is_dir() or not files:
-        raise ConfigError(path, None, "not a release: no data/<split> files", fix=_FIX_RELEASE)
-    items = sorted((i for f in files for i in _read(f)), key=lambda i: i["id"])
-    manifest = read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
-    return Release(path, items, manifest, release_limits(manifest))
 
 
 def with_limits(opened: Release, timeout_s: float | None, row_cap: int | None) -> Release:
@@ -64,21 +38,6 @@ def with_limits(opened: Release, timeout_s: float | None, row_cap: int | None) -
     changes = {"timeout_s": timeout_s, "row_cap": row_cap}
     changes = {name: value for name, value in changes.items() if value is not None}
     return replace(opened, limits=replace(opened.limits, **changes)) if changes else opened
-
-
-def _read(path: Path) -> list[dict]:
-    frame = read_split(path)
-    return to_items(frame.select([name for name in frame.columns if name in SCORED_FIELDS]))
-
-
-def data_files(release: Path) -> list[Path]:
-    """One data file per split: the Parquet file, or the JSON Lines one when alone."""
-    found: dict[str, Path] = {}
-    for path in sorted((release / "data").glob("*.jsonl")) + sorted(
-        (release / "data").glob("*.parquet")
-    ):
-        found[path.stem] = path  # Parquet, read second, wins
-    return [found[split] for split in sorted(found)]
 
 
 def evaluate(
@@ -102,7 +61,7 @@ def evaluate(
     SQL runs under the execution limits the release records; ``timeout_s`` and
     ``row_cap`` override them.
     """
-    opened = with_limits(open_release(release), timeout_s, row_cap)
+    opened = with_limits(open_release(release, SCORED_FIELDS), timeout_s, row_cap)
     chosen = _profile(profile or (opened.manifest.get("scoring") or {}).get("profile"))
     mode = mode or (chosen.mode if chosen else "multiset")
     if mode not in MODES:
@@ -175,7 +134,7 @@ def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> li
             tasks.append(
                 Task(
                     item["id"],
-                    database_key(item, release),
+                    database_paths(item, release),
                     prediction.sql,
                     gold_sql,
                     item.get("result"),

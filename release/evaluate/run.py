@@ -50,29 +50,6 @@ class Outcome:
     jaccard: float = 0.0
 
 
-def database_key(item: dict, release: Path) -> tuple[str, str | None]:
-    """``(base, delta)`` paths of the item's database inside the release."""
-    database = item.get("database")
-    if not isinstance(database, dict) or not database.get("base"):
-        raise ConfigError(
-            release,
-            f"item {item['id']}: database",
-            "the item names no shipped database",
-            fix="score a release cut with its databases (answerable build)",
-        )
-    return database["base"], database.get("delta")
-
-
-def shipped(item: dict, release: Path) -> bool:
-    """Whether the release ships the database the item is asked over."""
-    database = item.get("database")
-    if not isinstance(database, dict) or not database.get("base"):
-        return False
-    return all(
-        (release / part).is_file() for part in (database["base"], database.get("delta")) if part
-    )
-
-
 def execute_all(
     release: Path,
     tasks: list[Task],

@@ -7,12 +7,7 @@ from pathlib import Path
 from answerable.errors import ConfigError
 from answerable.names import inside
 from answerable.records import guard_replace, write_jsonl
-from answerable.release.contents import (
-    read_items,
-    read_release_manifest,
-    release_limits,
-    release_schemas,
-)
+from answerable.release.contents import open_release, release_schemas
 from answerable.release.export import FORMATS, PREPARE, Export
 
 LEFT_OUT = "left_out.jsonl"
@@ -34,10 +29,10 @@ def export_release(folder: Path, fmt: str, out: Path, force: bool = False) -> Ex
             fix=f"use one of {', '.join(FORMATS)}",
         )
     folder, out = Path(folder), Path(out)
-    manifest = read_release_manifest(folder)
-    items = read_items(folder, manifest)
+    opened = open_release(folder)
+    items = opened.items
     if fmt in PREPARE:
-        items = PREPARE[fmt](folder, items, release_limits(manifest))
+        items = PREPARE[fmt](folder, items, opened.limits)
     result = FORMATS[fmt](items, release_schemas(folder, items))
     if not result.files:
         reasons = "; ".join(f"{n} items: {reason}" for reason, n in result.reasons().items())

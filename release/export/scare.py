@@ -32,7 +32,7 @@ from pathlib import Path
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import SQLError
-from answerable.release.contents import database_key
+from answerable.release.contents import database_key, shipped
 from answerable.release.evaluate.compare import ehrsql_answer
 from answerable.release.export.common import Export, by_split, json_text, result_rows
 
@@ -123,7 +123,6 @@ def run_candidates(folder: Path, items: list[dict], limits: Limits) -> list[dict
     in its own sort order. Candidates without SQL, and items whose database the
     release does not ship, are left as they are."""
     from answerable.release.databases import open_item_database
-    from answerable.release.evaluate.run import shipped
 
     opened: dict[str, object] = {}
     try:

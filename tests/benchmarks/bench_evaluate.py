@@ -33,8 +33,10 @@ from click.testing import CliRunner
 from answerable.builders import sqlite_files
 from answerable.cli import main
 from answerable.ids import content_hash, rng_for
+from answerable.records import write_json
+from answerable.release.contents import MANIFEST, count_items, open_release, read_release_manifest
 from answerable.release.databases import item_files
-from answerable.release.evaluate.report import evaluate, open_release
+from answerable.release.evaluate.report import evaluate
 from answerable.release.write import to_frame, write_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +68,11 @@ def scale_release(built: Path, target: Path, n: int) -> list[dict]:
         item["split"] = "test"
         items.append(item)
     items.sort(key=lambda i: i["id"])
-    write_data(to_frame(items), target, ["parquet"])
+    files = write_data(to_frame(items), target, ["parquet"])
+    manifest = read_release_manifest(built)  # the built one's, with these items' files
+    shipped = [entry for entry in manifest["files"] if entry["path"].startswith("databases/")]
+    manifest |= {"files": files + shipped, "counts": count_items(items)}
+    write_json(manifest, target / MANIFEST)
     return items
 
 
