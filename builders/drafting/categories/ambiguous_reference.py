@@ -29,4 +29,5 @@ CATEGORY = Category(
             "rationale": "'its' points at a book the question does not give.",
         },
     ),
+    span_tag="AMB",
 )

@@ -16,3 +16,6 @@ class Category:
     explanation: str  # the message a reliable system should give; {trigger} is filled
     uses_parent: bool  # the draft rewrites an answerable question shown in the prompt
     examples: tuple[dict, ...]
+    span_tag: str | None = None  # the DTE tag of the trigger's span (AMB, UNK), if tagged
+    topics: tuple[str, ...] = ()  # topics that steer drafts for different parents apart
+    topic_focus: str = "{topic}"  # a job's focus: one of the topics in this frame

@@ -26,4 +26,5 @@ CATEGORY = Category(
             "rationale": "Nothing records loyalty cards.",
         },
     ),
+    span_tag="UNK",
 )

@@ -24,4 +24,18 @@ CATEGORY = Category(
             "rationale": "A factual question on a subject the database does not cover.",
         },
     ),
+    # facts no database of the build holds
+    topics=(
+        "astronomy",
+        "world geography",
+        "history",
+        "chess",
+        "chemistry",
+        "literature",
+        "music history",
+        "animals",
+        "inventions",
+        "languages",
+    ),
+    topic_focus="a general-knowledge question about {topic}",
 )

@@ -26,4 +26,5 @@ CATEGORY = Category(
             "rationale": "A forecast of data that does not exist yet.",
         },
     ),
+    span_tag="UNK",  # DTE tags the request no query serves ("Bar chart")
 )

@@ -25,4 +25,17 @@ CATEGORY = Category(
             "rationale": "A personal question to the assistant.",
         },
     ),
+    topics=(
+        "the weather",
+        "a greeting",
+        "cooking",
+        "travel plans",
+        "a film",
+        "music",
+        "a joke",
+        "history trivia",
+        "the user's weekend",
+        "a sports result from the news",
+    ),
+    topic_focus="small talk about {topic}",
 )

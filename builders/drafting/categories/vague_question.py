@@ -23,4 +23,5 @@ CATEGORY = Category(
             "rationale": "Names an author but not whether books, sales or ratings are wanted.",
         },
     ),
+    span_tag="AMB",
 )

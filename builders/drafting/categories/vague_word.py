@@ -30,4 +30,5 @@ CATEGORY = Category(
             "rationale": "'many' has no threshold.",
         },
     ),
+    span_tag="AMB",
 )
