@@ -10,6 +10,12 @@ The examples are written for a made-up bookshop database: people read them (the 
 page's guidelines), and a prompt shows them only for out-of-domain and small talk, or
 when its database offers nothing to write examples on; otherwise a prompt's examples are
 written on the target database itself (:func:`.prompts.database_examples`).
+
+Each category is one module here holding its :class:`Category` (label, definition,
+trigger, explanation, examples, span tag, focus topics), listed by one line in
+:data:`CATEGORIES`. How the offline drafter makes it and what the draft check demands of
+it are :data:`~answerable.builders.drafting.offline.RULES` and
+:data:`~answerable.builders.drafting.checks.CHECKS`, keyed by the category's name.
 """
 
 from __future__ import annotations
