@@ -17,7 +17,11 @@ from answerable.annotation.decisions import SPAN_TAGS, TAXONOMY, VERDICTS
 from answerable.builders.counterfactual.bio import TAGS
 from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS, PROBLEM_EDITS
 from answerable.builders.drafting.categories import CATEGORIES
+from answerable.builders.drafting.checks import CHECKS as DRAFT_CHECKS
 from answerable.builders.drafting.error_types import ERROR_TYPES
+from answerable.builders.drafting.offline import RULES
+from answerable.builders.drafting.prompts import _EXAMPLE_WRITERS
+from answerable.builders.drafting.twins import TWINS
 from answerable.builders.sources import FORMATS
 from answerable.builders.sqlkit import OPERATIONS
 from answerable.release.evaluate.scare import ERROR_TYPES as SCARE_ERROR_TYPES
@@ -60,6 +64,16 @@ def test_drafted_categories_are_the_registered_ones_and_in_the_taxonomy():
     assert drafted == list(CATEGORIES)
     for name, category in CATEGORIES.items():
         assert name in TAXONOMY[category.label], name
+
+
+def test_every_drafted_category_has_its_rule_and_check_and_nothing_else_does():
+    """A category module registered without its offline rule or its check (or a rule,
+    check, twin or prompt example writer left for a category no module registers) fails
+    here, naming the category."""
+    assert list(RULES) == list(CATEGORIES)
+    assert list(DRAFT_CHECKS) == list(CATEGORIES)
+    assert set(TWINS) <= set(CATEGORIES), set(TWINS) - set(CATEGORIES)
+    assert set(_EXAMPLE_WRITERS) <= set(CATEGORIES), set(_EXAMPLE_WRITERS) - set(CATEGORIES)
 
 
 def test_source_formats_are_the_registered_loaders():

@@ -28,43 +28,6 @@ OFFLINE_DRAFTER = "offline_drafter_v1"
 LLM_DRAFTER = "llm_drafter_v1"
 """The two drafters' registered names, recorded in ``provenance.generator``."""
 
-SMALL_TALK_TOPICS = (
-    "the weather",
-    "a greeting",
-    "cooking",
-    "travel plans",
-    "a film",
-    "music",
-    "a joke",
-    "history trivia",
-    "the user's weekend",
-    "a sports result from the news",
-)
-"""Topics that steer small-talk prompts apart."""
-
-OUT_OF_DOMAIN_TOPICS = (
-    "astronomy",
-    "world geography",
-    "history",
-    "chess",
-    "chemistry",
-    "literature",
-    "music history",
-    "animals",
-    "inventions",
-    "languages",
-)
-"""Topics that steer out-of-domain prompts apart (facts no database of the build holds)."""
-
-SPAN_TAGS = {
-    "vague-question": "AMB",
-    "vague-word": "AMB",
-    "ambiguous-reference": "AMB",
-    "missing-column": "UNK",
-    "out-of-scope": "UNK",  # DTE tags the request no query serves ("Bar chart")
-}
-"""The DTE tag of a draft's trigger span, by category (none for the others)."""
-
 
 @dataclass(frozen=True)
 class Job:
@@ -174,14 +137,12 @@ def _request_seed(seed: int, key: str) -> int:
 
 
 def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:
-    if CATEGORIES[category].uses_parent:
+    drafted = CATEGORIES[category]
+    if drafted.uses_parent:
         return None
-    if category == "small-talk":
+    if drafted.topics:
         rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
-        return f"small talk about {rng.choice(SMALL_TALK_TOPICS)}"
-    if category == "out-of-domain":
-        rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
-        return f"a general-knowledge question about {rng.choice(OUT_OF_DOMAIN_TOPICS)}"
+        return drafted.topic_focus.format(topic=rng.choice(drafted.topics))
     return f"the table {table}" if table else None
 
 
@@ -200,7 +161,7 @@ def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
 
 def trigger_spans(question: str, trigger: str, category: str, concept: str | None) -> list[dict]:
     """The span of the trigger in the question, when the category tags one and it is there."""
-    tag = SPAN_TAGS.get(category)
+    tag = CATEGORIES[category].span_tag
     found = find_phrase(question, trigger.replace("_", " ")) if tag else None
     if found is None:
         return []
