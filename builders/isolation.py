@@ -38,7 +38,7 @@ import signal
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import Pipe
 from typing import Any, TypeVar
 
@@ -87,6 +87,26 @@ class _Worker:
         if status == "ok":
             return value
         raise value
+
+    def call_each(self, request: tuple, cpu_s: float, wall_s: float) -> Iterator[tuple]:
+        """Send ``("each", handle, method, calls)``; yield each call's ``(status,
+        value)`` as the worker answers it, each within ``wall_s`` of the one before.
+        A call that stops the worker ends the stream with its error (the calls after it
+        are not run)."""
+        try:
+            self.conn.send((request, cpu_s))
+            for _ in request[3]:
+                if not self.conn.poll(wall_s):
+                    self.kill()
+                    message = f"no answer within {wall_s:g} s (the worker was stopped)"
+                    yield "err", SQLError("timeout", message)
+                    return
+                yield self.conn.recv()
+        except (EOFError, OSError):
+            yield "err", self._died()
+        except BaseException:  # Ctrl-C while waiting: the replies would come out of turn
+            self.kill()
+            raise
 
     def _died(self) -> SQLError:
         """The error that the worker's death means (it is reaped here)."""
@@ -210,6 +230,26 @@ class IsolatedDatabase:
         at most a second of CPU past ``limits.timeout_s``."""
         args = (sql, params, ordered, row_cap, byte_cap)
         return self._call("execute", args, self.limits.timeout_s)
+
+    def execute_many(self, statements: Sequence[tuple[str, bool | None]]) -> list:
+        """Run each ``(sql, ordered)`` as :meth:`execute` would, in one exchange with the
+        worker: a :class:`Result` or the :class:`SQLError` it raised, for each.
+
+        Each statement has its own limits in the worker (the CPU limit and the memory cap
+        are set anew before it; the parent waits ``wall_s`` for each answer); one that
+        stops the worker is a ``timeout`` (or ``worker-died``), and the statements after
+        it run in a new worker."""
+        calls = [(sql, (), ordered, None, None) for sql, ordered in statements]
+        cpu_s = self.limits.timeout_s
+        answers: list = []
+        while len(answers) < len(calls):
+            worker, handle = self._bound()
+            request = ("each", handle, "execute", calls[len(answers) :])
+            for status, value in worker.call_each(request, cpu_s, _wall_s(cpu_s)):
+                if status == "err" and not isinstance(value, SQLError):
+                    raise value  # not the statement's fault: as execute raises it
+                answers.append(value)
+        return answers
 
     def schema(self, db_id: str | None = None):
         """The engine's ``schema``, read in the worker."""
@@ -348,18 +388,28 @@ def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the c
             request, cpu_s = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             os._exit(0)
-        _cap_cpu(cpu_s)
-        _cap_memory(memory_bytes)
-        try:
-            reply = ("ok", _answer(request, opened))
-        except MemoryError:
-            reply = ("err", SQLError("too-big", "the query needed more memory than its limit"))
-        except Exception as error:  # sent to the caller, who raises it
-            reply = ("err", error)
-        try:
-            conn.send(reply)
-        except Exception as error:  # an answer that cannot be pickled: a bug, say so
-            conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
+        if request[0] == "each":  # one call after another, each under its own limits
+            _, handle, method, calls = request
+            for args in calls:
+                _reply(conn, ("call", handle, method, args), cpu_s, memory_bytes, opened)
+        else:
+            _reply(conn, request, cpu_s, memory_bytes, opened)
+
+
+def _reply(conn, request, cpu_s, memory_bytes, opened) -> None:  # pragma: no cover - child
+    """Answer one request under its limits (in the worker)."""
+    _cap_cpu(cpu_s)
+    _cap_memory(memory_bytes)
+    try:
+        reply = ("ok", _answer(request, opened))
+    except MemoryError:
+        reply = ("err", SQLError("too-big", "the query needed more memory than its limit"))
+    except Exception as error:  # sent to the caller, who raises it
+        reply = ("err", error)
+    try:
+        conn.send(reply)
+    except Exception as error:  # an answer that cannot be pickled: a bug, say so
+        conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
 
 
 def _answer(request: tuple, opened: dict) -> Any:
