@@ -32,13 +32,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import mmap
 import os
+import pickle
 import resource
 import signal
+import struct
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing import Pipe
 from typing import Any, TypeVar
 
@@ -54,12 +57,13 @@ class _Worker:
 
     def __init__(self, memory_bytes: int):
         mine, theirs = Pipe()
+        self.progress = mmap.mmap(-1, _INDEX_AT + _INDEX.size)  # shared with the child
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's side; it never returns
             try:
                 mine.close()
                 _release_inherited(theirs.fileno())
-                _serve(theirs, memory_bytes)
+                _serve(theirs, memory_bytes, self.progress)
             finally:
                 os._exit(70)
         theirs.close()
@@ -88,25 +92,40 @@ class _Worker:
             return value
         raise value
 
-    def call_each(self, request: tuple, cpu_s: float, wall_s: float) -> Iterator[tuple]:
-        """Send ``("each", handle, method, calls)``; yield each call's ``(status,
-        value)`` as the worker answers it, each within ``wall_s`` of the one before.
-        A call that stops the worker ends the stream with its error (the calls after it
-        are not run)."""
+    def call_each(
+        self, request: tuple, cpu_s: float, wall_s: float
+    ) -> tuple[list[tuple], tuple[int, SQLError] | None]:
+        """Send ``("each", handle, method, calls)``: the worker runs the calls in turn,
+        each under its own limits, and sends their ``(status, value)`` replies in
+        groups. Each call may run ``wall_s`` from its start (the worker writes which
+        call it started, and when, into ``progress``). Returns the replies received and,
+        when a call stopped the worker, its index and error (the calls between the
+        replies received and that one ran, but their replies died with the worker)."""
+        received: list[tuple] = []
+        _mark_start(self.progress, 0)
         try:
             self.conn.send((request, cpu_s))
-            for _ in request[3]:
-                if not self.conn.poll(wall_s):
+            while len(received) < len(request[3]):
+                started, index = self._started()
+                remaining = started + wall_s - time.monotonic()
+                if self.conn.poll(max(remaining, 0.0)):
+                    received.extend(map(pickle.loads, self.conn.recv()))
+                elif remaining <= 0:
                     self.kill()
                     message = f"no answer within {wall_s:g} s (the worker was stopped)"
-                    yield "err", SQLError("timeout", message)
-                    return
-                yield self.conn.recv()
+                    return received, (index, SQLError("timeout", message))
         except (EOFError, OSError):
-            yield "err", self._died()
+            error = self._died()
+            return received, (self._started()[1], error)
         except BaseException:  # Ctrl-C while waiting: the replies would come out of turn
             self.kill()
             raise
+        return received, None
+
+    def _started(self) -> tuple[float, int]:
+        """When the worker started its current call of a batch, and that call's index."""
+        index = _INDEX.unpack_from(self.progress, _INDEX_AT)[0]  # written last, read first
+        return _STARTED.unpack_from(self.progress, 0)[0], index
 
     def _died(self) -> SQLError:
         """The error that the worker's death means (it is reaped here)."""
@@ -148,6 +167,9 @@ def _retire(conn, pid: int) -> None:
     _RETIRED.append(pid)
 
 
+_STARTED, _INDEX = struct.Struct("<d"), struct.Struct("<q")  # a batch call's start, index
+_INDEX_AT = _STARTED.size
+_GROUP_BYTES = 1 << 20  # pickled replies of a batch the worker holds before sending them
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 _RETIRED: list[int] = []
 _local = threading.local()
@@ -242,13 +264,21 @@ class IsolatedDatabase:
         calls = [(sql, (), ordered, None, None) for sql, ordered in statements]
         cpu_s = self.limits.timeout_s
         answers: list = []
+        stopped: dict[int, SQLError] = {}  # index -> the error of a call that stopped a worker
         while len(answers) < len(calls):
+            at = len(answers)
+            if at in stopped:
+                answers.append(stopped.pop(at))
+                continue
             worker, handle = self._bound()
-            request = ("each", handle, "execute", calls[len(answers) :])
-            for status, value in worker.call_each(request, cpu_s, _wall_s(cpu_s)):
+            request = ("each", handle, "execute", calls[at : min(stopped, default=len(calls))])
+            received, failed = worker.call_each(request, cpu_s, _wall_s(cpu_s))
+            for status, value in received:
                 if status == "err" and not isinstance(value, SQLError):
                     raise value  # not the statement's fault: as execute raises it
                 answers.append(value)
+            if failed is not None:  # the calls before it whose replies were lost run again
+                stopped[at + failed[0]] = failed[1]
         return answers
 
     def schema(self, db_id: str | None = None):
@@ -377,39 +407,68 @@ def _release_inherited(keep: int) -> None:  # pragma: no cover - runs in the chi
     os.close(null)
 
 
-def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the child
+def _serve(conn, memory_bytes: int, progress: mmap.mmap) -> None:  # pragma: no cover - child
     """The worker's loop: one request at a time until the parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _as_cap[:] = [None, -1, -1]  # nothing the parent held
     opened: dict[int, Any] = {}
     while True:
         try:
             request, cpu_s = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             os._exit(0)
-        if request[0] == "each":  # one call after another, each under its own limits
-            _, handle, method, calls = request
-            for args in calls:
-                _reply(conn, ("call", handle, method, args), cpu_s, memory_bytes, opened)
+        if request[0] == "each":
+            _serve_each(conn, request, cpu_s, memory_bytes, opened, progress)
         else:
-            _reply(conn, request, cpu_s, memory_bytes, opened)
+            reply = _reply(request, cpu_s, memory_bytes, opened)
+            try:
+                conn.send(reply)
+            except Exception as error:  # an answer that cannot be pickled: a bug, say so
+                conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
 
 
-def _reply(conn, request, cpu_s, memory_bytes, opened) -> None:  # pragma: no cover - child
-    """Answer one request under its limits (in the worker)."""
+def _serve_each(conn, request, cpu_s, memory_bytes, opened, progress) -> None:  # pragma: no cover
+    """One call after another, each under its own limits; the pickled replies go to the
+    parent in groups of about :data:`_GROUP_BYTES`. Before each call its start and index
+    are written to ``progress`` (the index last), for the parent's wall clock."""
+    _, handle, method, calls = request
+    group: list[bytes] = []
+    size = 0
+    for index, args in enumerate(calls):
+        _mark_start(progress, index)
+        reply = _reply(("call", handle, method, args), cpu_s, memory_bytes, opened)
+        group.append(_pickled(reply))
+        size += len(group[-1])
+        if size >= _GROUP_BYTES or index == len(calls) - 1:
+            conn.send(group)
+            group, size = [], 0
+
+
+def _mark_start(progress: mmap.mmap, index: int) -> None:
+    """Call ``index`` of a batch starts now (the index is written last)."""
+    _STARTED.pack_into(progress, 0, time.monotonic())
+    _INDEX.pack_into(progress, _INDEX_AT, index)
+
+
+def _reply(request, cpu_s, memory_bytes, opened) -> tuple:  # pragma: no cover - child
+    """Answer one request under its limits (in the worker): ``(status, value)``."""
     _cap_cpu(cpu_s)
     _cap_memory(memory_bytes)
     try:
-        reply = ("ok", _answer(request, opened))
+        return "ok", _answer(request, opened)
     except MemoryError:
-        reply = ("err", SQLError("too-big", "the query needed more memory than its limit"))
+        return "err", SQLError("too-big", "the query needed more memory than its limit")
     except Exception as error:  # sent to the caller, who raises it
-        reply = ("err", error)
+        return "err", error
+
+
+def _pickled(reply: tuple) -> bytes:  # pragma: no cover - child
     try:
-        conn.send(reply)
+        return pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
     except Exception as error:  # an answer that cannot be pickled: a bug, say so
-        conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
+        return pickle.dumps(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
 
 
 def _answer(request: tuple, opened: dict) -> Any:
@@ -445,16 +504,23 @@ def _cap_cpu(cpu_s: float) -> None:
     _cpu_cap[0] = soft
 
 
+_as_cap: list = [None, -1, -1]  # /proc/self/statm kept open, the hard and the soft limit set
+
+
 def _cap_memory(memory_bytes: int) -> None:
     """The address space may grow ``memory_bytes`` past its size now (the soft limit
     may go up again later: it stays under the hard one)."""
     try:
-        with open("/proc/self/statm") as statm:
-            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
+        if _as_cap[0] is None:
+            _as_cap[0] = os.open("/proc/self/statm", os.O_RDONLY)
+            _as_cap[1] = resource.getrlimit(resource.RLIMIT_AS)[1]
+        size = int(os.pread(_as_cap[0], 64, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
         return
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    hard = _as_cap[1]
     soft = size + memory_bytes
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    if soft != _as_cap[2]:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        _as_cap[2] = soft
