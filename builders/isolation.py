@@ -48,6 +48,10 @@ from typing import Any, TypeVar
 from answerable.errors import SQLError
 
 DEFAULT_MEMORY_BYTES = 1 << 30  # growth of a worker's address space while it runs SQL
+# The time limit counts the CPU seconds of the thread running the query, so a busy
+# machine gives the same verdicts (and the same build) as an idle one; the wall clock
+# only stops a query that waits far longer than that (a stalled disk, a starved process).
+WALL_FACTOR = 15
 SLOW_CALL_S = 120.0  # opening a database and reading its catalog: our own SQL, not a user's
 _T = TypeVar("_T")
 
@@ -207,8 +211,10 @@ class IsolatedDatabase:
     """A database opened in the worker (see the module docstring): the same interface as
     the engine's own (``execute``, ``schema``, ``close``, ``dialect``, ``limits``).
 
-    ``opener`` is a picklable ``(kind, arguments)`` pair the worker opens the database
-    from (:data:`OPENERS`); a worker that was replaced opens it again on the next call.
+    ``opener`` is a picklable ``(function, arguments)`` pair: the worker opens the
+    database as ``function(*arguments, limits)`` (a module-level function or a bound
+    method, which pickle by name); a worker that was replaced opens it again on the
+    next call.
     Opening errors (a missing file, an unreachable server) are raised here, at once. The
     worker opens it from the folder this process was in when it was made: a relative path
     names the same file however the process's folder changes (a worker was forked earlier
@@ -303,8 +309,6 @@ class IsolatedDatabase:
 
 
 def _wall_s(cpu_s: float) -> float:
-    from answerable.builders.executor import WALL_FACTOR
-
     return min(WALL_FACTOR * cpu_s + 1.0, 1e6)  # poll() takes no larger timeout
 
 
@@ -328,9 +332,9 @@ def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple)
     """``work()``, stopped with ``SQLError("too-complex")`` after ``seconds`` of CPU.
 
     In the main thread a CPU timer (``ITIMER_PROF``) raises inside the work; another
-    thread cannot take a signal, so there ``probe`` (``(kind, arguments)`` of
-    :data:`PROBES`) first runs in the worker under the same limit, and ``work`` only
-    once the probe finished in time.
+    thread cannot take a signal, so there ``probe`` (a picklable ``(function,
+    arguments)`` pair, called as ``function(*arguments)``) first runs in the worker
+    under the same limit, and ``work`` only once the probe finished in time.
     """
     if threading.current_thread() is not threading.main_thread():
         current_worker().call(("probe", probe), seconds, _wall_s(seconds))
@@ -349,48 +353,6 @@ def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple)
 
 
 # --- the worker's side --------------------------------------------------------------
-
-
-def _open_sqlite(path, base, limits):
-    from answerable.builders.executor import GatedDatabase
-
-    return GatedDatabase(path, limits, base=base)
-
-
-def _open_engine(spec, limits):
-    from answerable.builders.engines import engine
-
-    return engine(spec.engine).open_here(spec, limits)
-
-
-def _open_postgres(dsn, namespace, setup, environment, limits):
-    from answerable.builders.engines.postgres import PostgresDatabase
-
-    for name in [name for name in os.environ if name.startswith("PG")]:
-        del os.environ[name]
-    os.environ.update(environment)  # libpq reads PG* variables: the caller's, not the fork's
-    return PostgresDatabase(dsn, namespace, limits, setup=setup)
-
-
-def libpq_environment() -> dict[str, str]:
-    """The ``PG*`` variables of this process, which libpq reads when it connects."""
-    return {name: value for name, value in os.environ.items() if name.startswith("PG")}
-
-
-def _probe_parse(sql: str, dialect: str) -> None:
-    from answerable.builders.sqlkit.parsing import parse
-
-    parse(sql, dialect)
-
-
-OPENERS: dict[str, Callable] = {
-    "sqlite": _open_sqlite,
-    "engine": _open_engine,
-    "postgres": _open_postgres,
-}
-"""How the worker opens each kind of :class:`IsolatedDatabase` opener."""
-PROBES: dict[str, Callable] = {"parse": _probe_parse}
-"""Work that :func:`cpu_bounded` may run in the worker first."""
 
 
 def _release_inherited(keep: int) -> None:  # pragma: no cover - runs in the child
@@ -477,15 +439,15 @@ def _answer(request: tuple, opened: dict) -> Any:
         _, handle, method, args = request
         return getattr(opened[handle], method)(*args)
     if kind == "open":
-        _, handle, (how, arguments), limits, folder = request
+        _, handle, (opener, arguments), limits, folder = request
         os.chdir(folder)
-        opened[handle] = OPENERS[how](*arguments, limits)
+        opened[handle] = opener(*arguments, limits)
         return None
     if kind == "close":
         opened.pop(request[1]).close()
         return None
-    how, arguments = request[1]
-    return PROBES[how](*arguments)
+    probe, arguments = request[1]
+    return probe(*arguments)
 
 
 _cpu_cap = [-1]  # the soft RLIMIT_CPU set last (a system call saved when it stays)
