@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders import sqlite_files, sqlkit
-from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, IsolatedDatabase
+from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, WALL_FACTOR, IsolatedDatabase
 from answerable.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
@@ -70,10 +70,6 @@ DEFAULT_VALUE_BYTES = 1_000_000  # longest string or blob a query may make or re
 DEFAULT_SQL_BYTES = 100_000
 DEFAULT_CELL_BYTES = 100_000  # longest cell kept in an item's result
 DEFAULT_RESULT_BYTES = 1_000_000  # all kept cells of one result together
-# The time limit counts the CPU seconds of the thread running the query, so a busy
-# machine gives the same verdicts (and the same build) as an idle one; the wall clock
-# only stops a query that waits far longer than that (a stalled disk, a starved process).
-WALL_FACTOR = 15
 
 
 @dataclass(frozen=True)
@@ -374,8 +370,13 @@ class ReadOnlyDatabase(IsolatedDatabase):
     ):
         self.path = Path(path)
         self.base = None if base is None else Path(base)
-        opener = ("sqlite", (self.path, self.base))
+        opener = (_open_gated, (self.path, self.base))
         super().__init__(opener, limits or Limits(), "sqlite")
+
+
+def _open_gated(path: Path, base: Path | None, limits: Limits) -> GatedDatabase:
+    """:class:`ReadOnlyDatabase`'s opener: the worker's :class:`GatedDatabase`."""
+    return GatedDatabase(path, limits, base=base)
 
 
 class GatedDatabase(Connected):

@@ -32,19 +32,26 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import mmap
 import os
+import pickle
 import resource
 import signal
+import struct
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing import Pipe
 from typing import Any, TypeVar
 
 from answerable.errors import SQLError
 
 DEFAULT_MEMORY_BYTES = 1 << 30  # growth of a worker's address space while it runs SQL
+# The time limit counts the CPU seconds of the thread running the query, so a busy
+# machine gives the same verdicts (and the same build) as an idle one; the wall clock
+# only stops a query that waits far longer than that (a stalled disk, a starved process).
+WALL_FACTOR = 15
 SLOW_CALL_S = 120.0  # opening a database and reading its catalog: our own SQL, not a user's
 _T = TypeVar("_T")
 
@@ -54,12 +61,13 @@ class _Worker:
 
     def __init__(self, memory_bytes: int):
         mine, theirs = Pipe()
+        self.progress = mmap.mmap(-1, _INDEX_AT + _INDEX.size)  # shared with the child
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child's side; it never returns
             try:
                 mine.close()
                 _release_inherited(theirs.fileno())
-                _serve(theirs, memory_bytes)
+                _serve(theirs, memory_bytes, self.progress)
             finally:
                 os._exit(70)
         theirs.close()
@@ -87,6 +95,41 @@ class _Worker:
         if status == "ok":
             return value
         raise value
+
+    def call_each(
+        self, request: tuple, cpu_s: float, wall_s: float
+    ) -> tuple[list[tuple], tuple[int, SQLError] | None]:
+        """Send ``("each", handle, method, calls)``: the worker runs the calls in turn,
+        each under its own limits, and sends their ``(status, value)`` replies in
+        groups. Each call may run ``wall_s`` from its start (the worker writes which
+        call it started, and when, into ``progress``). Returns the replies received and,
+        when a call stopped the worker, its index and error (the calls between the
+        replies received and that one ran, but their replies died with the worker)."""
+        received: list[tuple] = []
+        _mark_start(self.progress, 0)
+        try:
+            self.conn.send((request, cpu_s))
+            while len(received) < len(request[3]):
+                started, index = self._started()
+                remaining = started + wall_s - time.monotonic()
+                if self.conn.poll(max(remaining, 0.0)):
+                    received.extend(map(pickle.loads, self.conn.recv()))
+                elif remaining <= 0:
+                    self.kill()
+                    message = f"no answer within {wall_s:g} s (the worker was stopped)"
+                    return received, (index, SQLError("timeout", message))
+        except (EOFError, OSError):
+            error = self._died()
+            return received, (self._started()[1], error)
+        except BaseException:  # Ctrl-C while waiting: the replies would come out of turn
+            self.kill()
+            raise
+        return received, None
+
+    def _started(self) -> tuple[float, int]:
+        """When the worker started its current call of a batch, and that call's index."""
+        index = _INDEX.unpack_from(self.progress, _INDEX_AT)[0]  # written last, read first
+        return _STARTED.unpack_from(self.progress, 0)[0], index
 
     def _died(self) -> SQLError:
         """The error that the worker's death means (it is reaped here)."""
@@ -128,6 +171,9 @@ def _retire(conn, pid: int) -> None:
     _RETIRED.append(pid)
 
 
+_STARTED, _INDEX = struct.Struct("<d"), struct.Struct("<q")  # a batch call's start, index
+_INDEX_AT = _STARTED.size
+_GROUP_BYTES = 1 << 20  # pickled replies of a batch the worker holds before sending them
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 _RETIRED: list[int] = []
 _local = threading.local()
@@ -165,8 +211,10 @@ class IsolatedDatabase:
     """A database opened in the worker (see the module docstring): the same interface as
     the engine's own (``execute``, ``schema``, ``close``, ``dialect``, ``limits``).
 
-    ``opener`` is a picklable ``(kind, arguments)`` pair the worker opens the database
-    from (:data:`OPENERS`); a worker that was replaced opens it again on the next call.
+    ``opener`` is a picklable ``(function, arguments)`` pair: the worker opens the
+    database as ``function(*arguments, limits)`` (a module-level function or a bound
+    method, which pickle by name); a worker that was replaced opens it again on the
+    next call.
     Opening errors (a missing file, an unreachable server) are raised here, at once. The
     worker opens it from the folder this process was in when it was made: a relative path
     names the same file however the process's folder changes (a worker was forked earlier
@@ -211,6 +259,34 @@ class IsolatedDatabase:
         args = (sql, params, ordered, row_cap, byte_cap)
         return self._call("execute", args, self.limits.timeout_s)
 
+    def execute_many(self, statements: Sequence[tuple[str, bool | None]]) -> list:
+        """Run each ``(sql, ordered)`` as :meth:`execute` would, in one exchange with the
+        worker: a :class:`Result` or the :class:`SQLError` it raised, for each.
+
+        Each statement has its own limits in the worker (the CPU limit and the memory cap
+        are set anew before it; the parent waits ``wall_s`` for each answer); one that
+        stops the worker is a ``timeout`` (or ``worker-died``), and the statements after
+        it run in a new worker."""
+        calls = [(sql, (), ordered, None, None) for sql, ordered in statements]
+        cpu_s = self.limits.timeout_s
+        answers: list = []
+        stopped: dict[int, SQLError] = {}  # index -> the error of a call that stopped a worker
+        while len(answers) < len(calls):
+            at = len(answers)
+            if at in stopped:
+                answers.append(stopped.pop(at))
+                continue
+            worker, handle = self._bound()
+            request = ("each", handle, "execute", calls[at : min(stopped, default=len(calls))])
+            received, failed = worker.call_each(request, cpu_s, _wall_s(cpu_s))
+            for status, value in received:
+                if status == "err" and not isinstance(value, SQLError):
+                    raise value  # not the statement's fault: as execute raises it
+                answers.append(value)
+            if failed is not None:  # the calls before it whose replies were lost run again
+                stopped[at + failed[0]] = failed[1]
+        return answers
+
     def schema(self, db_id: str | None = None):
         """The engine's ``schema``, read in the worker."""
         return self._call("schema", (db_id,), SLOW_CALL_S)
@@ -233,8 +309,6 @@ class IsolatedDatabase:
 
 
 def _wall_s(cpu_s: float) -> float:
-    from answerable.builders.executor import WALL_FACTOR
-
     return min(WALL_FACTOR * cpu_s + 1.0, 1e6)  # poll() takes no larger timeout
 
 
@@ -258,9 +332,9 @@ def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple)
     """``work()``, stopped with ``SQLError("too-complex")`` after ``seconds`` of CPU.
 
     In the main thread a CPU timer (``ITIMER_PROF``) raises inside the work; another
-    thread cannot take a signal, so there ``probe`` (``(kind, arguments)`` of
-    :data:`PROBES`) first runs in the worker under the same limit, and ``work`` only
-    once the probe finished in time.
+    thread cannot take a signal, so there ``probe`` (a picklable ``(function,
+    arguments)`` pair, called as ``function(*arguments)``) first runs in the worker
+    under the same limit, and ``work`` only once the probe finished in time.
     """
     if threading.current_thread() is not threading.main_thread():
         current_worker().call(("probe", probe), seconds, _wall_s(seconds))
@@ -281,48 +355,6 @@ def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple)
 # --- the worker's side --------------------------------------------------------------
 
 
-def _open_sqlite(path, base, limits):
-    from answerable.builders.executor import GatedDatabase
-
-    return GatedDatabase(path, limits, base=base)
-
-
-def _open_engine(spec, limits):
-    from answerable.builders.engines import engine
-
-    return engine(spec.engine).open_here(spec, limits)
-
-
-def _open_postgres(dsn, namespace, setup, environment, limits):
-    from answerable.builders.engines.postgres import PostgresDatabase
-
-    for name in [name for name in os.environ if name.startswith("PG")]:
-        del os.environ[name]
-    os.environ.update(environment)  # libpq reads PG* variables: the caller's, not the fork's
-    return PostgresDatabase(dsn, namespace, limits, setup=setup)
-
-
-def libpq_environment() -> dict[str, str]:
-    """The ``PG*`` variables of this process, which libpq reads when it connects."""
-    return {name: value for name, value in os.environ.items() if name.startswith("PG")}
-
-
-def _probe_parse(sql: str, dialect: str) -> None:
-    from answerable.builders.sqlkit.parsing import parse
-
-    parse(sql, dialect)
-
-
-OPENERS: dict[str, Callable] = {
-    "sqlite": _open_sqlite,
-    "engine": _open_engine,
-    "postgres": _open_postgres,
-}
-"""How the worker opens each kind of :class:`IsolatedDatabase` opener."""
-PROBES: dict[str, Callable] = {"parse": _probe_parse}
-"""Work that :func:`cpu_bounded` may run in the worker first."""
-
-
 def _release_inherited(keep: int) -> None:  # pragma: no cover - runs in the child
     """Point every file the fork copied from the parent, but the pipe ``keep``, at
     /dev/null. A copied pipe or socket (a browser driver's pipe, a server's socket) would
@@ -337,29 +369,68 @@ def _release_inherited(keep: int) -> None:  # pragma: no cover - runs in the chi
     os.close(null)
 
 
-def _serve(conn, memory_bytes: int) -> None:  # pragma: no cover - runs in the child
+def _serve(conn, memory_bytes: int, progress: mmap.mmap) -> None:  # pragma: no cover - child
     """The worker's loop: one request at a time until the parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _as_cap[:] = [None, -1, -1]  # nothing the parent held
     opened: dict[int, Any] = {}
     while True:
         try:
             request, cpu_s = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             os._exit(0)
-        _cap_cpu(cpu_s)
-        _cap_memory(memory_bytes)
-        try:
-            reply = ("ok", _answer(request, opened))
-        except MemoryError:
-            reply = ("err", SQLError("too-big", "the query needed more memory than its limit"))
-        except Exception as error:  # sent to the caller, who raises it
-            reply = ("err", error)
-        try:
-            conn.send(reply)
-        except Exception as error:  # an answer that cannot be pickled: a bug, say so
-            conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
+        if request[0] == "each":
+            _serve_each(conn, request, cpu_s, memory_bytes, opened, progress)
+        else:
+            reply = _reply(request, cpu_s, memory_bytes, opened)
+            try:
+                conn.send(reply)
+            except Exception as error:  # an answer that cannot be pickled: a bug, say so
+                conn.send(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
+
+
+def _serve_each(conn, request, cpu_s, memory_bytes, opened, progress) -> None:  # pragma: no cover
+    """One call after another, each under its own limits; the pickled replies go to the
+    parent in groups of about :data:`_GROUP_BYTES`. Before each call its start and index
+    are written to ``progress`` (the index last), for the parent's wall clock."""
+    _, handle, method, calls = request
+    group: list[bytes] = []
+    size = 0
+    for index, args in enumerate(calls):
+        _mark_start(progress, index)
+        reply = _reply(("call", handle, method, args), cpu_s, memory_bytes, opened)
+        group.append(_pickled(reply))
+        size += len(group[-1])
+        if size >= _GROUP_BYTES or index == len(calls) - 1:
+            conn.send(group)
+            group, size = [], 0
+
+
+def _mark_start(progress: mmap.mmap, index: int) -> None:
+    """Call ``index`` of a batch starts now (the index is written last)."""
+    _STARTED.pack_into(progress, 0, time.monotonic())
+    _INDEX.pack_into(progress, _INDEX_AT, index)
+
+
+def _reply(request, cpu_s, memory_bytes, opened) -> tuple:  # pragma: no cover - child
+    """Answer one request under its limits (in the worker): ``(status, value)``."""
+    _cap_cpu(cpu_s)
+    _cap_memory(memory_bytes)
+    try:
+        return "ok", _answer(request, opened)
+    except MemoryError:
+        return "err", SQLError("too-big", "the query needed more memory than its limit")
+    except Exception as error:  # sent to the caller, who raises it
+        return "err", error
+
+
+def _pickled(reply: tuple) -> bytes:  # pragma: no cover - child
+    try:
+        return pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+    except Exception as error:  # an answer that cannot be pickled: a bug, say so
+        return pickle.dumps(("err", RuntimeError(f"worker reply not sendable: {error!r}")))
 
 
 def _answer(request: tuple, opened: dict) -> Any:
@@ -368,15 +439,15 @@ def _answer(request: tuple, opened: dict) -> Any:
         _, handle, method, args = request
         return getattr(opened[handle], method)(*args)
     if kind == "open":
-        _, handle, (how, arguments), limits, folder = request
+        _, handle, (opener, arguments), limits, folder = request
         os.chdir(folder)
-        opened[handle] = OPENERS[how](*arguments, limits)
+        opened[handle] = opener(*arguments, limits)
         return None
     if kind == "close":
         opened.pop(request[1]).close()
         return None
-    how, arguments = request[1]
-    return PROBES[how](*arguments)
+    probe, arguments = request[1]
+    return probe(*arguments)
 
 
 _cpu_cap = [-1]  # the soft RLIMIT_CPU set last (a system call saved when it stays)
@@ -395,16 +466,23 @@ def _cap_cpu(cpu_s: float) -> None:
     _cpu_cap[0] = soft
 
 
+_as_cap: list = [None, -1, -1]  # /proc/self/statm kept open, the hard and the soft limit set
+
+
 def _cap_memory(memory_bytes: int) -> None:
     """The address space may grow ``memory_bytes`` past its size now (the soft limit
     may go up again later: it stays under the hard one)."""
     try:
-        with open("/proc/self/statm") as statm:
-            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
+        if _as_cap[0] is None:
+            _as_cap[0] = os.open("/proc/self/statm", os.O_RDONLY)
+            _as_cap[1] = resource.getrlimit(resource.RLIMIT_AS)[1]
+        size = int(os.pread(_as_cap[0], 64, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
         return
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    hard = _as_cap[1]
     soft = size + memory_bytes
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    if soft != _as_cap[2]:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        _as_cap[2] = soft

@@ -59,24 +59,56 @@ with ReadOnlyDatabase(sys.argv[1], Limits(timeout_s=1.0)) as db:
 """
 
 
-def test_one_slow_engine_step_is_stopped_one_second_past_the_limit(small_db):
-    """The query's worker is killed by the kernel at the limit plus at most one second of
-    CPU (it took 25 s under a 2 s limit when only the progress handler watched), and the
-    same database answers the next query in a new worker. Measured in a fresh process:
-    there the CPU of ended children is the stopped worker's alone (here, workers other
-    tests left behind may be reaped inside the measured window)."""
+def _fresh(script: str, db: Path) -> str:
+    """What ``script`` prints, run on ``db`` in a fresh process from the repository."""
     run = subprocess.run(
-        [sys.executable, "-c", SLOW_STEP_RUN, str(small_db)],
+        [sys.executable, "-c", script, str(db)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=Path(__file__).resolve().parents[1],
     )
     assert run.returncode == 0, run.stderr
-    reason, spent, rows = run.stdout.split(" ", 2)
+    return run.stdout
+
+
+def test_one_slow_engine_step_is_stopped_one_second_past_the_limit(small_db):
+    """The query's worker is killed by the kernel at the limit plus at most one second of
+    CPU (it took 25 s under a 2 s limit when only the progress handler watched), and the
+    same database answers the next query in a new worker. Measured in a fresh process:
+    there the CPU of ended children is the stopped worker's alone (here, workers other
+    tests left behind may be reaped inside the measured window)."""
+    output = _fresh(SLOW_STEP_RUN, small_db)
+    reason, spent, rows = output.split(" ", 2)
     assert reason == "timeout"
     assert float(spent) <= 1.0 + 1.0 + SLACK_S, spent
     assert rows.strip() == "[[50]]"
+
+
+SLOW_BATCH_RUN = """
+import sys
+from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.errors import SQLError
+from tests.test_hard_limits import INSTR, _cpu
+slow = f"SELECT {INSTR} FROM (SELECT 1 AS x)"
+count = "SELECT count(*) FROM t"
+with ReadOnlyDatabase(sys.argv[1], Limits(timeout_s=1.0)) as db:
+    db.execute("SELECT 1")  # the worker is running before the clock starts
+    before = _cpu()
+    answers = db.execute_many([(sql, None) for sql in (count, slow, slow, count, slow, count)])
+    spent = _cpu() - before
+    print(spent, [a.reason if isinstance(a, SQLError) else a.rows for a in answers])
+"""
+
+
+def test_three_slow_statements_in_one_batch_cost_at_most_their_limits(small_db):
+    """In one exchange with the worker, each slow statement is a ``timeout`` stopped at
+    its own limit plus at most a second of CPU, and the statements after it run in a new
+    worker with their answers in place."""
+    output = _fresh(SLOW_BATCH_RUN, small_db)
+    spent, answers = output.split(" ", 1)
+    assert answers.strip() == "[[[50]], 'timeout', 'timeout', [[50]], 'timeout', [[50]]]"
+    assert float(spent) <= 3 * (1.0 + 1.0 + SLACK_S), spent
 
 
 def test_the_limit_holds_in_other_threads_too(small_db):

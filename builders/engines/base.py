@@ -168,7 +168,7 @@ class Engine(ABC):
         """
         from answerable.builders.isolation import IsolatedDatabase
 
-        return IsolatedDatabase(("engine", (spec,)), limits or Limits(), self.dialect)
+        return IsolatedDatabase((self.open_here, (spec,)), limits or Limits(), self.dialect)
 
     @abstractmethod
     def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> Database:

@@ -167,6 +167,20 @@ def scrub(message: str, dsn: str) -> str:
     return text
 
 
+def libpq_environment() -> dict[str, str]:
+    """The ``PG*`` variables of this process, which libpq reads when it connects."""
+    return {name: value for name, value in os.environ.items() if name.startswith("PG")}
+
+
+def open_in_worker(dsn, namespace, setup, environment, limits) -> PostgresDatabase:
+    """The SQL worker's opener: the caller's ``PG*`` variables (``environment``), not
+    the fork's, then the session."""
+    for name in [name for name in os.environ if name.startswith("PG")]:
+        del os.environ[name]
+    os.environ.update(environment)  # libpq reads PG* variables when it connects
+    return PostgresDatabase(dsn, namespace, limits, setup=setup)
+
+
 class PostgresEngine(Engine):
     """Sources in a PostgreSQL schema (see the module docstring)."""
 
@@ -178,10 +192,10 @@ class PostgresEngine(Engine):
     def open(self, spec: SourceSpec, limits: Limits | None = None):
         """The source opened in the worker process (see the base), its DSN resolved here,
         from this process's environment."""
-        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
+        from answerable.builders.isolation import IsolatedDatabase
 
         namespace = spec.namespace or DEFAULT_NAMESPACE
-        opener = ("postgres", (resolve_dsn(spec), namespace, (), libpq_environment()))
+        opener = (open_in_worker, (resolve_dsn(spec), namespace, (), libpq_environment()))
         return IsolatedDatabase(opener, limits or Limits(), self.dialect)
 
     def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> PostgresDatabase:
@@ -222,7 +236,7 @@ class PostgresEngine(Engine):
     def materialize_variant(self, ref, ops: list[dict], name: str, store):
         """The edited tables copied into the source's scratch schema (see
         :mod:`.postgres_variants`), shown by TEMP views in the session that reads them."""
-        from answerable.builders.isolation import IsolatedDatabase, libpq_environment
+        from answerable.builders.isolation import IsolatedDatabase
 
         spec = ref.server
         dsn = resolve_dsn(spec)
@@ -230,7 +244,7 @@ class PostgresEngine(Engine):
         copies = postgres_variants.materialize_postgres(writer, spec, ref.schema, ops, name)
         setup = postgres_variants.shadowing_views(spec.scratch, copies)
         opener = (
-            "postgres",
+            open_in_worker,
             (dsn, spec.namespace or DEFAULT_NAMESPACE, setup, libpq_environment()),
         )
         return IsolatedDatabase(opener, store.limits, self.dialect)

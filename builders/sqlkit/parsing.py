@@ -62,7 +62,7 @@ def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
             lambda: [s for s in sqlglot.parse(text, read=read) if s],
             PARSE_LIMIT_S,
             "parsing the SQL",
-            ("parse", (text, dialect)),
+            (_probe_parse, (text, dialect)),
         )
     except (ParseError, TokenError) as error:
         raise SQLError("parse-error", first_line(error)) from None
@@ -207,3 +207,8 @@ def compared_with(node: exp.Expr) -> tuple[str | None, exp.Expr | None]:
     if isinstance(parent, (exp.In, exp.Between)) and node is not parent.this:
         return parent.key, parent.this.unnest()
     return None, None
+
+
+def _probe_parse(sql: str, dialect: str) -> None:
+    """:func:`parse`, run in the SQL worker to bound it in a thread other than the main."""
+    parse(sql, dialect)

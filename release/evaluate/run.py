@@ -105,12 +105,16 @@ def run_chunk(
     opened: dict[tuple, ReadOnlyDatabase] | None = None,
 ) -> list[Outcome]:
     """Execute tasks that share one database (a unit of parallel work); ``opened`` keeps
-    the open databases (a worker process's own by default)."""
+    the open databases (a worker process's own by default). The predicted SQL, then the
+    gold SQL that must run, go to the database's worker in one exchange each, every
+    statement under its own limits."""
     if not tasks:
         return []
     database = _database(release, tasks[0], limits, _OPEN if opened is None else opened)
+    answers = database.execute_many([(task.sql, _ordered(task, mode)) for task in tasks])
+    golds = gold_results(database, tasks, answers, mode)
     same = MODES[mode]
-    return [_outcome(database, task, mode, same) for task in tasks]
+    return [_outcome(*each, same) for each in zip(tasks, answers, golds, strict=True)]
 
 
 def _database(release: Path, task: Task, limits: Limits, opened: dict) -> ReadOnlyDatabase:
@@ -132,13 +136,17 @@ def _database(release: Path, task: Task, limits: Limits, opened: dict) -> ReadOn
     return opened[key]
 
 
-def _outcome(database: ReadOnlyDatabase, task: Task, mode: str, same) -> Outcome:
-    gold_ordered = bool(task.gold and task.gold.get("ordered"))
-    try:
-        predicted = database.execute(task.sql, ordered=ordered_for(mode, gold_ordered))
-    except SQLError as error:
-        return Outcome(task.id, error=reason(error, task.sql))
-    gold = gold_result(database, task, mode)
+def _ordered(task: Task, mode: str) -> bool:
+    return ordered_for(mode, _gold_ordered(task))
+
+
+def _gold_ordered(task: Task) -> bool:
+    return bool(task.gold and task.gold.get("ordered"))
+
+
+def _outcome(task: Task, predicted: Result | SQLError, gold: Result | None, same) -> Outcome:
+    if isinstance(predicted, SQLError):
+        return Outcome(task.id, error=reason(predicted, task.sql))
     if gold is None:  # nothing to compare with: the item is not answerable
         return Outcome(task.id)
     return Outcome(task.id, correct=same(predicted, gold), jaccard=jaccard(predicted, gold))
@@ -155,29 +163,45 @@ def reason(error: SQLError, sql: str) -> str:
     return error.reason
 
 
-def gold_result(database: ReadOnlyDatabase, task: Task, mode: str) -> Result | None:
-    """The gold result hashed as ``mode`` compares: the stored one, or the gold SQL run."""
-    if task.gold_sql is None:
-        return None
+def gold_results(
+    database: ReadOnlyDatabase, tasks: list[Task], answers: list, mode: str
+) -> list[Result | None]:
+    """Each task's gold result hashed as ``mode`` compares (the stored one, or the gold SQL
+    run); None where the task has no gold SQL or its prediction failed (nothing to
+    compare)."""
+    golds = [
+        None if isinstance(answer, SQLError) else stored_gold(task, mode)
+        for task, answer in zip(tasks, answers, strict=True)
+    ]
+    to_run = [
+        k
+        for k, (task, answer) in enumerate(zip(tasks, answers, strict=True))
+        if golds[k] is None and task.gold_sql is not None and not isinstance(answer, SQLError)
+    ]
+    ran = database.execute_many([(tasks[k].gold_sql, _ordered(tasks[k], mode)) for k in to_run])
+    for k, result in zip(to_run, ran, strict=True):
+        if isinstance(result, SQLError):
+            raise ConfigError(
+                database.path,
+                f"item {tasks[k].id}",
+                f"the gold SQL does not run: {result}",
+                fix="rebuild the release; its gold results must execute",
+            )
+        result.ordered = _gold_ordered(tasks[k])  # the gold's own property, whatever the hash keeps
+        golds[k] = result
+    return golds
+
+
+def stored_gold(task: Task, mode: str) -> Result | None:
+    """The item's stored gold result, when it is hashed the way ``mode`` compares."""
     stored = task.gold
-    gold_ordered = bool(stored and stored.get("ordered"))
-    if stored is not None and gold_ordered == ordered_for(mode, gold_ordered):
-        return Result(
-            columns=stored["columns"],
-            rows=stored["rows"],
-            row_count=stored["row_count"],
-            hash=stored["hash"],
-            ordered=gold_ordered,
-            truncated=stored.get("truncated", False),
-        )
-    try:
-        result = database.execute(task.gold_sql, ordered=ordered_for(mode, gold_ordered))
-    except SQLError as error:
-        raise ConfigError(
-            database.path,
-            f"item {task.id}",
-            f"the gold SQL does not run: {error}",
-            fix="rebuild the release; its gold results must execute",
-        ) from None
-    result.ordered = gold_ordered  # the gold's own property, whatever the hash keeps
-    return result
+    if task.gold_sql is None or stored is None or _ordered(task, mode) != _gold_ordered(task):
+        return None
+    return Result(
+        columns=stored["columns"],
+        rows=stored["rows"],
+        row_count=stored["row_count"],
+        hash=stored["hash"],
+        ordered=_gold_ordered(task),
+        truncated=stored.get("truncated", False),
+    )
