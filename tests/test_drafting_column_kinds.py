@@ -133,6 +133,19 @@ def test_out_of_domain_is_a_question_of_fact_and_small_talk_is_chat(seed):
     assert chat.trigger in {topic for topic, _ in lexicon.SMALL_TALK}
 
 
+@pytest.mark.parametrize("topic", ["joke", "poem", "recommendation"])
+def test_small_talk_is_about_something_a_person_would_name(topic):
+    """Never "Tell me a joke about any." (Faker's lorem words include function words)."""
+    pattern = dict(lexicon.SMALL_TALK)[topic]
+    head = pattern.split("{")[0]
+    subjects = set()
+    for seed in range(300):
+        chat = small_talk(job(0), context(), rng_for(seed, "chat"))
+        if chat.question.startswith(head):
+            subjects.add(chat.question[len(head) :].rstrip("?."))
+    assert subjects and subjects <= set(lexicon.SMALL_TALK_SUBJECTS), subjects
+
+
 def test_drafting_rate_keeps_a_stable_seeded_share_of_parents():
     items = [
         {"id": f"{i:016x}", "label": "answerable", "sql": "SELECT 1", "db_variant": None}

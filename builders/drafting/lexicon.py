@@ -269,16 +269,37 @@ NUMERIC_ATTRIBUTES = frozenset(
 SMALL_TALK = (
     ("greeting", "Hi, I'm {first_name}. How are you doing today?"),
     ("weather", "What's the weather going to be like in {city} this weekend?"),
-    ("recommendation", "Can you recommend a good book about {word}?"),
-    ("joke", "Tell me a joke about {word}."),
+    ("recommendation", "Can you recommend a good book about {subject}?"),
+    ("joke", "Tell me a joke about {subject}."),
     ("restaurant", "Do you know a nice place for dinner near {street_name}?"),
     ("thanks", "Thanks a lot, {first_name}, you have been very helpful!"),
     ("clock", "What hour is it in {city} right now?"),
-    ("poem", "Could you write me a poem about {word}?"),
+    ("poem", "Could you write me a poem about {subject}?"),
     ("translation", "How do you say '{word}' in French?"),
     ("travel", "Is {city} worth a visit in the spring?"),
 )
-"""Small-talk templates (topic, text); fields are filled with Faker."""
+"""Small-talk templates (topic, text); fields are filled with Faker, ``{subject}`` from
+:data:`SMALL_TALK_SUBJECTS` (Faker's lorem words include "at" and "between")."""
+
+SMALL_TALK_SUBJECTS = (
+    "autumn",
+    "baking bread",
+    "cats",
+    "chess",
+    "friendship",
+    "gardening",
+    "jazz",
+    "mountains",
+    "the ocean",
+    "old trains",
+    "rainy days",
+    "space travel",
+    "the moon",
+    "coffee",
+    "dogs",
+    "summer holidays",
+)
+"""What a joke, a poem or a book recommendation is about: nouns a person would say."""
 
 # ---- out of domain (TrustSQL out-of-domain, NAQ out of domain) ---------------------------
 

@@ -663,6 +663,7 @@ def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> 
         year=rng.randint(1950, 2020),  # Faker's year() draws up to today: not reproducible
         currency=fake.currency_name(),
         choice=rng.choice(lexicon.OUT_OF_DOMAIN_FILLERS.get(topic, ("",))),
+        subject=fake.random_element(lexicon.SMALL_TALK_SUBJECTS),  # last: earlier draws stay
     )
     return _draft(job, question, topic, transform, derived=False)
 
