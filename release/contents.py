@@ -149,6 +149,7 @@ def read_frame(
     columns = None if columns is None else frozenset(columns)
     frames = []
     for split, files in data_files(manifest).items():
+        # Parquet when the release has it; a release that ships JSON Lines only, those
         frame = _read_data(folder / (files.get("parquet") or files["jsonl"])["path"], columns)
         if "split" not in frame.columns:
             frame = frame.with_columns(pl.lit(split).alias("split"))
