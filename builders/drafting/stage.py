@@ -357,14 +357,19 @@ def draft_check(
 ) -> Callable[[dict], Failure | None]:
     """:func:`~answerable.builders.drafting.checks.check_draft` of a drafted item: its
     draft made again from the item and its anchor (``parent`` of its id). The drafts
-    come in job order, each parent's in a row, so the last anchors looked up are kept."""
-    anchor_of = functools.lru_cache(maxsize=64)(parent)
+    come in job order, each parent's in a row, so the last anchor looked up is kept (in a
+    plain dict: the check travels to Ray's workers by cloudpickle, which cannot carry an
+    ``lru_cache`` around a local function)."""
+    last: dict[str, dict] = {}
 
     def check(item: dict) -> Failure | None:
         if item["label"] == "answerable":
             return None  # a twin: its SQL passed the checks of every answerable item
-        anchor = anchor_of(item["provenance"]["params"]["anchor"])
-        return check_draft(item_draft(item, anchor), contexts[item["db_id"]])
+        anchor_id = item["provenance"]["params"]["anchor"]
+        if anchor_id not in last:
+            last.clear()
+            last[anchor_id] = parent(anchor_id)
+        return check_draft(item_draft(item, last[anchor_id]), contexts[item["db_id"]])
 
     return check
 
