@@ -259,3 +259,50 @@ def _scratch_tables(reader) -> list[str]:
             "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (server.SCRATCH,)
         )
         return [name for (name,) in rows]
+
+
+def test_workers_racing_for_one_postgres_variant_both_get_it(postgres_reader, monkeypatch):
+    """Two workers make the same variant at once: the second waits for the first's
+    copies and reuses them (racing CREATE TABLEs of one name fail on the catalog's
+    unique index, which once rejected a counterfactual item at random)."""
+    import threading
+    import time
+
+    import psycopg
+
+    from answerable.builders.engines import postgres_variants
+
+    ref = _server_ref(postgres_reader)
+    written = postgres_variants._write_postgres_table
+    first_in = threading.Event()
+
+    def slow_write(*args):  # the first worker holds its transaction open a while
+        written(*args)
+        if not first_in.is_set():
+            first_in.set()
+            time.sleep(0.5)
+
+    monkeypatch.setattr(postgres_variants, "_write_postgres_table", slow_write)
+    found, failed = [], []
+
+    def make() -> None:
+        with psycopg.connect(postgres_reader.dsn(), autocommit=True) as con:
+            try:
+                spec, schema = ref.server, ref.schema
+                found.append(
+                    postgres_variants.materialize_postgres(con, spec, schema, OPS["values"], "race")
+                )
+            except SQLError as error:
+                failed.append(error)
+
+    first = threading.Thread(target=make)
+    first.start()
+    first_in.wait()
+    second = threading.Thread(target=make)
+    second.start()
+    first.join()
+    second.join()
+    try:
+        assert failed == [] and len(found) == 2 and found[0] == found[1]
+    finally:
+        assert drop_variants({"clinic": ref})

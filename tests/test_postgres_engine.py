@@ -6,6 +6,8 @@ every bad input as one named error that never holds the password."""
 from __future__ import annotations
 
 import re
+import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -14,6 +16,7 @@ import sqlglot
 from answerable.builders.engines import postgres as pg
 from answerable.builders.engines.base import READ_ONLY_REASONS, SourceSpec
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.builders.isolation import WALL_FACTOR
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import SQLError
 from tests import postgres_server as server
@@ -273,6 +276,48 @@ def test_statement_timeout(postgres_reader):
             db.execute("SELECT count(*) FROM lab_events a, lab_events b, lab_events c")
         assert caught.value.reason == "timeout"
         assert db.execute("SELECT count(*) FROM patients").rows == [[750]]
+
+
+def _locked_for(postgres_demo, seconds: float) -> threading.Thread:
+    """A thread that holds an exclusive lock on clinic.patients for ``seconds`` (a
+    statement that reads the table waits on the wall clock as on a busy machine); it
+    returns once the lock is taken."""
+    taken = threading.Event()
+
+    def hold() -> None:
+        with psycopg.connect(postgres_demo.dsn()) as admin:
+            admin.execute("LOCK TABLE clinic.patients IN ACCESS EXCLUSIVE MODE")
+            taken.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    taken.wait()
+    return thread
+
+
+def test_a_statement_held_past_the_limit_by_the_machine_still_runs(
+    postgres_demo, postgres_reader, monkeypatch
+):
+    """The limit is wall time on a server: a statement made to wait past it (here by a
+    lock, as a loaded machine would) is run again under the rest of the wall bound and
+    kept, so a busy machine does not change a build's items; one that waits past the
+    bound too is a timeout, and the session's limit is the limit again after each."""
+    monkeypatch.setattr(pg, "REFUSED_FUNCTIONS", re.compile(r"(?!x)x"))
+    spec = SourceSpec("clinic", "postgres", dsn=postgres_reader.dsn(), namespace="clinic")
+    with pg.PostgresEngine().open_here(spec, Limits(timeout_s=0.2)) as db:
+        holder = _locked_for(postgres_demo, 0.6)
+        assert db.execute("SELECT count(*) FROM patients").rows == [[750]]
+        holder.join()
+        assert db.execute("SELECT current_setting('statement_timeout')").rows == [["200ms"]]
+        holder = _locked_for(postgres_demo, 0.2 * WALL_FACTOR + 1)
+        try:
+            with pytest.raises(SQLError) as caught:
+                db.execute("SELECT count(*) FROM patients")
+        finally:
+            holder.join()
+        assert caught.value.reason == "timeout"
+        assert db.execute("SELECT current_setting('statement_timeout')").rows == [["200ms"]]
 
 
 @pytest.mark.parametrize(

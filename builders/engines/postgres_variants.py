@@ -2,16 +2,17 @@
 
 A variant's edited tables are copied into the scratch schema the source names
 (``scratch_schema``; never the source schema) as ``v<hash of the variant id>_<table>``,
-in one transaction (a worker racing another for the same variant waits and reuses its
-copies), each marked by a comment (:data:`VARIANT_COMMENT`). A variant is read through a
-connection whose session holds ``CREATE TEMP VIEW <table> AS SELECT * FROM
-<scratch>.<copy>`` for each edited table (:func:`shadowing_views`): PostgreSQL looks
-names up in the session's temporary schema before the search path (the source schema),
-so the edited tables hide the source's and the others are the source's, as a SQLite
-delta's TEMP views do. So the role needs CREATE on the scratch schema only (a schema per
-variant would need CREATE on the database) and TEMP (PostgreSQL grants it to everyone
-by default). The copies are dropped when the build ends (:func:`drop_marked`) unless
-the source says ``keep_variants: true``. The source schema is only read.
+in one transaction under an advisory lock of the variant (a worker racing another for
+the same variant waits for it and reuses its copies), each marked by a comment
+(:data:`VARIANT_COMMENT`). A variant is read through a connection whose session holds
+``CREATE TEMP VIEW <table> AS SELECT * FROM <scratch>.<copy>`` for each edited table
+(:func:`shadowing_views`): PostgreSQL looks names up in the session's temporary schema
+before the search path (the source schema), so the edited tables hide the source's and
+the others are the source's, as a SQLite delta's TEMP views do. So the role needs CREATE
+on the scratch schema only (a schema per variant would need CREATE on the database) and
+TEMP (PostgreSQL grants it to everyone by default). The copies are dropped when the
+build ends (:func:`drop_marked`) unless the source says ``keep_variants: true``. The
+source schema is only read.
 
 Rows are read in physical (``ctid``) order (:func:`.postgres_tables.row_order`), the
 order the SQLite twin and a release's exported file hold them in, so fills and seeded
@@ -52,6 +53,9 @@ def materialize_postgres(con, spec, schema: DatabaseSchema, ops: list[dict], nam
         return copies
     try:
         with con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(name),))
+            if _tables_exist(con, spec.scratch, list(copies.values())):
+                return copies  # another worker made them while this one waited
             for table, copy in copies.items():
                 target = sql.SQL("{}.{}").format(sql.Identifier(spec.scratch), sql.Identifier(copy))
                 source = spec.namespace or "public"
@@ -63,11 +67,16 @@ def materialize_postgres(con, spec, schema: DatabaseSchema, ops: list[dict], nam
                         target, sql.Literal(f"{VARIANT_COMMENT} {name}")
                     )
                 )
-    except psycopg.errors.DuplicateTable:
-        return copies  # another worker made them meanwhile
     except psycopg.Error as error:
         raise SQLError("materialize-failed", f"{describe_ops(ops)}: {error}") from None
     return copies
+
+
+def _lock_key(name: str) -> int:
+    """The advisory lock that makes the workers building variant ``name`` take turns
+    (two CREATE TABLEs of one name racing fail on the catalog's unique index, not with
+    a DuplicateTable the loser could take as "already made")."""
+    return int(content_hash(name)[:15], 16)
 
 
 def _tables_exist(con, scratch: str, names: list[str]) -> bool:
