@@ -158,6 +158,35 @@ def open_item_database(
     return ReadOnlyDatabase(path, limits, base=base)
 
 
+class ItemDatabases:
+    """The databases of a release's items, each opened the first time an item needs it
+    and kept open until :meth:`close` (use it in ``with``): a run over many items opens
+    each base or delta once."""
+
+    def __init__(self, release_dir: str | Path, limits: Limits | None = None):
+        self.release_dir, self.limits = Path(release_dir), limits
+        self._open: dict[tuple, ReadOnlyDatabase] = {}
+
+    def of(self, item: dict) -> ReadOnlyDatabase:
+        """The open database of ``item`` (raises as :func:`open_item_database` does)."""
+        key = (item["database"]["base"], item["database"].get("delta"))
+        if key not in self._open:
+            self._open[key] = open_item_database(self.release_dir, item, self.limits)
+        return self._open[key]
+
+    def close(self) -> None:
+        """Close every database opened so far."""
+        for database in self._open.values():
+            database.close()
+        self._open.clear()
+
+    def __enter__(self) -> ItemDatabases:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def storage_line(release_dir: str | Path) -> str:
     """``db_bytes=<all files under the release's databases folder> base_bytes=<the source
     databases>``: what the shipped databases weigh against the sources they copy (the

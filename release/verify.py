@@ -323,17 +323,20 @@ def shipped_sql(item: dict) -> str:
 def check_results(folder: Path, items: list[dict], limits: Limits | None) -> tuple[int, list[str]]:
     """Re-execute every answerable item's gold SQL on its shipped database and compare
     with its stored result hash: ``(queries run, problems)``."""
-    from answerable.release.databases import open_item_database
+    from answerable.release.databases import ItemDatabases
 
-    limits = limits or Limits(timeout_s=30.0)
+    with ItemDatabases(folder, limits or Limits(timeout_s=30.0)) as opened:
+        return _checked_results(opened, items)
+
+
+def _checked_results(opened, items: list[dict]) -> tuple[int, list[str]]:
     problems, executed = [], 0
     for item in items:
         if item["label"] != "answerable" or not item.get("result") or not item.get("database"):
             continue
         stored = item["result"]
         try:
-            with open_item_database(folder, item, limits) as db:
-                got = db.execute(shipped_sql(item), ordered=stored.get("ordered"))
+            got = opened.of(item).execute(shipped_sql(item), ordered=stored.get("ordered"))
         except (SQLError, AnswerableError) as error:
             problems.append(f"item {item['id']}: gold SQL does not run ({error})")
             continue

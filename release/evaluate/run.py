@@ -19,11 +19,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
 from answerable.errors import ConfigError, SQLError
 from answerable.release.evaluate.compare import MODES, jaccard, ordered_for
+
+if TYPE_CHECKING:
+    from answerable.release.databases import ItemDatabases
 
 CHUNK = 2000  # predictions per unit of parallel work
 PARALLEL_FROM = 4000  # fewer predictions than this run in this process
@@ -62,12 +66,10 @@ def execute_all(
     workers = workers or os.cpu_count() or 1
     chunks = list(_chunks(tasks))
     if workers == 1 or len(tasks) < PARALLEL_FROM:
-        opened: dict[tuple, ReadOnlyDatabase] = {}
-        try:
+        from answerable.release.databases import ItemDatabases  # imports the builders
+
+        with ItemDatabases(release, limits) as opened:
             return _by_id(run_chunk(release, chunk, mode, limits, opened) for chunk in chunks)
-        finally:
-            for database in opened.values():
-                database.close()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         results = pool.map(
             run_chunk,
@@ -94,7 +96,7 @@ def _chunks(tasks: list[Task]) -> Iterator[list[Task]]:
             yield group[start : start + CHUNK]
 
 
-_OPEN: dict[tuple, ReadOnlyDatabase] = {}  # in a worker: databases stay open across chunks
+_OPEN: dict[tuple, ItemDatabases] = {}  # in a worker: databases stay open across chunks
 
 
 def run_chunk(
@@ -102,7 +104,7 @@ def run_chunk(
     tasks: list[Task],
     mode: str,
     limits: Limits,
-    opened: dict[tuple, ReadOnlyDatabase] | None = None,
+    opened: ItemDatabases | None = None,
 ) -> list[Outcome]:
     """Execute tasks that share one database (a unit of parallel work); ``opened`` keeps
     the open databases (a worker process's own by default). The predicted SQL, then the
@@ -110,30 +112,28 @@ def run_chunk(
     statement under its own limits."""
     if not tasks:
         return []
-    database = _database(release, tasks[0], limits, _OPEN if opened is None else opened)
+    if opened is None:
+        from answerable.release.databases import ItemDatabases
+
+        opened = _OPEN.setdefault((str(release), limits), ItemDatabases(release, limits))
+    database = _database(tasks[0], opened)
     answers = database.execute_many([(task.sql, _ordered(task, mode)) for task in tasks])
     golds = gold_results(database, tasks, answers, mode)
     same = MODES[mode]
     return [_outcome(*each, same) for each in zip(tasks, answers, golds, strict=True)]
 
 
-def _database(release: Path, task: Task, limits: Limits, opened: dict) -> ReadOnlyDatabase:
-    from answerable.release.databases import open_item_database
-
-    key = (str(release), task.database, limits)
-    if key not in opened:
-        base, delta = task.database
-        item = {"id": task.id, "database": {"base": base, "delta": delta}}
-        try:
-            opened[key] = open_item_database(release, item, limits=limits)
-        except SQLError as error:
-            raise ConfigError(
-                release,
-                base,
-                f"cannot open the item's database: {error}",
-                fix="use a whole release",
-            ) from None
-    return opened[key]
+def _database(task: Task, opened: ItemDatabases) -> ReadOnlyDatabase:
+    base, delta = task.database
+    try:
+        return opened.of({"id": task.id, "database": {"base": base, "delta": delta}})
+    except SQLError as error:
+        raise ConfigError(
+            opened.release_dir,
+            base,
+            f"cannot open the item's database: {error}",
+            fix="use a whole release",
+        ) from None
 
 
 def _ordered(task: Task, mode: str) -> bool:

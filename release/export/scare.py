@@ -25,7 +25,6 @@ An answerable question without a stratified candidate is left out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -122,10 +121,9 @@ def run_candidates(folder: Path, items: list[dict], limits: Limits) -> list[dict
     ones stop at the row cap, since SCARE's processed form keeps the first 100 rows
     in its own sort order. Candidates without SQL, and items whose database the
     release does not ship, are left as they are."""
-    from answerable.release.databases import open_item_database
+    from answerable.release.databases import ItemDatabases
 
-    opened: dict[str, object] = {}
-    try:
+    with ItemDatabases(folder, limits) as opened:
         done = []
         for item in items:
             if not any(c.get("sql") for c in item.get("candidates") or []) or not shipped(
@@ -133,14 +131,8 @@ def run_candidates(folder: Path, items: list[dict], limits: Limits) -> list[dict
             ):
                 done.append(item)
                 continue
-            key = json.dumps(item["database"], sort_keys=True)
-            if key not in opened:
-                opened[key] = open_item_database(folder, item, limits=limits)
-            done.append(_executed(item, opened[key]))
+            done.append(_executed(item, opened.of(item)))
         return done
-    finally:
-        for database in opened.values():
-            database.close()
 
 
 def _executed(item: dict, database) -> dict:
