@@ -74,8 +74,8 @@ class Parent:
 
     @property
     def parsed(self) -> exp.Expr:
-        """The gold SQL as written, parsed anew (the caller may change it)."""
-        return sqlkit.parse(self.item["sql"], self.item.get("dialect", "sqlite"))
+        """The gold SQL as written, parsed (a tree of the caller's own, which it may change)."""
+        return self.query.parsed()
 
 
 def prepare(
