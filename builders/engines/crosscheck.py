@@ -54,7 +54,7 @@ class Copies:
         return self._open[key]
 
     def _copy(self, ref, name: str) -> SourceSpec:
-        if ref.engine != "sqlite":
+        if not engine_named(ref.engine).sqlite_files:
             raise SQLError(
                 "cross-check-unsupported",
                 f"{ref.db_id} is read by {ref.engine}: copies are made from SQLite sources",

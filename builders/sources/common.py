@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from answerable.builders.engines import SourceSpec, open_source
+from answerable.builders.engines import SourceSpec, open_source, reads_sqlite_files
 from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
 from answerable.errors import ConfigError, RecordError, SQLError
@@ -329,8 +329,8 @@ def sqlite_schema(path: Path, db_id: str) -> DatabaseSchema:
 def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
     """The database of ``db_id`` in the file ``path`` read by ``engine``, its schema read
     from the engine's catalog; an unreadable file is a ConfigError."""
-    if engine == "sqlite":
-        return DatabaseRef(db_id, path, sqlite_schema(path, db_id))
+    if reads_sqlite_files(engine):
+        return DatabaseRef(db_id, path, sqlite_schema(path, db_id), engine)
     ref = DatabaseRef(db_id, path, DatabaseSchema(db_id), engine)
     try:
         with ref.open(None) as database:
