@@ -66,6 +66,7 @@ from answerable.builders.executor import (
     collect,
     first_keyword,
 )
+from answerable.builders.schema import quote_identifier
 from answerable.errors import SQLError
 from answerable.inert import register_secret
 
@@ -293,7 +294,9 @@ class PostgresDatabase(Connected):
         self._prepared = _Prepared()
         try:
             self._check_role()
-            self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+            self._con.execute(
+                "SELECT set_config('search_path', %s, false)", (quote_identifier(namespace),)
+            )
             self._prepare(setup)
             self._con.execute("BEGIN READ ONLY")  # the first statement's transaction
         except BaseException:
