@@ -379,7 +379,7 @@ def test_fresh_values_keep_case_and_shape():
     assert all(len(s) == 7 and s[4] == "-" for s in seasons)
 
 
-@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+@pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_fresh_values_are_real_words_of_the_kind_of_the_column():
     drugs = ["Furosemide", "Vancomycin", "Heparin", "Insulin", "Aspirin", "Morphine"]
     fresh = fresh_candidates("prescriptions", "drug", "Heparin", random.Random(2), 4, drugs)

@@ -27,7 +27,7 @@ from answerable.errors import ConfigError
 from answerable.recipe import Recipe
 from tests.llm_server import LLMServer
 
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 JOB = NameJob(
     "school",
     "Highschooler",

@@ -15,7 +15,7 @@ from answerable.errors import ConfigError
 from tests.conftest import SHARED_DATA
 from tests.validity_cases import BLIND_ORIGIN, by_round, load_cases, round_lines, score
 
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 
 
 # ---- the labelled set -----------------------------------------------------------------

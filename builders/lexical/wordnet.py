@@ -111,11 +111,6 @@ def missing(source: Path = DEBIAN_DIR) -> WordNetMissing:
     )
 
 
-def missing_reason() -> str:
-    """The one line said when WordNet is absent (also the reason tests skip)."""
-    return str(missing())
-
-
 def corpus_folder(source: Path = DEBIAN_DIR, cache: Path | None = None) -> Path:
     """``<cache>/corpora/wordnet`` with the installed files linked in and ``lexnames``."""
     if not available(source):

@@ -114,11 +114,6 @@ def store_shard(output: StepOutput, file: Path) -> Path:
     return write_jsonl(itertools.chain(lines, rejects), file)
 
 
-def load_shard(file: Path) -> StepOutput:
-    """A stored shard's output, as :func:`store_shard` wrote it."""
-    return StepOutput(list(shard_items(file)), list(shard_rejects(file)))
-
-
 def shard_items(file: Path) -> Iterator[dict]:
     """The items of a stored shard, in order, one line at a time."""
     return _lines(file, _ITEM)
