@@ -71,29 +71,44 @@ def _exists(path: str) -> bool:
     head, _, rest = path.partition(".")
     node = item_schema()["properties"].get(head)
     while node is not None and rest:
-        node = _resolve(node, item_schema())
+        node = resolve(node)[0]
         node = node.get("items", node)
-        node = _resolve(node, item_schema())
+        node = resolve(node)[0]
         head, _, rest = rest.partition(".")
         node = (node.get("properties") or {}).get(head)
     return node is not None
 
 
-def _resolve(node: dict, schema: dict) -> dict:
-    """Follow ``$ref`` and ``oneOf [null, X]`` to the node that says the shape."""
-    if "$ref" in node:
-        return _resolve(schema["$defs"][node["$ref"].rsplit("/", 1)[-1]], schema)
-    for key in ("oneOf", "anyOf"):
-        shapes = [n for n in node.get(key, ()) if n.get("type") != "null"]
-        if len(shapes) == 1:
-            return _resolve(shapes[0], schema)
-    return node
+def resolve(node: dict) -> tuple[dict, bool]:
+    """``(shape, nullable)`` of a node of the item schema: each ``$ref`` followed and a
+    ``oneOf``/``anyOf`` of null and one shape unwrapped to that shape; ``nullable`` when
+    null is allowed there (a null branch, ``"null"`` among its types, null in its enum).
+
+    >>> resolve(item_schema()["properties"]["result"])[1]
+    True
+    """
+    nullable = False
+    while True:
+        if "$ref" in node:
+            node = item_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+            continue
+        key = next((k for k in ("oneOf", "anyOf") if k in node), None)
+        if key is None:
+            break
+        shapes = [n for n in node[key] if n.get("type") != "null"]
+        nullable = nullable or len(shapes) < len(node[key])
+        if len(shapes) != 1:
+            break
+        node = shapes[0]
+    types = node.get("type")
+    nullable = nullable or (isinstance(types, list) and "null" in types)
+    return node, nullable or None in node.get("enum", ())
 
 
 def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
     if path in OPEN_FIELDS:
         return pl.String
-    node = _resolve(node, schema)
+    node = resolve(node)[0]
     kinds = node.get("type")
     kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds or () if k != "null"]
     if not kinds and "enum" in node:
