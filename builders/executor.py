@@ -34,7 +34,7 @@ from typing import Any
 
 from answerable.builders import sqlite_files, sqlkit
 from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, WALL_FACTOR, IsolatedDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_ROW_CAP = 100

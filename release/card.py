@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import polars as pl
 import yaml
 
-from answerable.item_model import open_fields
+from answerable.kernel.item_model import open_fields
 from answerable.release.chart import CHART
 from answerable.release.contents import data_files, split_order
 from answerable.release.databases import card_lines as database_lines

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.dialects import DialectSettings, dialect_settings
 
 SPLIT_KINDS = ("question", "query", "database", "source", "none")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from answerable.ids import rng_for
+from answerable.kernel.ids import rng_for
 from answerable.release.audit import Shapes, audit, family, surface_features
 
 MODELS = 16

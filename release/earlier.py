@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.ids import content_hash, sha256_file
+from answerable.kernel.ids import content_hash, sha256_file
 from answerable.release.config import ReleaseConfig
 from answerable.release.contents import MANIFEST, read_frame
 from answerable.release.diff import version_key

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.records import ItemFiles
 from answerable.pipeline import reject
-from answerable.records import ItemFiles
 from answerable.release.keys import normalized_question
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.records import read_jsonl, read_parquet
 from answerable.release.contents import MANIFEST, count_items, read_frame, tally
 from answerable.release.write import read_split, to_items
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from answerable.builders.drafting.checks import ngrams, similarity
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
 from answerable.release.config import CHECKS, ReleaseConfig
 from answerable.release.keys import collides, key_hashes, normalized_question, with_family
 

@@ -24,11 +24,11 @@ import polars as pl
 
 from answerable import __version__
 from answerable.builders.executor import Limits
-from answerable.errors import AnswerableError
-from answerable.ids import canonical_json
-from answerable.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
-from answerable.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
-from answerable.records import to_frame as stored_frame
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.ids import canonical_json
+from answerable.kernel.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
+from answerable.kernel.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
+from answerable.kernel.records import to_frame as stored_frame
 from answerable.release.audit import audit, release_schemas
 from answerable.release.card import PROVENANCE, About
 from answerable.release.config import ReleaseConfig

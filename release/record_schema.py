@@ -15,7 +15,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from answerable.item_model import OPEN_FIELDS, item_schema
+from answerable.kernel.item_model import OPEN_FIELDS, item_schema
 
 RECORD_SCHEMA = "schema/record.schema.json"
 JSON_TEXT = "JSON text (decode it with a JSON parser): "

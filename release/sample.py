@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
 from answerable.release.config import TEST_SPLIT, ReleaseConfig
 from answerable.release.keys import DERIVED, FIELD_ALIASES, field_expr, item_hash, unit
 

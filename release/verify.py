@@ -26,8 +26,8 @@ from pathlib import Path
 import polars as pl
 
 from answerable.builders.executor import Limits
-from answerable.errors import AnswerableError, SQLError
-from answerable.item_model import item_schema, resolve
+from answerable.kernel.errors import AnswerableError, SQLError
+from answerable.kernel.item_model import item_schema, resolve
 from answerable.release.contents import (
     MANIFEST,
     data_files,

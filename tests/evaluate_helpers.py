@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 from answerable.release.contents import count_items, file_entry
 from answerable.release.write import to_frame, write_data
 

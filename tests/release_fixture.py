@@ -11,8 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from answerable.ids import sha256_file
-from answerable.records import read_jsonl, write_json
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_jsonl, write_json
 from answerable.release.card import About
 from answerable.release.contents import count_items, tally
 from answerable.release.documents import write_documents

@@ -45,8 +45,8 @@ from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlite_files import DELTA_TABLE
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from tests.conftest import REPO
 
 MODULES = (

@@ -178,7 +178,7 @@ def release_bytes(release) -> dict[str, str]:
 def test_debias_short_of_its_target_still_refuses_a_release_above_the_bound():
     """With ``max_shortcut_gain`` the filter aims at the bound; held to its cap short of
     it, the release is refused as without the filter, naming the carriers."""
-    from answerable.errors import ConfigError
+    from answerable.kernel.errors import ConfigError
     from answerable.release.publish import prepare_release
     from answerable.release.write import to_frame
 
@@ -205,7 +205,7 @@ def test_max_shortcut_gain_refuses_a_release_the_words_give_away_and_names_why()
     is refused with the carrier named; the mixed items' own shortcut is reported."""
     import pytest
 
-    from answerable.errors import ConfigError
+    from answerable.kernel.errors import ConfigError
     from answerable.release.publish import prepare_release
     from answerable.release.write import to_frame
 

@@ -19,7 +19,7 @@ from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.sqlite import SQLiteEngine
 from answerable.builders.engines.variants import EngineVariants, drop_variants, on_engine
 from answerable.builders.sources import load_source
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
 from tests.test_sources import FIXTURES, build_db
 
 SPIDER = {"name": "s", "format": "spider", "path": "spider_questions.json"}

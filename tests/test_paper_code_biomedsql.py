@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from answerable.release.contents import read_items
 from answerable.release.databases import open_item_database
 from answerable.release.export.biomedsql import result_records

@@ -15,7 +15,7 @@ from answerable.builders.engines import postgres as pg
 from answerable.builders.engines.base import READ_ONLY_REASONS, SourceSpec
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests import postgres_server as server
 
 psycopg = pytest.importorskip("psycopg")

@@ -13,8 +13,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from answerable import records
-from answerable.records import ItemFiles, write_parquet
+from answerable.kernel import records
+from answerable.kernel.records import ItemFiles, write_parquet
 from answerable.release import publish, write
 from answerable.release.card import About
 from answerable.release.publish import choose, items_frame, left_out_of_choice, prepare_release
@@ -39,7 +39,7 @@ def choice_peak(file: Path, settings: str = "config()", setup: str = "") -> tupl
     ``settings``, the Python text of a release config, after the lines ``setup``): the
     count of items chosen and the peak in MB."""
     script = f"""
-from answerable.records import ItemFiles
+from answerable.kernel.records import ItemFiles
 from answerable.release import keys, publish
 from tests.release_helpers import config
 {setup}
@@ -100,7 +100,7 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
             write_parquet(items(count, BULK), file)
         script = textwrap.dedent(f"""
             from answerable import records
-            from answerable.records import ItemFiles
+            from answerable.kernel.records import ItemFiles
             from answerable.release import publish
             from tests.release_helpers import config
             records.BATCH_ROWS = publish.RUN_ROWS = 64  # chunks as full at both sizes
@@ -252,7 +252,7 @@ def test_the_cut_holds_the_bulk_of_one_chunk_of_released_items(tmp_path, monkeyp
         script = textwrap.dedent(f"""
             from pathlib import Path
             from answerable import records
-            from answerable.records import ItemFiles
+            from answerable.kernel.records import ItemFiles
             from answerable.release import publish, write
             from tests.test_release_bounded import _cut
             records.BATCH_ROWS = publish.RUN_ROWS = write.ROW_GROUP_ROWS = 64

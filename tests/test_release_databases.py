@@ -18,7 +18,7 @@ import pytest
 
 from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import sha256_file
+from answerable.kernel.ids import sha256_file
 from answerable.release.contents import read_items
 from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.databases import (

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.databases import item_files
 from answerable.release.dialects import (
     FIELD,

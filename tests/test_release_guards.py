@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
+from answerable.kernel.records import ItemFiles, read_jsonl, read_parquet, write_parquet
 from answerable.pipeline import StepOutput
-from answerable.records import ItemFiles, read_jsonl, read_parquet, write_parquet
 from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.guards import (
     EmptyReleaseError,

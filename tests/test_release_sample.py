@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.sample import ShortStratumError, balance_test, sample_items
 from tests.release_helpers import config, frame_of, make_item
 

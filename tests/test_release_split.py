@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release import keys
 from answerable.release.keys import with_family
 from answerable.release.split import split_items

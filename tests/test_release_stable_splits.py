@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.card import About
 from answerable.release.contents import data_files, read_release_manifest
 from answerable.release.publish import cut_release

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from answerable.release.contents import read_release_manifest as read_manifest
 from answerable.release.inspect import load_items
 from tests.conftest import REPO, run_in

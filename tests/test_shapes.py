@@ -20,7 +20,7 @@ from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
 from answerable.builders.templates import Settings, expand_templates, load_templates
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.conftest import REPO, shared_data
 from tests.test_templates_demo import demo_refs  # noqa: F401 (a fixture)
 

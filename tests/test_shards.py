@@ -18,12 +18,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from answerable import records
+from answerable.kernel import records
+from answerable.kernel.progress import SILENT
+from answerable.kernel.records import complete, sort_items
 from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
-from answerable.pipeline.steps import Work, run_step
-from answerable.progress import SILENT
-from answerable.records import complete, sort_items
-from answerable.shards import (
+from answerable.pipeline.shards import (
     PerProcess,
     cut,
     run_in_shards,
@@ -31,6 +30,7 @@ from answerable.shards import (
     shard_rejects,
     store_shard,
 )
+from answerable.pipeline.steps import Work, run_step
 from tests.conftest import DEMO_RECIPE, run_in
 
 UNITS = list(range(23))

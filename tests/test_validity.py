@@ -11,7 +11,7 @@ from answerable.builders.demo import generate_demo
 from answerable.builders.drafting import settled
 from answerable.builders.lexical import contrasts, wordnet
 from answerable.builders.lexical.inflection import plural, singular
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from tests.conftest import SHARED_DATA
 from tests.validity_cases import BLIND_ORIGIN, by_round, load_cases, round_lines, score
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from answerable.records import write_json
+from answerable.kernel.records import write_json
 from answerable.release.contents import read_frame
 from answerable.release.verify import check_items, verify_release
 from tests.conftest import DEMO_RECIPE, run_in

@@ -41,7 +41,7 @@ from answerable.builders.drafting.error_types import classify, error_type
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.builders.sqlkit.refs import resolve_all
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 PERTURB_GENERATOR = "perturb_sql_v1"
 LLM_GENERATOR = "llm_sql_v1"

@@ -55,8 +55,8 @@ from answerable.builders.lexical.inflection import singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS, SYNONYM_GROUPS
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import parse
-from answerable.errors import SQLError
-from answerable.inert import control_character
+from answerable.kernel.errors import SQLError
+from answerable.kernel.untrusted_text import control_character
 
 Failure = tuple[str, str]  # (reason, detail)
 SPELLING_SIMILARITY = 0.85

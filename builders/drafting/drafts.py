@@ -20,8 +20,8 @@ from answerable.builders import sqlkit
 from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.text import find_phrase
-from answerable.errors import SQLError
-from answerable.ids import item_id, rng_for
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import item_id, rng_for
 from answerable.pipeline import reject
 
 OFFLINE_DRAFTER = "offline_drafter_v1"

@@ -53,7 +53,7 @@ from answerable.builders.drafting.text import (
 from answerable.builders.lexical.inflection import singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 GENERATOR = OFFLINE_DRAFTER
 NUMBER_WORDS = frozenset(

@@ -37,7 +37,7 @@ from answerable.builders.counterfactual import shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.text import find_phrase, name_words, words
 from answerable.builders.lexical.inflection import singular
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 _SPAN = re.compile(

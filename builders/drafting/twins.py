@@ -54,7 +54,7 @@ from answerable.builders.drafting.text import capitalize, find_phrase, humanize,
 from answerable.builders.items import plain_item
 from answerable.builders.lexical.lexicon import GENERIC_WORDS
 from answerable.builders.schema import Column, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 GENERATOR = "offline_twin_v1"
 

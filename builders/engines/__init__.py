@@ -19,7 +19,7 @@ from answerable.builders.engines.exports import tables_used
 from answerable.builders.engines.postgres import PostgresEngine
 from answerable.builders.engines.sqlite import SQLiteEngine
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ENGINES: dict[str, type[Engine]] = {
     "sqlite": SQLiteEngine,

@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from answerable.builders.executor import Limits, Result
 from answerable.builders.schema import Column, DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 READ_ONLY_REASONS = (
     "not-read-only",

@@ -62,9 +62,9 @@ from answerable.builders.executor import (
     has_order_by,
 )
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError
-from answerable.ids import canonical_json, sha256_file
-from answerable.records import atomic_path, read_json, write_json
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import canonical_json, sha256_file
+from answerable.kernel.records import atomic_path, read_json, write_json
 
 _CONFIG = {
     "enable_external_access": False,

@@ -45,7 +45,7 @@ from answerable.builders import sqlite_files
 from answerable.builders.engines.exports import chosen_tables, write_sqlite
 from answerable.builders.engines.types import engine_type, value_kind
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 _COPY_BATCH = 5000
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.engines.base import Engine, SourceSpec
 from answerable.builders.executor import GatedDatabase, Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 class SQLiteEngine(Engine):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 INTEGER, REAL, TEXT, BLOB = "integer", "real", "text", "blob"  # SQLite's storage kinds
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.engines import engine, reads_sqlite_files
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 def on_engine(ref) -> bool:

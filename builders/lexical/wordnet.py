@@ -25,8 +25,8 @@ import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.variables import cache_root
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.variables import cache_root
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT_PACKAGES = "wordnet-base wordnet-sense-index"

@@ -30,8 +30,8 @@ from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
-from answerable.errors import ConfigError
-from answerable.recipe import Recipe
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
 
 __all__ = [
     "FORMATS",

@@ -18,10 +18,10 @@ from typing import Any
 from answerable.builders.engines import SourceSpec, open_source, reads_sqlite_files
 from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError, RecordError, SQLError
-from answerable.ids import content_hash
-from answerable.inert import control_character
-from answerable.names import name_problem
+from answerable.kernel.errors import ConfigError, RecordError, SQLError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.names import name_problem
+from answerable.kernel.untrusted_text import control_character
 from answerable.schemas import validate
 
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.contents import Release, database_paths, open_release, shipped
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES

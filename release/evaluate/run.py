@@ -22,7 +22,7 @@ from pathlib import Path
 
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
 from answerable.release.evaluate.compare import MODES, jaccard, ordered_for
 
 CHUNK = 2000  # predictions per unit of parallel work

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.names import inside
-from answerable.records import guard_replace, write_jsonl
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.names import inside
+from answerable.kernel.records import guard_replace, write_jsonl
 from answerable.release.contents import open_release, release_schemas
 from answerable.release.export import FORMATS, PREPARE, Export
 

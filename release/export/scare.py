@@ -31,7 +31,7 @@ from pathlib import Path
 
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from answerable.release.contents import database_key, shipped
 from answerable.release.evaluate.compare import ehrsql_answer
 from answerable.release.export.common import Export, by_split, json_text, result_rows

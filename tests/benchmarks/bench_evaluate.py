@@ -32,8 +32,8 @@ from click.testing import CliRunner
 
 from answerable.builders import sqlite_files
 from answerable.cli import main
-from answerable.ids import content_hash, rng_for
-from answerable.records import write_json
+from answerable.kernel.ids import content_hash, rng_for
+from answerable.kernel.records import write_json
 from answerable.release.contents import MANIFEST, count_items, open_release, read_release_manifest
 from answerable.release.databases import item_files
 from answerable.release.evaluate.report import evaluate

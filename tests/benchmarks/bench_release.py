@@ -41,8 +41,8 @@ from core_install import core_install_line  # beside this file, as publish_timin
 from publish_timing import publish_lines  # beside this file: the script's folder is on the path
 
 from answerable.build import build
-from answerable.item_model import polars_schema
-from answerable.recipe import load_recipe
+from answerable.kernel.item_model import polars_schema
+from answerable.kernel.recipe import load_recipe
 from answerable.release.config import release_config
 from answerable.release.databases import storage_line
 from answerable.release.publish import prepare_release

@@ -95,7 +95,7 @@ MODULES = {
         "tests/test_sqlkit.py",
         DOCTESTS.format("builders.sqlkit.binding"),
     ],
-    "src/answerable/ids.py": [
+    "src/answerable/kernel/ids.py": [
         "tests/test_records.py",
         "tests/test_templates.py",  # its golden file fixes the ids
         "tests/test_mutants_ids.py",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.records import write_json
+from answerable.kernel.records import write_json
 from answerable.release.diff import diff_releases
 from answerable.release.publish import frame_counts
 from answerable.release.verify import verify_release

@@ -81,9 +81,9 @@ def shortcut_gains(folder: Path, with_aflite: bool = False) -> dict[str, float]:
     docstring); prints each audit's figures and sizes, and with ``with_aflite`` what
     AFLite by family reaches on the audited items (:func:`aflite_line`)."""
     from answerable.builders.sources import load_sources
+    from answerable.kernel.recipe import load_recipe
+    from answerable.kernel.records import iter_parquet
     from answerable.pipeline import Workspace
-    from answerable.recipe import load_recipe
-    from answerable.records import iter_parquet
     from answerable.release.audit import audit, schemas_of
     from answerable.release.inspect import load_items
 

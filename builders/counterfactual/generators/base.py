@@ -26,8 +26,8 @@ from answerable.builders.counterfactual.script import apply_to_schema, variant_i
 from answerable.builders.counterfactual.shapes import Query, Shapes
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
-from answerable.ids import rng_for
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import rng_for
 
 KNOWN_VALUES = 200
 

@@ -23,10 +23,10 @@ def audit_path(path: Path) -> dict:
     """The audit of a recipe's candidates (``RECIPE.yaml``; also written to its
     ``reports/audit.json``) or of a release folder or items file."""
     from answerable.builders.sources import load_sources
-    from answerable.errors import ConfigError
+    from answerable.kernel.errors import ConfigError
+    from answerable.kernel.recipe import load_recipe
+    from answerable.kernel.records import iter_parquet, write_json
     from answerable.pipeline import Workspace
-    from answerable.recipe import load_recipe
-    from answerable.records import iter_parquet, write_json
     from answerable.release.audit import audit, release_schemas, schemas_of
     from answerable.release.inspect import load_items
 

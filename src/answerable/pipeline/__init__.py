@@ -22,12 +22,12 @@ from typing import Any
 from answerable.backends import checked_backend
 from answerable.builders.engines.variants import EngineVariants
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import ConfigError
-from answerable.errors import reject as reject  # one line of the rejects report
-from answerable.ids import content_hash, rng_for
-from answerable.progress import SILENT, Progress
-from answerable.recipe import Recipe
-from answerable.records import (
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.errors import reject as reject  # one line of the rejects report
+from answerable.kernel.ids import content_hash, rng_for
+from answerable.kernel.progress import SILENT, Progress
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import (
     ItemFiles,
     StoredRecords,
     read_json,
@@ -264,7 +264,7 @@ class Workspace:
         items file (sorted by id) and its rejects a :class:`RejectFile`, either way. The
         step is stored once both files are there (the rejects are written last), so a
         step killed halfway is computed again (a sharded step, from the shards it
-        finished: see :mod:`answerable.shards`).
+        finished: see :mod:`answerable.pipeline.shards`).
         """
         stored = self.stored_output(name, signature)
         if stored is not None:
@@ -307,7 +307,7 @@ DEFAULT_SHARD_SIZE = 64  # small enough that a slow stage shows progress and spl
 
 @dataclass(frozen=True)
 class Execution:
-    """How per-item stages run (see :mod:`answerable.shards`): ``workers`` processes
+    """How per-item stages run (see :mod:`answerable.pipeline.shards`): ``workers`` processes
     over shards of ``shard_size`` units. Neither changes an output, so neither is part
     of a step's signature."""
 

@@ -125,7 +125,7 @@ def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
     raise SchemaShapeError(
         f"item field {path!r} has no fixed shape in schemas/item.schema.json "
         "(fix: declare its properties with additionalProperties, or add it to "
-        "OPEN_FIELDS in src/answerable/item_model.py)"
+        "OPEN_FIELDS in src/answerable/kernel/item_model.py)"
     )
 
 
