@@ -28,7 +28,8 @@ import polars as pl
 from answerable.builders.executor import Limits
 from answerable.kernel.errors import AnswerableError, SQLError
 from answerable.kernel.item_model import item_schema, resolve
-from answerable.release.contents import (
+from answerable.release.cut.dialects import check_shipped
+from answerable.release.reader import (
     MANIFEST,
     data_files,
     frame_tally,
@@ -36,7 +37,6 @@ from answerable.release.contents import (
     read_items,
     read_release_manifest,
 )
-from answerable.release.dialects import check_shipped
 
 SHOWN_PER_RULE = 5  # item ids named per broken rule; the count says how many in all
 

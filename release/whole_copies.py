@@ -15,8 +15,8 @@ from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.schema import DatabaseSchema
 from answerable.kernel.names import inside, name_problem
 from answerable.kernel.records import guard_replace
-from answerable.release.contents import read_items
 from answerable.release.databases import ReleaseDatabaseError, item_files
+from answerable.release.reader import read_items
 
 
 def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = False) -> list[Path]:

@@ -6,7 +6,7 @@ import json
 import random
 
 from answerable.kernel.records import ItemFiles, write_jsonl, write_parquet
-from answerable.release.audit import audit, family, surface_features
+from answerable.release.cut.audit import audit, family, surface_features
 from tests.conftest import DEMO_RECIPE, run_in
 
 

@@ -26,7 +26,7 @@ from answerable.pipeline import (
     with_fields,
 )
 from answerable.pipeline.shards import StoredUnits
-from answerable.release.guards import contradictions
+from answerable.release.cut.guards import contradictions
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.release_helpers import make_item
 from tests.test_shards import bulky_work, context, sharded_step, traced_peak

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from answerable.kernel.errors import ConfigError
-from answerable.release.sample import ShortStratumError, balance_test, sample_items
+from answerable.release.cut.sample import ShortStratumError, balance_test, sample_items
 from tests.release_helpers import config, frame_of, make_item
 
 STRATA = ("answerable-correct", "answerable-incorrect", "ambiguous", "unanswerable")

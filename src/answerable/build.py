@@ -61,14 +61,14 @@ from answerable.pipeline import (
     reject,
 )
 from answerable.pipeline.steps import Step, assemble, run_step
-from answerable.release.audit import audit, schemas_of
-from answerable.release.card import About
-from answerable.release.config import release_config
-from answerable.release.contents import count_items, read_release_manifest
-from answerable.release.documents import source_licenses
-from answerable.release.earlier import earlier_signature
-from answerable.release.guards import guard_rejects
-from answerable.release.publish import Release, cut_release
+from answerable.release.cut.audit import audit, schemas_of
+from answerable.release.cut.config import release_config
+from answerable.release.cut.earlier import earlier_signature
+from answerable.release.cut.guards import guard_rejects
+from answerable.release.cut.publish import Release, cut_release
+from answerable.release.documents.beside_data import source_licenses
+from answerable.release.documents.card import About
+from answerable.release.reader import count_items, read_release_manifest
 from answerable.release.verify import check_files
 from answerable.schemas import validate
 

@@ -3,7 +3,7 @@ descriptions the card's table and Croissant take from it.
 
 A released record is an item (``schemas/item.schema.json``) as the data files hold it:
 every field and every key of a nested object is present (null when the item has none),
-and the fields in :data:`answerable.release.write.OPEN_FIELDS` are JSON text, said so by
+and the fields in :data:`answerable.release.cut.write.OPEN_FIELDS` are JSON text, said so by
 ``contentMediaType: application/json`` and their description. It is made from the item
 schema, so the two cannot drift apart.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from answerable.kernel.ids import canonical_json
 from answerable.kernel.variables import cache_root
-from answerable.release.contents import split_order
+from answerable.release.reader import split_order
 
 CHART = "composition.png"
 

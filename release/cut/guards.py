@@ -23,7 +23,7 @@ import polars as pl
 from answerable.kernel.errors import AnswerableError
 from answerable.kernel.records import ItemFiles
 from answerable.pipeline import reject
-from answerable.release.keys import normalized_question
+from answerable.release.cut.expressions import normalized_question
 
 
 class EmptyReleaseError(AnswerableError):
