@@ -26,7 +26,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from answerable.builders.opening import check_sqlite_file, source_uri
+from answerable.builders.source_files import check_sqlite_file, source_uri
 from answerable.kernel.errors import SQLError
 
 BASE_SCHEMA = "base"  # the name the base is attached under

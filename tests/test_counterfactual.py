@@ -30,6 +30,7 @@ from answerable.builders.counterfactual.materialize import (
     materialize,
     materialize_full,
 )
+from answerable.builders.counterfactual.query_shapes import Shapes
 from answerable.builders.counterfactual.script import (
     add_column,
     apply_to_schema,
@@ -37,7 +38,6 @@ from answerable.builders.counterfactual.script import (
     set_value,
     variant_id,
 )
-from answerable.builders.counterfactual.shapes import Shapes
 from answerable.builders.counterfactual.stage import Config, is_parent
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
@@ -57,7 +57,7 @@ MODULES = (
     "grounding",
     "lexicon",
     "script",
-    "shapes",
+    "query_shapes",
     "trees",
     "values",
 )

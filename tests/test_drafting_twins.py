@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.drafts import Job
-from answerable.builders.drafting.settled import vague_word_settled
+from answerable.builders.drafting.settled_by_question import vague_word_settled
 from answerable.builders.drafting.twins import TWINS, make_twin
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.kernel.ids import rng_for

@@ -84,8 +84,8 @@ from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.fills import fill_values
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.builders.opening import source_uri
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.source_files import source_uri
 from answerable.builders.sqlite_files import BASE_SCHEMA as BASE
 from answerable.builders.sqlite_files import DELTA_TABLE
 from answerable.kernel.errors import SQLError

@@ -1,8 +1,9 @@
 """The SQLite engine: today's executor, unchanged.
 
 Its gate (:func:`~answerable.builders.executor.install_gate`) and its opening
-(:func:`~answerable.builders.opening.source_uri`, :func:`~answerable.builders.sqlite_files.connect`)
-stay where they are, and its counterfactual variants are the deltas of
+(:func:`~answerable.builders.source_files.source_uri`,
+:func:`~answerable.builders.sqlite_files.connect`) stay where they are, and its
+counterfactual variants are the deltas of
 :class:`~answerable.builders.counterfactual.materialize.VariantStore`; this module only
 names them as an engine.
 """

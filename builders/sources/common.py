@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from answerable.builders.engines import SourceSpec, open_source, reads_sqlite_files
-from answerable.builders.opening import source_problem
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.source_files import source_problem
 from answerable.kernel.errors import ConfigError, RecordError, SQLError
 from answerable.kernel.ids import content_hash
 from answerable.kernel.names import name_problem

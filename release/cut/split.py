@@ -1,7 +1,7 @@
 """Put every item of a release into a split.
 
 Items that must not be told apart by the split move as one group: a family (an item,
-the items made from it and their drafts; see :func:`keys.with_family`), the items
+the items made from it and their drafts; see :func:`expressions.with_family`), the items
 asking the same question, and per split kind the items sharing a SQL skeleton (query
 split) or a database (cross-database split). A group lands in a split by the hash of
 its smallest id, so it stays there as the pool grows. A group holding a label placed
