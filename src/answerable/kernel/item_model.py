@@ -80,17 +80,20 @@ def _exists(path: str) -> bool:
 
 
 def resolve(node: dict) -> tuple[dict, bool]:
-    """``(shape, nullable)`` of a node of the item schema: each ``$ref`` followed and a
-    ``oneOf``/``anyOf`` of null and one shape unwrapped to that shape; ``nullable`` when
-    null is allowed there (a null branch, ``"null"`` among its types, null in its enum).
+    """``(shape, nullable)`` of a node of the item schema: each ``$ref`` inlined and a
+    ``oneOf``/``anyOf`` of null and one shape unwrapped to that shape, the node's own
+    keys (its description) kept over the shape's; ``nullable`` when null is allowed
+    there (a null branch, ``"null"`` among its types, null in its enum).
 
-    >>> resolve(item_schema()["properties"]["result"])[1]
-    True
+    >>> shape, nullable = resolve(item_schema()["properties"]["result"])
+    >>> nullable, shape["type"], "row_count" in shape["properties"]
+    (True, 'object', True)
     """
     nullable = False
     while True:
+        own = {k: v for k, v in node.items() if k not in ("$ref", "oneOf", "anyOf")}
         if "$ref" in node:
-            node = item_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+            node = {**item_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]], **own}
             continue
         key = next((k for k in ("oneOf", "anyOf") if k in node), None)
         if key is None:
@@ -99,7 +102,7 @@ def resolve(node: dict) -> tuple[dict, bool]:
         nullable = nullable or len(shapes) < len(node[key])
         if len(shapes) != 1:
             break
-        node = shapes[0]
+        node = {**shapes[0], **own}
     types = node.get("type")
     nullable = nullable or (isinstance(types, list) and "null" in types)
     return node, nullable or None in node.get("enum", ())
