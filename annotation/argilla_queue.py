@@ -40,7 +40,7 @@ from answerable.annotation.queue import (
     queue_problem,
     queue_reject,
 )
-from answerable.errors import AnswerableError, ConfigError
+from answerable.kernel.errors import AnswerableError, ConfigError
 from answerable.pipeline import reject
 
 BATCH = 500

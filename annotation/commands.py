@@ -38,10 +38,10 @@ from answerable.annotation.transfer import (
     write_rows,
 )
 from answerable.builders.sources import load_sources
-from answerable.errors import AnswerableError, ConfigError
-from answerable.inert import printable
-from answerable.recipe import Recipe
-from answerable.records import guard_replace
+from answerable.kernel.errors import AnswerableError, ConfigError
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import guard_replace
+from answerable.kernel.untrusted_text import printable
 
 
 class ReviewCommandError(AnswerableError):

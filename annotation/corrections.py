@@ -35,8 +35,8 @@ from answerable.builders.drafting.checks import near_synonym
 from answerable.builders.drafting.text import words
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import AnswerableError, RecordError, SQLError
-from answerable.ids import item_id as make_item_id
+from answerable.kernel.errors import AnswerableError, RecordError, SQLError
+from answerable.kernel.ids import item_id as make_item_id
 from answerable.schemas import validate
 
 GENERATOR = "review_correction_v1"

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from answerable.annotation.queue import RETRACT
-from answerable.errors import AnswerableError, RecordError
+from answerable.kernel.errors import AnswerableError, RecordError
 from answerable.schemas import validate
 
 VERDICTS = ("accept", "reject", "relabel")

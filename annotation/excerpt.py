@@ -29,7 +29,7 @@ import sqlglot
 from answerable import __version__
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit import reads
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 QUALIFIED = re.compile(r"^([A-Za-z_][\w$]*)\.([A-Za-z_][\w$ ]*)$")
 EDIT_MARKS = {"drop_column": "dropped", "add_column": "added", "set_value": "edited"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from answerable.builders.counterfactual.materialize import variant_base
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 SHOWN_ROWS = 5
 STORED = "stored with the item by the build"

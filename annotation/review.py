@@ -28,10 +28,10 @@ from answerable.annotation.policy import (
 from answerable.annotation.queue import STEP, PushReport, ReviewQueue
 from answerable.annotation.store import LocalQueue, store_path
 from answerable.builders.executor import Limits
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import write_json
 from answerable.pipeline import Workspace, reject
-from answerable.recipe import Recipe
-from answerable.records import write_json
 
 Log = Callable[[str], None]
 

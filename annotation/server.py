@@ -61,7 +61,7 @@ from answerable.annotation.readings import stored_readings
 from answerable.annotation.spot_check import awaits_person
 from answerable.annotation.store import LocalQueue
 from answerable.builders.drafting.categories import definitions
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
 
 PAGE_DIR = Path(__file__).parent / "page"
 STATIC = {

@@ -28,8 +28,8 @@ from answerable.annotation.queue import (
     queue_problem,
     queue_reject,
 )
-from answerable.errors import sqlite_os_errors
-from answerable.ids import canonical_json
+from answerable.kernel.errors import sqlite_os_errors
+from answerable.kernel.ids import canonical_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (

@@ -33,10 +33,10 @@ from answerable.annotation.corrections import Verifier, is_correction, verified_
 from answerable.annotation.decisions import DecisionError, check_decision, make_decision
 from answerable.annotation.readings import pending_readings, stored_readings
 from answerable.annotation.store import LocalQueue
-from answerable.errors import AnswerableError
-from answerable.ids import canonical_json
-from answerable.inert import csv_cell, csv_value
-from answerable.records import atomic_path
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.ids import canonical_json
+from answerable.kernel.records import atomic_path
+from answerable.kernel.untrusted_text import csv_cell, csv_value
 
 ITEM_COLUMNS = (
     "item_id",

@@ -6,10 +6,10 @@ authorizer that allows reads and an allow-list of pure SQL functions only (no
 ``fts3_tokenizer``, ``load_extension``, ``random`` ...); connection limits
 (``setlimit``) so that strings, SQL text and compound selects that grow without bound
 fail at once; and ``sqlite3`` itself refuses a second statement. The file is opened
-so that nothing is written beside it (see :mod:`answerable.builders.opening`). A progress handler
-enforces the time limit, only the first ``row_cap`` rows are kept (each cell and the
-kept rows as a whole under a byte cap) while the true row count and the result hash
-cover every row.
+so that nothing is written beside it (see :mod:`answerable.builders.source_files`). A
+progress handler enforces the time limit, only the first ``row_cap`` rows are kept
+(each cell and the kept rows as a whole under a byte cap) while the true row count and
+the result hash cover every row.
 
 :class:`ReadOnlyDatabase` runs all of that in a worker process
 (:mod:`answerable.builders.isolation`) that the kernel and the parent stop from outside
@@ -34,7 +34,7 @@ from typing import Any
 
 from answerable.builders import sqlite_files, sqlkit
 from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, WALL_FACTOR, IsolatedDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_ROW_CAP = 100

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing import Pipe
 from typing import Any, TypeVar
 
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 DEFAULT_MEMORY_BYTES = 1 << 30  # growth of a worker's address space while it runs SQL
 # The time limit counts the CPU seconds of the thread running the query, so a busy

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from answerable import __version__
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 
 
 def plain_item(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ORDERING = (exp.Max, exp.Min, exp.Sum, exp.Avg, exp.Ordered, exp.GT, exp.GTE, exp.LT, exp.LTE)
 """The nodes under which a column's values are compared with each other or with a number."""

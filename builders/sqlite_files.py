@@ -26,8 +26,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from answerable.builders.opening import check_sqlite_file, source_uri
-from answerable.errors import SQLError
+from answerable.builders.source_files import check_sqlite_file, source_uri
+from answerable.kernel.errors import SQLError
 
 BASE_SCHEMA = "base"  # the name the base is attached under
 DELTA_TABLE = "answerable_delta"  # a delta's metadata: one row per merged table or view

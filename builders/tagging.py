@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 
 from answerable.builders.counterfactual.explain import response
 from answerable.builders.counterfactual.grounding import ground
-from answerable.builders.counterfactual.shapes import Shapes
-from answerable.errors import SQLError
+from answerable.builders.counterfactual.query_shapes import Shapes
+from answerable.kernel.errors import SQLError
 
 
 def tag_items(items: list[dict], databases: dict) -> list[dict]:

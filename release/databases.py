@@ -28,9 +28,9 @@ import polars as pl
 
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.builders.opening import ship_copy
-from answerable.errors import AnswerableError
-from answerable.ids import sha256_file
+from answerable.builders.source_files import ship_copy
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.ids import sha256_file
 
 DATABASES = "databases"
 VARIANTS = f"{DATABASES}/variants"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.release.contents import MANIFEST, frame_tally, read_frame, read_release_manifest
+from answerable.release.reader import MANIFEST, frame_tally, read_frame, read_release_manifest
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("split", "by_split"))
 SHOWN = 20  # ids listed per kind in the text form; --json lists all

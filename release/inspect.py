@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.records import read_jsonl, read_parquet
-from answerable.release.contents import MANIFEST, count_items, read_frame, tally
-from answerable.release.write import read_split, to_items
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.records import read_jsonl, read_parquet
+from answerable.release.cut.write import read_split, to_items
+from answerable.release.reader import MANIFEST, count_items, read_frame, tally
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))
 
 
 def load_items(path: Path) -> list[dict]:
     """Items from a release directory (every split, read by
-    :func:`~answerable.release.contents.read_frame`), a candidates or items file or the
+    :func:`~answerable.release.reader.read_frame`), a candidates or items file or the
     folder holding one, or one data file of a release."""
     path = Path(path)
     if path.is_dir() and ((path / MANIFEST).is_file() or (path / "data").is_dir()):

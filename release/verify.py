@@ -26,9 +26,10 @@ from pathlib import Path
 import polars as pl
 
 from answerable.builders.executor import Limits
-from answerable.errors import AnswerableError, SQLError
-from answerable.item_model import item_schema
-from answerable.release.contents import (
+from answerable.kernel.errors import AnswerableError, SQLError
+from answerable.kernel.item_model import item_schema, resolve
+from answerable.release.cut.dialects import check_shipped
+from answerable.release.reader import (
     MANIFEST,
     data_files,
     frame_tally,
@@ -36,7 +37,6 @@ from answerable.release.contents import (
     read_items,
     read_release_manifest,
 )
-from answerable.release.dialects import check_shipped
 
 SHOWN_PER_RULE = 5  # item ids named per broken rule; the count says how many in all
 
@@ -218,22 +218,6 @@ def frame_rules(frame: pl.DataFrame) -> Iterator[tuple[str, pl.Expr]]:
                 yield f"/{name}: not an item field", pl.lit(True)
     for conditional in schema.get("allOf", ()):
         yield from conditional_rules(conditional, frame)
-
-
-def resolve(sub: dict) -> tuple[dict, bool]:
-    """``(schema, nullable)``: a ``$ref`` followed, ``oneOf [null, X]`` unwrapped."""
-    defs = item_schema().get("$defs", {})
-    nullable = False
-    if "oneOf" in sub:
-        kinds = [s for s in sub["oneOf"] if s.get("type") != "null"]
-        nullable = len(kinds) < len(sub["oneOf"])
-        sub = kinds[0] if len(kinds) == 1 else {}
-    if "$ref" in sub:
-        sub = defs[sub["$ref"].rsplit("/", 1)[-1]]
-    types = sub.get("type")
-    nullable = nullable or (isinstance(types, list) and "null" in types)
-    nullable = nullable or None in sub.get("enum", [0])
-    return sub, nullable
 
 
 def value_rules(

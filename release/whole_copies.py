@@ -13,10 +13,10 @@ from pathlib import Path
 from answerable.builders.counterfactual.materialize import VariantStore, read_sidecar
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.schema import DatabaseSchema
-from answerable.names import inside, name_problem
-from answerable.records import guard_replace
-from answerable.release.contents import read_items
+from answerable.kernel.names import inside, name_problem
+from answerable.kernel.records import guard_replace
 from answerable.release.databases import ReleaseDatabaseError, item_files
+from answerable.release.reader import read_items
 
 
 def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = False) -> list[Path]:
@@ -54,7 +54,8 @@ def write_full_copies(release_dir: str | Path, out: str | Path, force: bool = Fa
 
 
 def _plain_name(item: dict) -> str:
-    """The item's ``db_id``, refused when it is not a plain name (see :mod:`answerable.names`)."""
+    """The item's ``db_id``, refused when it is not a plain name (see
+    :mod:`answerable.kernel.names`)."""
     problem = name_problem(item.get("db_id"))
     if problem:
         raise ReleaseDatabaseError(f"item {item.get('id')}: db_id {problem}")

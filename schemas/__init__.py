@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
-from answerable.errors import RecordError
+from answerable.kernel.errors import RecordError
 
 SCHEMA_DIR = Path(__file__).parent
 KINDS = ("source_example", "template", "item", "review_decision", "manifest", "recipe")

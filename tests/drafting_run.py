@@ -24,8 +24,8 @@ from answerable.builders.drafting.llm import draft_with_llm
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import item_id
-from answerable.records import read_jsonl
+from answerable.kernel.ids import item_id
+from answerable.kernel.records import read_jsonl
 from tests.conftest import REPO
 
 SEEDS = REPO / "raw" / "demo" / "seeds"

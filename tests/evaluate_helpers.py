@@ -11,9 +11,9 @@ import sqlite3
 from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
-from answerable.ids import item_id
-from answerable.release.contents import count_items, file_entry
-from answerable.release.write import to_frame, write_data
+from answerable.kernel.ids import item_id
+from answerable.release.cut.write import to_frame, write_data
+from answerable.release.reader import count_items, file_entry
 
 TINY_TABLES = """
 CREATE TABLE labs (id INTEGER PRIMARY KEY, patient TEXT, value REAL, unit TEXT);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.release.contents import read_items
+from answerable.release.reader import read_items
 from tests.conftest import REPO, run_in, shared_data
 
 RECIPES = REPO / "raw" / "recipes"

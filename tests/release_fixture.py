@@ -1,7 +1,7 @@
 """Release folders in the release contract's layout, for tests of the publishing side.
 
 Not a second release writer: the data files come from the package's typed writer
-(``release/write.py``); this only puts chosen items in chosen splits without sampling,
+(``release/cut/write.py``); this only puts chosen items in chosen splits without sampling,
 splitting or leakage checks, copies databases and writes the manifest, so that verify,
 diff, export and the card can be tested on releases of any shape.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from answerable.ids import sha256_file
-from answerable.records import read_jsonl, write_json
-from answerable.release.card import About
-from answerable.release.contents import count_items, tally
-from answerable.release.documents import write_documents
-from answerable.release.write import to_frame, write_data
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_jsonl, write_json
+from answerable.release.cut.write import to_frame, write_data
+from answerable.release.documents.beside_data import write_documents
+from answerable.release.documents.card import About
+from answerable.release.reader import count_items, tally
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
 

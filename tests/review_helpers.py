@@ -11,7 +11,7 @@ from answerable.annotation.excerpt import schema_excerpt
 from answerable.annotation.store import LocalQueue
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
-from answerable.records import read_jsonl
+from answerable.kernel.records import read_jsonl
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "review"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import random
 
-from answerable.records import ItemFiles, write_jsonl, write_parquet
-from answerable.release.audit import audit, family, surface_features
+from answerable.kernel.records import ItemFiles, write_jsonl, write_parquet
+from answerable.release.cut.audit import audit, family, surface_features
 from tests.conftest import DEMO_RECIPE, run_in
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from answerable.records import read_jsonl
+from answerable.kernel.records import read_jsonl
 from tests.conftest import run_in
 from tests.test_cli import assert_clean_error, seed, tiny_project
 

@@ -18,11 +18,11 @@ import pytest
 import yaml
 
 from answerable.builders.executor import Limits
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
+from answerable.kernel.progress import Progress
+from answerable.kernel.recipe import load_recipe
 from answerable.pipeline import BuildContext, Execution, StepOutput, Workspace
-from answerable.progress import Progress
-from answerable.recipe import load_recipe
-from answerable.shards import PerProcess, run_in_shards
+from answerable.pipeline.shards import PerProcess, run_in_shards
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.test_shards import demo_copy, outputs, toy_work
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import pytest
 
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.test_sql_gate import make_small_db
 
 REPO = Path(__file__).resolve().parents[1]

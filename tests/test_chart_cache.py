@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from answerable.release.chart import cached_chart, draw_chart, write_chart
+from answerable.release.documents.chart import cached_chart, draw_chart, write_chart
 
 COMPOSITION = {
     "label": {"train": {"answerable": 6}, "test": {"answerable": 2, "unanswerable": 3}},
@@ -24,7 +24,7 @@ def test_a_cached_chart_has_the_drawn_bytes_and_needs_no_matplotlib(tmp_path, mo
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from answerable.release.chart import write_chart\n"
+        "from answerable.release.documents.chart import write_chart\n"
         f"write_chart(json.loads({json.dumps(json.dumps(COMPOSITION))}), "
         f"Path({str(tmp_path / 'again.png')!r}))\n"
         "print('matplotlib' in sys.modules)\n"

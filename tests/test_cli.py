@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from answerable.cli import main
-from answerable.ids import sha256_file
-from answerable.records import read_jsonl, read_parquet
-from answerable.release.contents import read_release_manifest as read_manifest
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_jsonl, read_parquet
+from answerable.release.reader import read_release_manifest as read_manifest
 from answerable.release.verify import check_files
 from answerable.schemas import validate
 from tests.conftest import DEMO_RECIPE, run_in

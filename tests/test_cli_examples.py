@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from answerable.cli import main
-from answerable.examples import EXAMPLES
+from answerable.commands.examples import EXAMPLES
 from tools.docs_pages import walk_commands
 
 COMMANDS = [("answerable", main), *walk_commands(main, "answerable")]

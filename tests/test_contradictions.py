@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answerable.builders.seeds import question_key
-from answerable.records import read_jsonl
-from answerable.release.keys import normalized_question
+from answerable.kernel.records import read_jsonl
+from answerable.release.cut.expressions import normalized_question
 from tests.conftest import run_in
 from tests.test_cli import seed, tiny_project
 from tests.test_limits import GOOD

@@ -30,6 +30,7 @@ from answerable.builders.counterfactual.materialize import (
     materialize,
     materialize_full,
 )
+from answerable.builders.counterfactual.query_shapes import Shapes
 from answerable.builders.counterfactual.script import (
     add_column,
     apply_to_schema,
@@ -37,7 +38,6 @@ from answerable.builders.counterfactual.script import (
     set_value,
     variant_id,
 )
-from answerable.builders.counterfactual.shapes import Shapes
 from answerable.builders.counterfactual.stage import Config, is_parent
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
@@ -45,8 +45,8 @@ from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlite_files import DELTA_TABLE
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from tests.conftest import REPO
 
 MODULES = (
@@ -57,7 +57,7 @@ MODULES = (
     "grounding",
     "lexicon",
     "script",
-    "shapes",
+    "query_shapes",
     "trees",
     "values",
 )
@@ -379,7 +379,7 @@ def test_fresh_values_keep_case_and_shape():
     assert all(len(s) == 7 and s[4] == "-" for s in seasons)
 
 
-@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+@pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_fresh_values_are_real_words_of_the_kind_of_the_column():
     drugs = ["Furosemide", "Vancomycin", "Heparin", "Insulin", "Aspirin", "Morphine"]
     fresh = fresh_candidates("prescriptions", "drug", "Heparin", random.Random(2), 4, drugs)

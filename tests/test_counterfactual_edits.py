@@ -36,8 +36,8 @@ from answerable.builders.counterfactual.stage import make_item, proposal_id
 from answerable.builders.counterfactual.survey import survey_env, verified_parents
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from answerable.schemas import validate
 from tests.conftest import REPO
 

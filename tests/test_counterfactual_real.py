@@ -13,8 +13,8 @@ import pytest
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual.script import apply_to_schema
 from answerable.builders.counterfactual.survey import survey
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from answerable.schemas import validate
 from tests.conftest import REPO, shared_data
 from tests.test_counterfactual_edits import recheck

@@ -11,7 +11,7 @@ import pytest
 from answerable.builders.engines import crosscheck
 from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
 from answerable.builders.executor import ReadOnlyDatabase
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from tests.conftest import run_in
 from tests.test_cli import assert_clean_error, seed, tiny_project
 

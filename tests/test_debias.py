@@ -10,11 +10,11 @@ import textwrap
 
 import pytest
 
-from answerable.release.audit import family
-from answerable.release.card import audit_lines
-from answerable.release.config import release_config
-from answerable.release.contents import read_release_manifest as read_manifest
-from answerable.release.debias import aflite
+from answerable.release.cut.audit import family
+from answerable.release.cut.config import release_config
+from answerable.release.cut.debias import aflite
+from answerable.release.documents.card import audit_lines
+from answerable.release.reader import read_release_manifest as read_manifest
 from tests.conftest import run_in
 from tests.test_audit import planted
 from tests.test_cli import tiny_project
@@ -126,7 +126,7 @@ def test_one_label_is_left_alone_with_a_reason():
 
 def test_the_card_says_what_the_audit_found_and_what_aflite_kept(capped):
     items = shortcut_and_pairs()
-    from answerable.release.audit import audit
+    from answerable.release.cut.audit import audit
 
     debias = capped[1]
     text = "\n".join(audit_lines(audit(items), debias))
@@ -178,9 +178,9 @@ def release_bytes(release) -> dict[str, str]:
 def test_debias_short_of_its_target_still_refuses_a_release_above_the_bound():
     """With ``max_shortcut_gain`` the filter aims at the bound; held to its cap short of
     it, the release is refused as without the filter, naming the carriers."""
-    from answerable.errors import ConfigError
-    from answerable.release.publish import prepare_release
-    from answerable.release.write import to_frame
+    from answerable.kernel.errors import ConfigError
+    from answerable.release.cut.publish import prepare_release
+    from answerable.release.cut.write import to_frame
 
     items = [{**i, "id": hexed(i["id"])} | parent_hexed(i) for i in shortcut_and_pairs()]
     bound = release_config({"debias": "aflite", "max_shortcut_gain": 0.3, "debias_max_share": 0.05})
@@ -205,9 +205,9 @@ def test_max_shortcut_gain_refuses_a_release_the_words_give_away_and_names_why()
     is refused with the carrier named; the mixed items' own shortcut is reported."""
     import pytest
 
-    from answerable.errors import ConfigError
-    from answerable.release.publish import prepare_release
-    from answerable.release.write import to_frame
+    from answerable.kernel.errors import ConfigError
+    from answerable.release.cut.publish import prepare_release
+    from answerable.release.cut.write import to_frame
 
     items = [{**i, "id": hexed(i["id"])} | parent_hexed(i) for i in planted()]
     bound = release_config({"max_shortcut_gain": 0.3})
@@ -227,7 +227,7 @@ def test_aflite_keeps_the_pool_with_the_smallest_gain_it_saw(monkeypatch):
     """A round can leave the label easier to guess (the drops shift what the audit's
     models learn): the filter then returns the pool before it. Here the gain grows with
     every item dropped, so nothing is dropped in the end."""
-    from answerable.release import debias
+    from answerable.release.cut import debias
 
     items = shortcut_and_pairs()
 

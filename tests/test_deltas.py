@@ -39,9 +39,9 @@ from answerable.builders.counterfactual.survey import EVERY_PARENT, survey_env, 
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlite_files import DELTA_TABLE
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
-from answerable.records import read_parquet
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_parquet
 from tests.conftest import REPO, shared_data
 from tests.test_counterfactual import objects
 

@@ -11,7 +11,7 @@ import sqlglot
 
 from answerable.builders.demo import DEMO_DATABASES, generate_demo, generate_one
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import sha256_file
+from answerable.kernel.ids import sha256_file
 
 SEEDS_DIR = Path(__file__).resolve().parents[1] / "raw" / "demo" / "seeds"
 

@@ -97,8 +97,8 @@ def test_the_python_api_page_finds_the_stage_packages_on_a_fresh_clone():
     config = config.plugins.on_config(config)
     handler = config.plugins["mkdocstrings"].handlers.get_handler("python")
     options = handler.get_options({})
-    found = handler.collect("answerable.release.contents.read_items", options)
-    assert found.path == "answerable.release.contents.read_items"
+    found = handler.collect("answerable.release.reader.read_items", options)
+    assert found.path == "answerable.release.reader.read_items"
 
 
 def test_the_count_of_hand_labelled_cases_on_the_ambiguity_page_is_the_fixtures():

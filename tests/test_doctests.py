@@ -44,7 +44,7 @@ def test_the_package_has_examples_to_run():
     """The walk finds the modules the issue names (a broken walk would run nothing)."""
     for name in ("executor", "sqlkit.describe", "templates.writing", "drafting.checks"):
         assert f"answerable.builders.{name}" in MODULES
-    assert "answerable.ids" in MODULES
+    assert "answerable.kernel.ids" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

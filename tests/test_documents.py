@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from answerable.release.card import About, size_category
-from answerable.release.documents import source_licenses
+from answerable.release.documents.beside_data import source_licenses
+from answerable.release.documents.card import About, size_category
 from answerable.release.verify import verify_release
 from tests.release_fixture import default_splits, fixture_items, write_release
 

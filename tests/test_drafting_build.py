@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from answerable.builders.drafting.categories import CATEGORIES
-from answerable.ids import sha256_file
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_jsonl, read_parquet
 from answerable.schemas import validate
 from tests.conftest import DEMO_RECIPE, REPO, run_in
 from tests.llm_server import LLMServer

@@ -29,7 +29,7 @@ from answerable.builders.drafting.context import load_context
 from answerable.builders.drafting.error_types import ERROR_TYPES
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.records import read_jsonl
+from answerable.kernel.records import read_jsonl
 from tests.conftest import REPO
 
 GOLDEN = REPO / "tests" / "fixtures" / "drafting" / "candidates_demo.jsonl"

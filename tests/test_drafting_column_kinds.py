@@ -20,7 +20,7 @@ from answerable.builders.drafting.offline import (
 )
 from answerable.builders.drafting.stage import drafted_parents
 from answerable.builders.schema import Column, DatabaseSchema, Table
-from answerable.ids import rng_for
+from answerable.kernel.ids import rng_for
 
 KENNEL = DatabaseSchema(
     "dog_kennels",

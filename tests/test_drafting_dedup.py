@@ -22,7 +22,7 @@ from answerable.builders.drafting.checks import (
 from answerable.builders.drafting.stage import without_repeats
 from answerable.builders.drafting.text import normalize
 from answerable.pipeline import Rejects, StepOutput
-from answerable.shards import ShardItems, ShardRejects, store_shard
+from answerable.pipeline.shards import ShardItems, ShardRejects, store_shard
 from tests.conftest import shared_data
 from tests.test_drafting_offline import demo, draft_all  # noqa: F401 (demo is a fixture)
 from tests.test_shards import context

@@ -17,8 +17,8 @@ from answerable.builders.drafting.offline import counted, draft_offline, noun_gr
 from answerable.builders.drafting.stage import foreign_questions
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import item_id, rng_for
-from answerable.records import read_jsonl
+from answerable.kernel.ids import item_id, rng_for
+from answerable.kernel.records import read_jsonl
 from answerable.schemas import validate
 from tests.conftest import REPO, shared_data
 

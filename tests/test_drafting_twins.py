@@ -10,11 +10,11 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.drafts import Job
-from answerable.builders.drafting.settled import vague_word_settled
+from answerable.builders.drafting.settled_by_question import vague_word_settled
 from answerable.builders.drafting.twins import TWINS, make_twin
 from answerable.builders.executor import ReadOnlyDatabase
-from answerable.ids import rng_for
-from answerable.records import read_parquet
+from answerable.kernel.ids import rng_for
+from answerable.kernel.records import read_parquet
 from tests.conftest import REPO
 from tests.test_drafting_offline import contexts_of, parents_of
 
@@ -24,7 +24,7 @@ SEED = 13
 @pytest.fixture(scope="module")
 def demo_twins(demo_dir):
     """Every twin of every demo seed, with the result of its SQL on the demo database."""
-    from answerable.records import read_jsonl
+    from answerable.kernel.records import read_jsonl
 
     paths = {db: demo_dir / f"{db}.sqlite" for db in ("clinic", "league")}
     contexts = contexts_of(paths)

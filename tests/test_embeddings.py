@@ -62,7 +62,7 @@ def test_the_int8_model_ranks_names_as_the_exact_model_does():
     assert all(gap < TIE for gap in near), near
 
 
-@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+@pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_a_build_ranks_the_models_names_by_embeddings(tmp_path, monkeypatch):
     ranked = []
     real = embeddings.MiniLM.encode

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from answerable.builders import engines
-from answerable.builders.counterfactual.materialize import materialize_full
+from answerable.builders.counterfactual.materialize import VariantStore, materialize_full
 from answerable.builders.counterfactual.on_engines import twin_databases
 from answerable.builders.counterfactual.script import drop_column
 from answerable.builders.engines.base import SourceSpec
 from answerable.builders.engines.sqlite import SQLiteEngine
-from answerable.builders.engines.variants import EngineVariants, drop_variants
+from answerable.builders.engines.variants import EngineVariants, drop_variants, on_engine
 from answerable.builders.sources import load_source
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
 from tests.test_sources import FIXTURES, build_db
 
 SPIDER = {"name": "s", "format": "spider", "path": "spider_questions.json"}
@@ -32,6 +32,7 @@ class LiteEngine(SQLiteEngine):
     name = "lite"
     title = "Lite"
     file_suffix = ".lite"
+    sqlite_files = False  # a release ships its databases exported, as any new engine's
     exported: list[str] = []  # noqa: RUF012 - the test reads what was exported
     materialized: list[str] = []  # noqa: RUF012 - and what was materialized
 
@@ -158,3 +159,36 @@ def test_the_sqlite_twin_of_a_registered_engine_is_its_own_export(lite, tmp_path
     assert lite.exported == ["shop"] and twins["school"] is found["school"]
     assert twins["shop"].engine == "sqlite" and twins["shop"].path.suffix == ".sqlite"
     assert {t.name for t in twins["shop"].schema.tables} == {"customer", "orders"}
+
+
+def test_sqlite_makes_its_variants_as_its_engine_declares(tmp_path):
+    """SQLite is an engine like the others: its variant comes from its own
+    ``materialize_variant`` (a delta over the source file), and it alone declares that
+    a release ships its files as they are."""
+    spec = SPIDER | {"databases": str(tmp_path / "dbs")}
+    build_db("shop.sql", tmp_path / "dbs" / "shop.sqlite")
+    build_db("shop.sql", tmp_path / "dbs" / "school.sqlite")
+    shop = load_source(spec, FIXTURES, None).databases["shop"]
+    ops = [drop_column("customer", "city")]
+    store = EngineVariants(tmp_path / "variants")
+    try:
+        variant = store.database(shop, ops)
+        assert variant.execute("SELECT name FROM customer ORDER BY id").rows == [["Ada"], ["Ben"]]
+        with pytest.raises(SQLError):
+            variant.execute("SELECT city FROM customer")
+    finally:
+        store.close()
+    made = sorted(p.name for p in (tmp_path / "variants").glob("*.sqlite"))
+    deltas = VariantStore(tmp_path / "variants")
+    try:
+        assert made == [deltas.ensure("shop", shop.path, ops).name]  # the same delta file
+    finally:
+        deltas.close()
+    declared = [n for n, kind in engines.ENGINES.items() if kind.sqlite_files]
+    assert declared == ["sqlite"] and not engines.needs_export(shop) and not on_engine(shop)
+
+
+def test_a_registered_engine_is_exported_and_twinned(lite, tmp_path):
+    spec = SPIDER | {"databases": str(databases(tmp_path)), "engine": "lite"}
+    shop = load_source(spec, FIXTURES, None).databases["shop"]
+    assert engines.needs_export(shop) and on_engine(shop)

@@ -7,7 +7,7 @@ import pytest
 
 from answerable.builders.engines.duckdb import copy_sqlite_to_duckdb
 from answerable.builders.sources import load_source
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from tests.test_sources import FIXTURES, build_db
 
 SPIDER = {"name": "s", "format": "spider", "path": "spider_questions.json"}

@@ -22,8 +22,8 @@ from answerable.builders.engines.variants import EngineVariants, drop_variants
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.common import DatabaseRef
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from tests import postgres_server as server
 
 # Each kind of op, on tables other tables reference (DuckDB refuses ALTER TABLE on them):

@@ -27,8 +27,8 @@ from answerable.builders.executor import (
     collect,
     result_hash,
 )
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 
 
 @pytest.fixture

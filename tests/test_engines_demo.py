@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from answerable.builders.counterfactual.registry import GENERATORS
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from tests.conftest import DEMO_RECIPE, run_in
 
 STAGES = ("seed_v1", "template_v1")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from answerable.ids import sha256_file
-from answerable.release.contents import open_release
+from answerable.kernel.ids import sha256_file
+from answerable.release.reader import open_release
 from tests.conftest import run_in
 from tests.evaluate_helpers import tiny_item, tiny_release, write_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from answerable.builders.executor import Result, result_hash
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.evaluate import (
     bootstrap,
     compare,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.release.evaluate.predictions import read_predictions
 from tests.evaluate_helpers import write_lines
 

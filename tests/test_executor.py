@@ -15,8 +15,8 @@ from answerable.builders.executor import (
     normalize_value,
     result_hash,
 )
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from tests.conftest import shared_data
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.test_limits import GOOD, build_rejects
 from tests.test_sql_gate import make_small_db
 
@@ -44,7 +44,7 @@ def small_db(tmp_path_factory):
 SLOW_STEP_RUN = """
 import sys
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.test_hard_limits import SLOW_STEP, _cpu
 with ReadOnlyDatabase(sys.argv[1], Limits(timeout_s=1.0)) as db:
     db.execute("SELECT 1")  # the worker is running before the clock starts
@@ -88,7 +88,7 @@ def test_one_slow_engine_step_is_stopped_one_second_past_the_limit(small_db):
 SLOW_BATCH_RUN = """
 import sys
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.test_hard_limits import INSTR, _cpu
 slow = f"SELECT {INSTR} FROM (SELECT 1 AS x)"
 count = "SELECT count(*) FROM t"

@@ -21,6 +21,7 @@ ROOTS = {  # folder -> the package it is installed as (pyproject's package-dir)
     "builders": "answerable.builders",
     "release": "answerable.release",
     "annotation": "answerable.annotation",
+    "schemas": "answerable.schemas",
 }
 
 # The imports that close the cycles other work is breaking, by cycle: the test leaves
@@ -31,7 +32,7 @@ KNOWN_CYCLE_IMPORTS: dict[str, list[tuple[str, str]]] = {}
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the four roots by its dotted name (a package by its ``__init__``)."""
+    """Every module of the roots by its dotted name (a package by its ``__init__``)."""
     found = {}
     for folder, package in ROOTS.items():
         for path in sorted((REPO / folder).rglob("*.py")):
@@ -153,3 +154,23 @@ def test_no_import_cycle_but_the_known_ones():
         del edges[importer][imported_module]
     found = [describe(c, edges) for c in cycles(edges)]
     assert not found, "\n\n".join(found)
+
+
+KERNEL = "answerable.kernel"
+BENEATH_THE_KERNEL = ("answerable.schemas",)  # the JSON Schemas and their validator
+
+
+def test_the_kernel_imports_no_stage():
+    """The kernel (ids, errors, records, the recipe, the item model ...) imports only
+    itself: every stage, the pipeline and the commands build on it, never the reverse."""
+    edges = graph()
+    kernel = [name for name in edges if name == KERNEL or name.startswith(KERNEL + ".")]
+    assert len(kernel) > 5  # the walk found the package
+    outside = {
+        f"{name} -> {target}"
+        for name in kernel
+        for target in edges[name]
+        if not (target == KERNEL or target.startswith(KERNEL + "."))
+        and target not in BENEATH_THE_KERNEL
+    }
+    assert not outside, sorted(outside)

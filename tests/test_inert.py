@@ -9,7 +9,7 @@ import pytest
 
 from answerable.annotation.transfer import read_rows, write_rows
 from answerable.builders.drafting.client import LLMError
-from answerable.inert import csv_cell, csv_value, printable, redact_body, redact_url
+from answerable.kernel.untrusted_text import csv_cell, csv_value, printable, redact_body, redact_url
 from tests.conftest import run_in
 from tests.llm_server import LLMServer, Misbehave
 from tests.review_helpers import fill_sheet

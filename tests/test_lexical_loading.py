@@ -46,7 +46,7 @@ def test_the_build_and_the_cli_import_neither_inflect_nor_nltk():
     assert found.strip() == "[]"
 
 
-@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+@pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_wordnet_without_the_multilingual_map_gives_the_same_senses():
     import nltk
 
@@ -71,7 +71,7 @@ def test_wordnet_without_the_multilingual_map_gives_the_same_senses():
     assert stock.map30  # nltk's own reader did build it: the test compares two loads
 
 
-@pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+@pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_wordnet_loads_without_nltks_heavy_imports_and_leaves_them_importable():
     found = _run(
         "import sys; from answerable.builders.lexical import wordnet; wordnet.wordnet(); "

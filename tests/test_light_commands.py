@@ -16,7 +16,7 @@ import tomllib
 
 import pytest
 
-from answerable.extras import EXTRA_OF
+from answerable.kernel.extras import EXTRA_OF
 from tests.conftest import REPO
 from tests.release_fixture import default_splits, fixture_items, write_release
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from answerable.ids import sha256_file
-from answerable.records import read_jsonl
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_jsonl
 from tests.conftest import run_in
 from tests.test_cli import seed, tiny_project
 

@@ -23,11 +23,11 @@ from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.executor import Limits
 from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
-from answerable.errors import ConfigError
-from answerable.recipe import Recipe
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
 from tests.llm_server import LLMServer
 
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 JOB = NameJob(
     "school",
     "Highschooler",

@@ -19,7 +19,7 @@ from answerable.builders.executor import (
     result_hash,
     row_digest,
 )
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
 """ids: the defaults of the seeded generator and of the file hash (issue 18 survivors of
-``tests/benchmarks/mutation.py src/answerable/ids.py``)."""
+``tests/benchmarks/mutation.py src/answerable/kernel/ids.py``)."""
 
 from __future__ import annotations
 
 import hashlib
 
-from answerable.ids import rng_for, sha256_file
+from answerable.kernel.ids import rng_for, sha256_file
 
 
 def test_rng_for_without_a_key_is_the_empty_key():

@@ -18,7 +18,7 @@ from answerable.annotation.policy import (
     apply_policy,
     resolve,
 )
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 from tests.review_helpers import by_category, decision, review_items
 
 ITEMS = by_category(review_items())

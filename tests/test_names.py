@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from answerable.names import name_problem
-from answerable.records import read_jsonl
+from answerable.kernel.names import name_problem
+from answerable.kernel.records import read_jsonl
 from tests.conftest import run_in
 from tests.test_cli import assert_clean_error, seed, tiny_project
 

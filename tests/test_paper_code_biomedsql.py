@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
-from answerable.release.contents import read_items
+from answerable.kernel.errors import SQLError
 from answerable.release.databases import open_item_database
 from answerable.release.export.biomedsql import result_records
 from answerable.release.export.run import export_release
+from answerable.release.reader import read_items
 from tests.paper_releases import evaluate_json, load_module, paper_release, reference
 
 __all__ = ["paper_release"]  # the session fixture, used by name

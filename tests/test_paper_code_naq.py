@@ -10,9 +10,9 @@ from collections import defaultdict
 
 import pytest
 
-from answerable.release.contents import read_items
 from answerable.release.export.naq import CATEGORIES, FROM_NAQ
 from answerable.release.export.run import export_release
+from answerable.release.reader import read_items
 from tests.paper_releases import evaluate_json, load_module, paper_release, reference
 from tests.test_sources_delimited import NAQ_CATEGORIES
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from answerable.release.contents import database_key, read_items
 from answerable.release.export.run import export_release
 from answerable.release.export.scare import CATEGORIES, FROM_SCARE
+from answerable.release.reader import database_key, read_items
 from tests.paper_releases import evaluate_json, load_module, paper_release, reference
 
 __all__ = ["paper_release"]  # the session fixture, used by name

@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from answerable.release.contents import database_key, read_items
 from answerable.release.export.run import export_release
 from answerable.release.export.trustsql import UNANSWERABLE_NOTES, from_trustsql, type_and_note
+from answerable.release.reader import database_key, read_items
 from answerable.release.whole_copies import write_full_copies
 from tests.paper_releases import evaluate_json, load_module, paper_release, reference
 

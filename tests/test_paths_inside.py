@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from answerable.errors import RecordError
+from answerable.kernel.errors import RecordError
 from answerable.schemas import validate
 from tests.conftest import run_in
 from tests.release_fixture import default_splits, fixture_items, write_release

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from answerable import build as build_module
-from answerable import records
 from answerable.builders.drafting import stage
 from answerable.builders.drafting.stage import without_repeats
-from answerable.ids import sha256_file
+from answerable.kernel import records
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
 from answerable.pipeline import (
     ItemsSoFar,
     RejectFile,
@@ -24,9 +25,8 @@ from answerable.pipeline import (
     sorted_ids,
     with_fields,
 )
-from answerable.records import ItemFiles, read_json, read_jsonl, write_jsonl, write_parquet
-from answerable.release.guards import contradictions
-from answerable.shards import StoredUnits
+from answerable.pipeline.shards import StoredUnits
+from answerable.release.cut.guards import contradictions
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.release_helpers import make_item
 from tests.test_shards import bulky_work, context, sharded_step, traced_peak

@@ -17,7 +17,7 @@ from answerable.builders.drafting.text import find_phrase
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.conftest import shared_data
 from tests.test_shapes import demo_items
 from tests.test_templates_demo import demo_refs  # noqa: F401 (a fixture)

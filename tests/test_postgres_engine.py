@@ -18,7 +18,7 @@ from answerable.builders.engines.base import READ_ONLY_REASONS, SourceSpec
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.isolation import WALL_FACTOR
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests import postgres_server as server
 
 psycopg = pytest.importorskip("psycopg")

@@ -11,7 +11,7 @@ from answerable.builders.engines.postgres_catalog import read_schema
 from answerable.builders.engines.postgres_tables import export_sqlite, load_sqlite
 from answerable.builders.executor import result_hash
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests import postgres_server as server
 
 psycopg = pytest.importorskip("psycopg")

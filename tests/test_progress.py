@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 import re
 
-from answerable import progress as progress_module
-from answerable.progress import Progress, clock_text
+from answerable.kernel import progress as progress_module
+from answerable.kernel.progress import Progress, clock_text
 from tests.conftest import DEMO_RECIPE, run_in
 
 

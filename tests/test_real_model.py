@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from tests.conftest import run_in
 from tests.llama_server import MODEL, LlamaServer, missing
 

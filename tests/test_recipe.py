@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from answerable.builders.demo import generate_demo
-from answerable.errors import ConfigError
-from answerable.recipe import load_recipe
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import load_recipe
 from tests.conftest import REPO, run_in
 
 GOOD = """\

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from answerable.errors import ConfigError
-from answerable.recipe import load_recipe
-from answerable.variables import DATA, checkout_data
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import load_recipe
+from answerable.kernel.variables import DATA, checkout_data
 from tests.conftest import run_in
 from tests.test_cli import assert_clean_error
 

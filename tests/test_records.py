@@ -6,10 +6,9 @@ import os
 
 import pyarrow.parquet as pq
 
-from answerable import records
-from answerable.ids import content_hash, item_id, rng_for, sha256_file
-from answerable.pipeline import ItemsSoFar
-from answerable.records import (
+from answerable.kernel import records
+from answerable.kernel.ids import content_hash, item_id, rng_for, sha256_file
+from answerable.kernel.records import (
     ItemFiles,
     RowReader,
     complete,
@@ -21,6 +20,7 @@ from answerable.records import (
     write_jsonl,
     write_parquet,
 )
+from answerable.pipeline import ItemsSoFar
 
 ITEMS = [
     {

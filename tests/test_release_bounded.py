@@ -13,12 +13,12 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from answerable import records
-from answerable.records import ItemFiles, write_parquet
-from answerable.release import publish, write
-from answerable.release.card import About
-from answerable.release.publish import choose, items_frame, left_out_of_choice, prepare_release
-from answerable.release.write import read_split, to_frame, write_data
+from answerable.kernel import records
+from answerable.kernel.records import ItemFiles, write_parquet
+from answerable.release.cut import publish, write
+from answerable.release.cut.publish import choose, items_frame, left_out_of_choice, prepare_release
+from answerable.release.cut.write import read_split, to_frame, write_data
+from answerable.release.documents.card import About
 from tests.release_helpers import config, make_item
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,8 +39,8 @@ def choice_peak(file: Path, settings: str = "config()", setup: str = "") -> tupl
     ``settings``, the Python text of a release config, after the lines ``setup``): the
     count of items chosen and the peak in MB."""
     script = f"""
-from answerable.records import ItemFiles
-from answerable.release import keys, publish
+from answerable.kernel.records import ItemFiles
+from answerable.release.cut import expressions as keys, publish
 from tests.release_helpers import config
 {setup}
 frame, _ = publish.choose_narrow(ItemFiles([{str(file)!r}]), {settings}, 7, "toy", None)
@@ -99,9 +99,9 @@ def test_the_release_holds_the_bulk_of_the_released_items_only(tmp_path, monkeyp
         if not file.exists():
             write_parquet(items(count, BULK), file)
         script = textwrap.dedent(f"""
-            from answerable import records
-            from answerable.records import ItemFiles
-            from answerable.release import publish
+            from answerable.kernel import records
+            from answerable.kernel.records import ItemFiles
+            from answerable.release.cut import publish
             from tests.release_helpers import config
             records.BATCH_ROWS = publish.RUN_ROWS = 64  # chunks as full at both sizes
             stored, settings = ItemFiles([{str(file)!r}]), config(sample={{"share": 0.05}})
@@ -251,9 +251,9 @@ def test_the_cut_holds_the_bulk_of_one_chunk_of_released_items(tmp_path, monkeyp
         write_parquet(items(count, bulky), file)
         script = textwrap.dedent(f"""
             from pathlib import Path
-            from answerable import records
-            from answerable.records import ItemFiles
-            from answerable.release import publish, write
+            from answerable.kernel import records
+            from answerable.kernel.records import ItemFiles
+            from answerable.release.cut import publish, write
             from tests.test_release_bounded import _cut
             records.BATCH_ROWS = publish.RUN_ROWS = write.ROW_GROUP_ROWS = 64
             made = _cut(ItemFiles([{str(file)!r}]), Path({str(tmp_path / str(count))!r}))

@@ -18,9 +18,8 @@ import pytest
 
 from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import sha256_file
-from answerable.release.contents import read_items
-from answerable.release.contents import read_release_manifest as read_manifest
+from answerable.kernel.ids import sha256_file
+from answerable.release.cut.write import to_frame, to_items
 from answerable.release.databases import (
     ReleaseDatabaseError,
     open_item_database,
@@ -28,8 +27,9 @@ from answerable.release.databases import (
     storage_line,
     with_database,
 )
+from answerable.release.reader import read_items
+from answerable.release.reader import read_release_manifest as read_manifest
 from answerable.release.verify import verify_release
-from answerable.release.write import to_frame, to_items
 from answerable.schemas import validate
 from tests.conftest import REPO, run_in
 

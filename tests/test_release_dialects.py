@@ -12,9 +12,8 @@ import pytest
 import yaml
 
 from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
-from answerable.errors import ConfigError
-from answerable.release.databases import item_files
-from answerable.release.dialects import (
+from answerable.kernel.errors import ConfigError
+from answerable.release.cut.dialects import (
     FIELD,
     DialectSettings,
     GoldInDialects,
@@ -23,7 +22,8 @@ from answerable.release.dialects import (
     dialect_settings,
     translate,
 )
-from answerable.release.write import read_split, to_items
+from answerable.release.cut.write import read_split, to_items
+from answerable.release.databases import item_files
 from answerable.schemas import validate
 from tests import postgres_server as server
 from tests.conftest import DEMO_RECIPE, run_in

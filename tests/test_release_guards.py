@@ -7,18 +7,18 @@ import textwrap
 
 import pytest
 
+from answerable.kernel.records import ItemFiles, read_jsonl, read_parquet, write_parquet
 from answerable.pipeline import StepOutput
-from answerable.records import ItemFiles, read_jsonl, read_parquet, write_parquet
-from answerable.release.contents import read_release_manifest as read_manifest
-from answerable.release.guards import (
+from answerable.release.cut.guards import (
     EmptyReleaseError,
     _guard_fields,
     contradictions,
     guard_rejects,
     require_items,
 )
+from answerable.release.cut.publish import prepare_release
 from answerable.release.inspect import load_items
-from answerable.release.publish import prepare_release
+from answerable.release.reader import read_release_manifest as read_manifest
 from tests.conftest import run_in
 from tests.release_helpers import config, frame_of, hex_id, make_item
 from tests.test_cli import assert_clean_error, seed, tiny_project

@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.release import keys
-from answerable.release.leakage import LeakageError, check_leakage
+from answerable.release.cut import expressions
+from answerable.release.cut.leakage import LeakageError, check_leakage
 from tests.release_helpers import config, frame_of, hex_id, make_item
 
 ALL_WARN = {
@@ -140,5 +140,5 @@ def test_a_hash_collision_changes_no_count_and_no_example(monkeypatch):
         items.append({**item, "question": f"Lone question {n}?", "sql": f"SELECT {n}"})
     real = _found(items, near_question="off")
     assert all(real[check]["leaks"] > 1 for check in ALL_WARN if check != "near_question")
-    monkeypatch.setattr(keys, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
+    monkeypatch.setattr(expressions, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
     assert _found(items, near_question="off") == real

@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.errors import ConfigError
-from answerable.release.sample import ShortStratumError, balance_test, sample_items
+from answerable.kernel.errors import ConfigError
+from answerable.release.cut.sample import ShortStratumError, balance_test, sample_items
 from tests.release_helpers import config, frame_of, make_item
 
 STRATA = ("answerable-correct", "answerable-incorrect", "ambiguous", "unanswerable")

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from answerable.annotation.server import guidelines
-from answerable.release.contents import data_files, read_release_manifest
-from answerable.release.record_schema import JSON_TEXT, record_schema
+from answerable.release.documents.record_schema import JSON_TEXT, record_schema
+from answerable.release.reader import data_files, read_release_manifest
 from answerable.schemas import SCHEMA_DIR
 
 ISSUE = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.errors import ConfigError
-from answerable.release import keys
-from answerable.release.keys import with_family
-from answerable.release.split import split_items
+from answerable.kernel.errors import ConfigError
+from answerable.release.cut import expressions
+from answerable.release.cut.expressions import with_family
+from answerable.release.cut.split import split_items
 from tests.release_helpers import config, frame_of, hex_id, make_item
 
 RATIOS = {"train": 0.6, "dev": 0.2, "test": 0.2}
@@ -202,9 +202,9 @@ def test_a_hash_collision_changes_no_split(monkeypatch):
     settings = config(split={"ratios": RATIOS})
     real, report = split_items(frame_of(items), settings, seed=1)
     assert report["groups"] < report["families"]  # the questions joined families
-    codes = keys.hashed(real, keys.normalized_question())
+    codes = expressions.hashed(real, expressions.normalized_question())
     assert codes.n_unique() == 274 and codes.dtype == pl.UInt64
-    monkeypatch.setattr(keys, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
-    assert keys.hashed(real, keys.normalized_question()).n_unique() == 274
+    monkeypatch.setattr(expressions, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
+    assert expressions.hashed(real, expressions.normalized_question()).n_unique() == 274
     colliding, again = split_items(frame_of(items), settings, seed=1)
     assert colliding.equals(real) and again == report

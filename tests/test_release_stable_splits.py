@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from answerable.errors import ConfigError
-from answerable.release.card import About
-from answerable.release.contents import data_files, read_release_manifest
-from answerable.release.publish import cut_release
+from answerable.kernel.errors import ConfigError
+from answerable.release.cut.publish import cut_release
+from answerable.release.documents.card import About
+from answerable.release.reader import data_files, read_release_manifest
 from tests.conftest import REPO, run_in, shared_data
 from tests.release_helpers import config, hex_id, make_item
 

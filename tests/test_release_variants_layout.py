@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 import yaml
 
-from answerable.release.contents import read_items
+from answerable.release.reader import read_items
 from answerable.release.verify import verify_release
 from tests.conftest import DEMO_RECIPE, run_in
 

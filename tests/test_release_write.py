@@ -10,10 +10,10 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from answerable.item_model import SchemaShapeError, open_fields, polars_schema
-from answerable.records import read_jsonl
-from answerable.release.contents import count_items
-from answerable.release.write import read_split, to_frame, to_items, write_data
+from answerable.kernel.item_model import SchemaShapeError, open_fields, polars_schema
+from answerable.kernel.records import read_jsonl
+from answerable.release.cut.write import read_split, to_frame, to_items, write_data
+from answerable.release.reader import count_items
 from tests.conftest import REPO
 from tests.release_helpers import make_item
 
@@ -185,8 +185,8 @@ def test_the_readme_consumer_runs_a_gold_query_from_the_release_folder_alone(dem
 
 
 def test_the_release_frame_made_a_chunk_at_a_time_is_to_frames(monkeypatch):
-    from answerable import records
-    from answerable.release import publish
+    from answerable.kernel import records
+    from answerable.release.cut import publish
 
     items = _items()
     monkeypatch.setattr(publish, "RUN_ROWS", 3)  # several chunks, concatenated

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from answerable.release import write
-from answerable.release.write import to_frame, write_data
+from answerable.release.cut import write
+from answerable.release.cut.write import to_frame, write_data
 from tests.test_release_bounded import items
 
 

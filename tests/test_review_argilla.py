@@ -22,7 +22,7 @@ import pytest
 
 from answerable.annotation.argilla_mapping import record_for
 from answerable.annotation.argilla_queue import ArgillaQueue, connect
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 from answerable.schemas import validate
 from tests.argilla_server import harness
 from tests.conftest import run_in

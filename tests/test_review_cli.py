@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from answerable.records import read_jsonl, read_parquet
-from answerable.release.contents import read_release_manifest as read_manifest
+from answerable.kernel.records import read_jsonl, read_parquet
 from answerable.release.inspect import load_items
+from answerable.release.reader import read_release_manifest as read_manifest
 from tests.conftest import REPO, run_in
 from tests.review_helpers import fill_sheet
 from tests.test_cli import assert_clean_error, seed, tiny_project

@@ -25,9 +25,9 @@ from answerable.annotation.policy import ACCEPTED, Policy, apply_policy
 from answerable.annotation.review import open_local_queue, superseded, verify_corrections
 from answerable.annotation.server import ReviewPage
 from answerable.annotation.transfer import export_rows, import_decisions, write_rows
-from answerable.ids import item_id
-from answerable.recipe import load_recipe
-from answerable.records import read_jsonl
+from answerable.kernel.ids import item_id
+from answerable.kernel.recipe import load_recipe
+from answerable.kernel.records import read_jsonl
 from tests.conftest import DEMO_RECIPE, run_in
 from tests.review_helpers import (
     by_category,

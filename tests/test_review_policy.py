@@ -14,7 +14,7 @@ from answerable.annotation.policy import (
     apply_policy,
     resolve,
 )
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 from answerable.schemas import validate
 from tests.review_helpers import by_category, decision, review_items
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from answerable.errors import RecordError
+from answerable.kernel.errors import RecordError
 from answerable.schemas import KINDS, validate, validator
 
 GOOD = {

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from answerable.records import read_parquet
-from answerable.release.contents import read_items
+from answerable.kernel.records import read_parquet
+from answerable.release.reader import read_items
 from answerable.schemas import KINDS, _schema, fast_validator, validator
 from tests.test_schemas import BAD, GOOD
 

@@ -9,7 +9,7 @@ import pytest
 
 from answerable.builders.drafting.client import LLMError
 from answerable.builders.drafting.settings import LLMSettings
-from answerable.inert import mask_secrets, redact_body
+from answerable.kernel.untrusted_text import mask_secrets, redact_body
 from tests.llm_server import LLMServer, Misbehave
 from tests.test_drafting_client import PROMPT, complete
 

@@ -1,4 +1,4 @@
-"""The process-wide :func:`shapes.shared` gives drafting and candidate SQL what the direct
+"""The process-wide :func:`query_shapes.shared` gives drafting and candidate SQL what the direct
 path gives (parse, then qualify): the same qualified SQL, the same references, the same
 parse, for every query of the demo's templates and seeds and of real benchmarks."""
 
@@ -12,15 +12,15 @@ import pytest
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import shapes
-from answerable.builders.counterfactual.shapes import Shapes
-from answerable.builders.drafting import candidates, offline, settled
+from answerable.builders.counterfactual import query_shapes
+from answerable.builders.counterfactual.query_shapes import Shapes
+from answerable.builders.drafting import candidates, offline, settled_by_question
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
 from answerable.builders.templates import Settings, expand_templates, load_templates
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.conftest import REPO, shared_data
 from tests.test_templates_demo import demo_refs  # noqa: F401 (a fixture)
 
@@ -94,8 +94,8 @@ def test_a_full_cache_starts_again_and_holds_its_schemas():
 
 
 def test_shared_is_one_per_process():
-    assert shapes.shared() is shapes.shared()
-    assert shapes.shared().limit == shapes.SHARED_LIMIT
+    assert query_shapes.shared() is query_shapes.shared()
+    assert query_shapes.shared().limit == query_shapes.SHARED_LIMIT
 
 
 def demo_items(demo_refs) -> tuple[list[dict], list[dict]]:  # noqa: F811
@@ -146,17 +146,19 @@ def test_the_drafting_steps_give_what_the_direct_path_gives():
     """Each step that asks shared(): the drafter's named values, the reference check and
     the candidates, on queries of one shape with other values (a fresh shared Shapes, so
     the first of each shape takes the full path and the others the template)."""
-    shapes.shared.cache_clear()
+    query_shapes.shared.cache_clear()
     context = DatabaseContext("shop", SHOP, {"Item": {"Kind": ["toy", "food", "tool"]}})
     for n, kind in enumerate(["toy", "food", "tool", "toy"]):
         sql = f"SELECT name, price FROM item WHERE kind = '{kind}' AND price > {n} ORDER BY name"
         offline._string_literals.cache_clear()
         assert offline._string_literals(sql, context) == ((kind, "Item.Kind"),)
         parent = {"sql": sql}
-        found = settled.reference_determined(f"The {kind} of that item?", "that item", parent, SHOP)
+        found = settled_by_question.reference_determined(
+            f"The {kind} of that item?", "that item", parent, SHOP
+        )
         assert found == kind
         made = candidates.perturbed_candidates(sql, context, random.Random(n), 8)
         rewrite = [c["sql"] for c in made if c["edit"] == "qualified_rewrite"]
         assert rewrite == [direct(sql, SHOP)[1].sql("sqlite")]
         assert Counter(c["edit"] for c in made)["qualified_rewrite"] == 1
-    assert shapes.shared().reused >= 3 * 2
+    assert query_shapes.shared().reused >= 3 * 2

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
+from answerable.kernel.progress import SILENT
 from answerable.pipeline import Execution, StepOutput, Workspace
-from answerable.progress import SILENT
-from answerable.shards import run_in_shards
+from answerable.pipeline.shards import run_in_shards
 
 LOADED: list[str] = []  # what prepare() loaded in this process (a forked worker inherits it)
 

@@ -18,12 +18,19 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from answerable import records
+from answerable.kernel import records
+from answerable.kernel.progress import SILENT
+from answerable.kernel.records import complete, sort_items
 from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
+from answerable.pipeline.shards import (
+    PerProcess,
+    cut,
+    run_in_shards,
+    shard_items,
+    shard_rejects,
+    store_shard,
+)
 from answerable.pipeline.steps import Work, run_step
-from answerable.progress import SILENT
-from answerable.records import complete, sort_items
-from answerable.shards import PerProcess, cut, load_shard, run_in_shards, store_shard
 from tests.conftest import DEMO_RECIPE, run_in
 
 UNITS = list(range(23))
@@ -124,8 +131,11 @@ def test_forked_workers_run_every_pending_shard_once(tmp_path):
 
 def test_a_stored_shard_keeps_its_order_and_cuts_follow_weights(tmp_path):
     output = StepOutput([{"id": "b"}, {"id": "a"}], [{"id": "z", "reason": "x"}, {"id": "y"}])
-    loaded = load_shard(store_shard(output, tmp_path / "s.jsonl"))
-    assert (loaded.items, loaded.rejects) == (output.items, output.rejects)
+    stored = store_shard(output, tmp_path / "s.jsonl")
+    assert (list(shard_items(stored)), list(shard_rejects(stored))) == (
+        output.items,
+        output.rejects,
+    )
     assert cut(list("abcde"), 3, {"a": 1, "b": 5, "c": 1, "d": 1, "e": 1}.get) == [
         ["a", "b"],
         ["c", "d", "e"],

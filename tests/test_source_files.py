@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
-from answerable.builders.opening import source_uri
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.source_files import source_uri
 from tests.conftest import run_in
 from tests.test_cli import seed, tiny_project
 

@@ -19,8 +19,8 @@ from answerable.builders.sources import (
     load_text2sql,
 )
 from answerable.builders.sources.text2sql import variable_name
-from answerable.errors import ConfigError
-from answerable.ids import content_hash, sha256_file
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.ids import content_hash, sha256_file
 from answerable.schemas import is_valid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sources"

@@ -12,7 +12,7 @@ import pytest
 from answerable.builders.sources import load_source
 from answerable.builders.sources.ddl import ddl_schema
 from answerable.builders.sources.delimited import normal_label
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from tests.conftest import REPO, run_in, shared_data
 
 STANDIN = REPO / "raw" / "recipes" / "naq" / "oncomx_standin.sql"  # the NAQ recipe's

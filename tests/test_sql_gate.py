@@ -19,8 +19,8 @@ from answerable.builders.executor import (
     ReadOnlyDatabase,
     install_gate,
 )
-from answerable.errors import SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import sha256_file
 from tests.conftest import REPO
 from tests.test_cli import seed
 from tests.test_limits import build_rejects
@@ -54,7 +54,7 @@ PROBES = {
 _PROBE_SCRIPT = textwrap.dedent("""\
     import json, sqlite3, sys, time
     from answerable.builders.executor import Limits, ReadOnlyDatabase
-    from answerable.errors import SQLError
+    from answerable.kernel.errors import SQLError
     path, sql, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with ReadOnlyDatabase(path, Limits(timeout_s=timeout)) as db:
         started, cpu_started = time.monotonic(), time.thread_time()

@@ -11,7 +11,7 @@ import pytest
 from answerable.builders import sqlkit
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit import Literal
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.conftest import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sqlkit"

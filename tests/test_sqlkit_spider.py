@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from tests.conftest import REPO, shared_data
 
 ITEM_SCHEMA = REPO / "schemas" / "item.schema.json"

@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 from answerable.build import STEPS
-from answerable.errors import ConfigError
-from answerable.ids import content_hash
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.progress import SILENT
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import Execution, ItemsSoFar, StepOutput, Workspace
 from answerable.pipeline.steps import Work, assemble, run_step
-from answerable.progress import SILENT
-from answerable.recipe import Recipe
 from tests.conftest import run_in
 from tests.test_cli import assert_clean_error, seed, tiny_project
 

@@ -10,7 +10,7 @@ from answerable.builders.counterfactual.explain import RESPONSES
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.tagging import answerable_spans, tag_items
-from answerable.records import read_parquet
+from answerable.kernel.records import read_parquet
 from tests.conftest import REPO
 
 SHOP = DatabaseSchema(

@@ -34,9 +34,9 @@ from answerable.builders.templates.expand import Expander
 from answerable.builders.templates.model import GENERATOR
 from answerable.builders.templates.text2sql import rewrite_all_subqueries
 from answerable.builders.templates.values import Domain, decode, draws, product_size, shuffled
-from answerable.errors import ConfigError, SQLError
-from answerable.ids import canonical_json, rng_for
-from answerable.records import read_jsonl
+from answerable.kernel.errors import ConfigError, SQLError
+from answerable.kernel.ids import canonical_json, rng_for
+from answerable.kernel.records import read_jsonl
 from answerable.schemas import validate
 from tests.conftest import REPO
 

@@ -12,7 +12,7 @@ import yaml
 from answerable.builders.templates.model import Template, check_template
 from answerable.builders.templates.problems import TemplateError
 from answerable.builders.templates.writing import fill_question
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from tests.conftest import REPO, run_in, shared_data
 from tests.llm_server import LLMServer, draft_reply
 

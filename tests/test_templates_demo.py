@@ -11,7 +11,7 @@ from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
 from answerable.builders.templates import Settings, SQLWriter, expand_templates, load_templates
-from answerable.records import read_jsonl, read_parquet
+from answerable.kernel.records import read_jsonl, read_parquet
 from tests.conftest import DEMO_RECIPE, REPO, run_in
 
 TEMPLATES = REPO / "raw" / "demo" / "templates"

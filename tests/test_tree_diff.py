@@ -21,7 +21,7 @@ from answerable.builders.drafting.tree_diff import Contents, TreeDiff
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.spider import load_spider
-from answerable.records import read_jsonl
+from answerable.kernel.records import read_jsonl
 from tests.conftest import REPO, shared_data
 from tests.test_error_types import GOLD
 

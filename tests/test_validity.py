@@ -8,14 +8,14 @@ import pytest
 
 from answerable.builders.counterfactual.gate import judge_columns, judge_value
 from answerable.builders.demo import generate_demo
-from answerable.builders.drafting import settled
+from answerable.builders.drafting import settled_by_question
 from answerable.builders.lexical import contrasts, wordnet
 from answerable.builders.lexical.inflection import plural, singular
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from tests.conftest import SHARED_DATA
 from tests.validity_cases import BLIND_ORIGIN, by_round, load_cases, round_lines, score
 
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 
 
 # ---- the labelled set -----------------------------------------------------------------
@@ -285,7 +285,7 @@ def test_wordnet_3_0_from_the_debian_files(tmp_path, monkeypatch):
     ],
 )
 def test_a_vague_word_is_settled_only_by_what_it_leaves_open(question, trigger, settled_by):
-    found = settled.vague_word_settled(question, trigger)
+    found = settled_by_question.vague_word_settled(question, trigger)
     assert found == settled_by or (settled_by and found and found.startswith(settled_by))
 
 
@@ -298,11 +298,11 @@ def test_a_reference_is_determined_when_the_draft_still_names_the_referent(demo_
         "sql": "SELECT COUNT(*) FROM players JOIN teams ON players.team_id = teams.team_id "
         "WHERE teams.name = 'Arsenal'",
     }
-    named = settled.reference_determined(
+    named = settled_by_question.reference_determined(
         "How many players does Arsenal have for that team?", "that team", parent, schema
     )
     assert named == "Arsenal"
-    by_other_column = settled.reference_determined(
+    by_other_column = settled_by_question.reference_determined(
         "How many players does Arsenal have in that position?",
         "that position",
         parent,
@@ -310,11 +310,11 @@ def test_a_reference_is_determined_when_the_draft_still_names_the_referent(demo_
         "players.position",
     )
     assert by_other_column is None  # a team's name does not say which position
-    replaced = settled.reference_determined(
+    replaced = settled_by_question.reference_determined(
         "How many players does that team have?", "that team", parent, schema, "teams.name"
     )
     assert replaced is None
-    other_table = settled.reference_determined(
+    other_table = settled_by_question.reference_determined(
         "How many players does Arsenal have for that stadium?", "that stadium", parent, schema
     )
     assert other_table is None
@@ -329,7 +329,9 @@ def test_a_key_that_picks_one_row_determines_the_row_it_points_to(demo_dir):
         "sql": "SELECT drug, route FROM prescriptions WHERE prescription_id = 300954",
     }
     draft = "Which drug and route does prescription 300954 have in that admission?"
-    found = settled.reference_determined(draft, "that admission", parent, schema, "admissions")
+    found = settled_by_question.reference_determined(
+        draft, "that admission", parent, schema, "admissions"
+    )
     assert found == "300954"  # a prescription belongs to one admission
     admission = {
         "question": "Which drugs were given in admission 120431?",
@@ -337,7 +339,9 @@ def test_a_key_that_picks_one_row_determines_the_row_it_points_to(demo_dir):
     }
     draft = "Which drugs were given in admission 120431 by that route?"
     concept = "prescriptions.route"
-    route = settled.reference_determined(draft, "that route", admission, schema, concept)
+    route = settled_by_question.reference_determined(
+        draft, "that route", admission, schema, concept
+    )
     assert route is None  # an admission has many prescriptions: the route stays open
 
 

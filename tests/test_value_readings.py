@@ -25,7 +25,7 @@ from answerable.builders.schema import DatabaseSchema
 from tests.benchmarks.counterfactual_counts import SOURCES
 from tests.conftest import shared_data
 
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 GEO_TABLES = frozenset({"state", "city", "river", "lake", "mountain", "highlow", "border_info"})
 
 

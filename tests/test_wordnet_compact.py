@@ -8,7 +8,7 @@ import pytest
 
 from answerable.builders.lexical import wordnet
 
-pytestmark = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+pytestmark = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from answerable.builders.schema import DatabaseSchema
 GEOGRAPHY = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "geoquery" / "geography.sqlite"
 )
-needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=wordnet.missing_reason())
+needs_wordnet = pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 needs_geography = pytest.mark.skipif(not GEOGRAPHY.is_file(), reason="no GeoQuery database")
 
 

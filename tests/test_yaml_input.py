@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from answerable.builders.templates.model import read_template_file
-from answerable.errors import ConfigError
-from answerable.yamlfile import load_yaml
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.yamlfile import load_yaml
 from tests.conftest import run_in
 from tests.test_recipe import GOOD, write
 

@@ -21,7 +21,7 @@ from answerable.builders.counterfactual.gate import (
 )
 from answerable.builders.counterfactual.grounding import Mention
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
-from answerable.builders.drafting import settled
+from answerable.builders.drafting import settled_by_question
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 
@@ -105,12 +105,12 @@ def judge_draft(case: dict, schema) -> Verdict | None:
     """A draft passes when its problem is left open: the vague word not settled by the
     question, the reference not determined by the parent."""
     if case["category"] == "vague-word":
-        found = settled.vague_word_settled(case["question"], case["trigger"])
+        found = settled_by_question.vague_word_settled(case["question"], case["trigger"])
     elif schema is None:
         return None
     else:
         parent = {"sql": case["parent_sql"], "question": case["parent_question"]}
-        found = settled.reference_determined(
+        found = settled_by_question.reference_determined(
             case["question"], case["trigger"], parent, schema, case.get("concept")
         )
     return Verdict(True) if found is None else Verdict(False, "settled", found)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from answerable.examples import EXAMPLES
+from answerable.commands.examples import EXAMPLES
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE_SCHEMA = REPO / "schemas" / "recipe.schema.json"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from answerable.records import guard_replace, write_jsonl
+from answerable.kernel.records import guard_replace, write_jsonl
 
 TAGS = ("COL", "VAL", "AMB", "UNK")
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -38,7 +38,7 @@ from answerable.builders.counterfactual.lexicon import (
 )
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 _NUMERIC = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
 _MIN_COVERAGE = 0.9

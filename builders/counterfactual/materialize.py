@@ -84,13 +84,13 @@ from answerable.builders.counterfactual import trees
 from answerable.builders.counterfactual.fills import fill_values
 from answerable.builders.counterfactual.script import variant_id
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.builders.opening import source_uri
 from answerable.builders.schema import DatabaseSchema
+from answerable.builders.source_files import source_uri
 from answerable.builders.sqlite_files import BASE_SCHEMA as BASE
 from answerable.builders.sqlite_files import DELTA_TABLE
-from answerable.errors import SQLError
-from answerable.ids import canonical_json, sha256_file
-from answerable.records import atomic_path, read_json, write_json
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import canonical_json, sha256_file
+from answerable.kernel.records import atomic_path, read_json, write_json
 
 # Layouts; the sidecar names it, so a file of another layout (or of the earlier delta
 # layout, "delta": whole copies of the edited tables) is remade.

@@ -38,10 +38,10 @@ from answerable.builders.engines.variants import on_engine, unedited
 from answerable.builders.executor import Result
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
-from answerable.errors import SQLError
-from answerable.ids import item_id, sha256_file
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import item_id, sha256_file
+from answerable.kernel.records import read_json, write_json
 from answerable.pipeline import StepOutput, reject
-from answerable.records import read_json, write_json
 
 TWINS = "twins"  # the folder of the SQLite twins, under <workdir>/<dataset>/
 DISAGREES = "engine-disagrees"  # the reject reason of an item its engine does not prove

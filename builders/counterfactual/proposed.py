@@ -20,7 +20,7 @@ from answerable.builders.counterfactual.stage import is_parent
 from answerable.builders.drafting.column_names import NameJob, propose_names, rank_by_embedding
 from answerable.builders.drafting.settings import LLMSettings
 from answerable.builders.drafting.stage import DraftingConfig
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
 
 
 def name_jobs(items: list[dict], env: EditEnv) -> list[NameJob]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from answerable.builders.schema import Column, DatabaseSchema, Table
-from answerable.ids import content_hash
+from answerable.kernel.ids import content_hash
 
 
 def drop_column(table: str, column: str) -> dict:

@@ -22,8 +22,8 @@ from answerable.builders.counterfactual.registry import CONTROL_EDIT, GENERATORS
 from answerable.builders.counterfactual.script import edit_script, variant_id
 from answerable.builders.counterfactual.verify import Failure, reading_records
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
-from answerable.ids import item_id
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import item_id
 from answerable.pipeline import StepOutput, first_of_each_id, reject
 
 STEP = "counterfactual"

@@ -26,10 +26,10 @@ from answerable.builders.counterfactual.stage import (
 )
 from answerable.builders.counterfactual.stage import STEP as NAME
 from answerable.builders.engines import variants as engine_variants
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, with_fields
+from answerable.pipeline.shards import PerProcess, StoredUnits
 from answerable.pipeline.steps import SectionStep, Work
-from answerable.recipe import Recipe
-from answerable.shards import PerProcess, StoredUnits
 
 
 class CounterfactualStep(SectionStep):

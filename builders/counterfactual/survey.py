@@ -21,8 +21,8 @@ from answerable.builders.counterfactual.stage import Config, Stats, edit_env, ru
 from answerable.builders.executor import Limits
 from answerable.builders.seeds import verify_examples
 from answerable.builders.sources import load_source
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, StepOutput, Workspace
-from answerable.recipe import Recipe
 
 EVERY_PARENT = Config(rate=1.0, control_rate=1.0, every_edit=True)
 

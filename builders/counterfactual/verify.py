@@ -34,7 +34,7 @@ from answerable.builders.counterfactual.leaks import Leak
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
 from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 READING_ROWS = 20  # rows kept per reading: enough to tell "only zeros" from an answer
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from answerable.builders.engines.crosscheck import STEP as NAME
 from answerable.builders.engines.crosscheck import Copies, checkable, cross_check, settings
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput
 from answerable.pipeline.steps import SectionStep, Work
-from answerable.recipe import Recipe
 
 
 class CrossCheckStep(SectionStep):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from answerable.builders.demo import clinic, league
 from answerable.builders.demo.writer import TableRows, write_database
-from answerable.recipe import Recipe
-from answerable.records import guard_replace, read_json, write_json
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import guard_replace, read_json, write_json
 
 DEMO_DATABASES = ("clinic", "league")
 

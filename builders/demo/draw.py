@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 
 from faker import Faker
 
-from answerable.ids import rng_for
+from answerable.kernel.ids import rng_for
 
 STEP = "demo"
 

@@ -22,8 +22,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from answerable.errors import sqlite_os_errors
-from answerable.ids import canonical_json, content_hash
+from answerable.kernel.errors import sqlite_os_errors
+from answerable.kernel.ids import canonical_json, content_hash
 
 
 def cache_key(model: str, messages: list[dict], params: dict, sample: int) -> str:

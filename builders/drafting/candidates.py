@@ -35,13 +35,13 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import shapes
+from answerable.builders.counterfactual import query_shapes
 from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
 from answerable.builders.drafting.error_types import classify, error_type
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.sqlkit.parsing import compared_with
 from answerable.builders.sqlkit.refs import resolve_all
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 PERTURB_GENERATOR = "perturb_sql_v1"
 LLM_GENERATOR = "llm_sql_v1"
@@ -273,11 +273,11 @@ def perturbed_candidates(
     return found
 
 
-def _qualified(sql: str, context: DatabaseContext, dialect: str) -> shapes.Query | None:
-    """The gold qualified against the schema, by its shape (:func:`shapes.shared`: the
+def _qualified(sql: str, context: DatabaseContext, dialect: str) -> query_shapes.Query | None:
+    """The gold qualified against the schema, by its shape (:func:`query_shapes.shared`: the
     items made from one template are qualified once), or None when it does not bind."""
     try:
-        return shapes.shared().query(sql, context.schema, dialect)
+        return query_shapes.shared().query(sql, context.schema, dialect)
     except SQLError:
         return None
 

@@ -10,12 +10,13 @@ Per category (the issue's rules):
   question, so ``long`` alone does not name ``long_title``;
 - ``vague-word`` and ``vague-question``: the trigger is in the question
   (``trigger-not-in-question``); a vague word must leave something open that the rest
-  of the question does not fix (``vague-word-settled``, see :mod:`.settled`); a vague
+  of the question does not fix (``vague-word-settled``, see :mod:`.settled_by_question`); a vague
   question must lack what makes its parent answerable: it may name one of the parent's
   bound values, columns, tables or aggregates, not two (``still-answerable``);
 - ``ambiguous-reference``: the trigger is in the question and holds a reference word
   (``no-reference-word``), the draft has a parent (``no-parent``), and the draft does not
-  still name the referent the parent determines (``reference-determined``, :mod:`.settled`);
+  still name the referent the parent determines (``reference-determined``,
+  :mod:`.settled_by_question`);
 - ``out-of-scope``: the question asks for a prediction, a chart, a clustering or an
   explanation (``not-out-of-scope``), and a clustering is more than a grouping by one of
   the schema's columns (``Cluster the teams by their city`` is a GROUP BY: ``groupable``).
@@ -46,7 +47,7 @@ from difflib import SequenceMatcher
 import numpy as np
 from sqlglot import exp
 
-from answerable.builders.drafting import lexicon, settled
+from answerable.builders.drafting import lexicon, settled_by_question
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft
 from answerable.builders.drafting.prompts import example_questions
@@ -55,8 +56,8 @@ from answerable.builders.lexical.inflection import singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS, SYNONYM_GROUPS
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import parse
-from answerable.errors import SQLError
-from answerable.inert import control_character
+from answerable.kernel.errors import SQLError
+from answerable.kernel.untrusted_text import control_character
 
 Failure = tuple[str, str]  # (reason, detail)
 SPELLING_SIMILARITY = 0.85
@@ -263,11 +264,11 @@ def check_ambiguous_reference(draft: Draft, context: DatabaseContext) -> Failure
 
 def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
     """The trigger is in the question, and the question does not already fix what the
-    vague word leaves open (:func:`settled.vague_word_settled`)."""
+    vague word leaves open (:func:`settled_by_question.vague_word_settled`)."""
     missing = check_trigger_in_question(draft, context)
     if missing is not None:
         return missing
-    fixed = settled.vague_word_settled(draft.question, draft.trigger)
+    fixed = settled_by_question.vague_word_settled(draft.question, draft.trigger)
     if fixed is not None:
         return "vague-word-settled", f"'{draft.trigger}' is settled by '{fixed}'"
     return None
@@ -275,11 +276,11 @@ def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
 
 def check_reference_not_determined(draft: Draft, context: DatabaseContext) -> Failure | None:
     """The ambiguous-reference checks, then: the parent does not determine the referent
-    in a way the draft still shows (:func:`settled.reference_determined`)."""
+    in a way the draft still shows (:func:`settled_by_question.reference_determined`)."""
     failure = check_ambiguous_reference(draft, context)
     if failure is not None:
         return failure
-    value = settled.reference_determined(
+    value = settled_by_question.reference_determined(
         draft.question,
         draft.trigger,
         draft.job.parent,

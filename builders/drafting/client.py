@@ -2,12 +2,12 @@
 with bounded concurrency, retries, and token accounting per model.
 
 The only module that imports ``openai`` (:mod:`.llm` uses it). A reply's text has every
-configured secret masked (:func:`~answerable.inert.mask_secrets`) before it is cached or
-used: a server that echoes the key or the URL's password writes neither to disk. The SDK's own
-retries are off (``max_retries=0``): the loop here retries 408, 409, 429, 5xx,
-timeouts, connection errors and unreadable bodies with exponential backoff and jitter,
-waits as long as a ``Retry-After`` header asks, and counts every attempt. Other
-errors (401, 404 ...) stop the run with one line that says what to fix.
+configured secret masked (:func:`~answerable.kernel.untrusted_text.mask_secrets`) before
+it is cached or used: a server that echoes the key or the URL's password writes neither
+to disk. The SDK's own retries are off (``max_retries=0``): the loop here retries 408,
+409, 429, 5xx, timeouts, connection errors and unreadable bodies with exponential
+backoff and jitter, waits as long as a ``Retry-After`` header asks, and counts every
+attempt. Other errors (401, 404 ...) stop the run with one line that says what to fix.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from openai.types.chat import ChatCompletion
 
 from answerable.builders.drafting.cache import ReplyCache, cache_key
 from answerable.builders.drafting.settings import LLMSettings, Usage
-from answerable.errors import AnswerableError
-from answerable.inert import mask_secrets, redact_body, redact_url
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.untrusted_text import mask_secrets, redact_body, redact_url
 
 RETRY_STATUS = frozenset({408, 409, 429})
 

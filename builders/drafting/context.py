@@ -22,7 +22,7 @@ from answerable.builders.lexical.lexicon import (
     PLACE_HINTS,
 )
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 EXAMPLES_PER_COLUMN = 3
 

@@ -17,11 +17,11 @@ from sqlglot import exp
 
 from answerable import __version__
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import shapes
+from answerable.builders.counterfactual import query_shapes
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.text import find_phrase
-from answerable.errors import SQLError
-from answerable.ids import item_id, rng_for
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import item_id, rng_for
 from answerable.pipeline import reject
 
 OFFLINE_DRAFTER = "offline_drafter_v1"
@@ -92,14 +92,14 @@ def main_table(parent: dict) -> str | None:
 @lru_cache(maxsize=4096)
 def _first_table(sql: str, dialect: str) -> str | None:
     """The first table of the query, found once per shape (see
-    :mod:`answerable.builders.counterfactual.shapes`): a templated parent's SQL differs
+    :mod:`answerable.builders.counterfactual.query_shapes`): a templated parent's SQL differs
     from its template's others in its values only, which take no part in its tables
     when each became one literal of the parse (else the query is parsed itself)."""
     try:
-        tokens = shapes.sql_tokens(sql, dialect)
+        tokens = query_shapes.sql_tokens(sql, dialect)
     except SQLError:
         return None
-    key = (dialect, shapes.shape_of(tokens))
+    key = (dialect, query_shapes.shape_of(tokens))
     if key in _FIRST_TABLES:
         return _FIRST_TABLES[key]
     try:
@@ -108,7 +108,7 @@ def _first_table(sql: str, dialect: str) -> str | None:
         return None
     table = tree.find(exp.Table)
     name = table.name if table is not None else None
-    if shapes.values_only_in_literals(tree, tokens):
+    if query_shapes.values_only_in_literals(tree, tokens):
         if len(_FIRST_TABLES) >= FIRST_TABLES_KEPT:
             _FIRST_TABLES.clear()  # a full memo starts again: one more parse per shape
         _FIRST_TABLES[key] = name

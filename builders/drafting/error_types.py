@@ -26,7 +26,7 @@ from sqlglot.diff import Insert, Remove, Update
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.tree_diff import TreeDiff
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ERROR_TYPES = {
     "T/C": "table or column reference error",

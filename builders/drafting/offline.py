@@ -31,7 +31,7 @@ from faker import Faker
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import shapes
+from answerable.builders.counterfactual import query_shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
@@ -53,7 +53,7 @@ from answerable.builders.drafting.text import (
 from answerable.builders.lexical.inflection import singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 GENERATOR = OFFLINE_DRAFTER
 NUMBER_WORDS = frozenset(
@@ -93,7 +93,7 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
 def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
     """``(value, table.column)`` of every string compared with a column in ``sql``."""
     try:
-        refs = shapes.shared().query(sql, context.schema).refs
+        refs = query_shapes.shared().query(sql, context.schema).refs
     except SQLError:
         return ()
     return tuple(

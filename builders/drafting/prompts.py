@@ -29,7 +29,7 @@ from sqlglot import exp
 from answerable.builders.drafting.categories import CATEGORIES, Category
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.schema import Table
-from answerable.ids import content_hash
+from answerable.kernel.ids import content_hash
 
 MAX_VALUE_CHARS = 40
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 
-from answerable.inert import register_secret, register_url
+from answerable.kernel.untrusted_text import register_secret, register_url
 
 LOCAL_KEY = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
 

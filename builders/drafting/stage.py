@@ -51,9 +51,10 @@ from answerable.builders.schema import DatabaseSchema
 from answerable.builders.seeds import Unverified, verified_sql
 from answerable.builders.sources.common import spider_schema, spider_tables
 from answerable.builders.sources.ddl import ddl_schema
-from answerable.errors import ConfigError
-from answerable.ids import canonical_json, content_hash, rng_for, sha256_file
-from answerable.inert import redact_url
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.ids import canonical_json, content_hash, rng_for, sha256_file
+from answerable.kernel.records import RUN_ROWS, RowReader, write_jsonl
+from answerable.kernel.untrusted_text import redact_url
 from answerable.pipeline import (
     BuildContext,
     Rejects,
@@ -61,8 +62,13 @@ from answerable.pipeline import (
     reject,
     with_fields,
 )
-from answerable.records import RUN_ROWS, RowReader, write_jsonl
-from answerable.shards import PerProcess, ShardItems, ShardRejects, StoredUnits, run_in_shards
+from answerable.pipeline.shards import (
+    PerProcess,
+    ShardItems,
+    ShardRejects,
+    StoredUnits,
+    run_in_shards,
+)
 
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
@@ -231,7 +237,7 @@ def draft_offline_in_shards(
     ctx: BuildContext, config: DraftingConfig, so_far: list[dict], folder: Path
 ) -> StepOutput:
     """:func:`draft_items` with the offline drafter, its jobs in shards (see
-    :mod:`answerable.shards`): each shard drafts its jobs, then each database's drafts
+    :mod:`answerable.pipeline.shards`): each shard drafts its jobs, then each database's drafts
     go through the pass that drops repeats and checks the rest, in job order (a parent
     is read back from ``parents`` for the check)."""
     seed, categories = ctx.recipe.seed, list(config.categories)
@@ -300,7 +306,7 @@ def without_repeats(
     and pass their ``check`` (:func:`unrepeated_questions`), after the drafting's rejects.
 
     A draft is only compared with its own database's questions, so each database is a
-    shard of its own (:func:`answerable.shards.run_in_shards`): the databases are checked
+    shard of its own (:func:`answerable.pipeline.shards.run_in_shards`): the databases are checked
     on every worker at once, and a killed build resumes from the databases done. Each
     database's process reads its drafts and built questions from where they are and
     writes its kept drafts and its repeats' rejects to a file of its own
@@ -335,7 +341,7 @@ def write_unrepeated(
 ) -> Path:
     """The pass over the drafts of one database: its kept drafts and its other drafts'
     rejects, in the drafts' order, as the lines of one shard file (see
-    :func:`answerable.shards.store_shard`), written as they are found."""
+    :func:`answerable.pipeline.shards.store_shard`), written as they are found."""
     mine = database_drafts(drafts, db_id)
     own = (item for item in with_fields(built, *BUILT_FIELDS) if item["db_id"] == db_id)
     seen = NearDuplicates(threshold, own)
@@ -378,7 +384,7 @@ def unrepeated_questions(
     items: Iterable[dict], seen: NearDuplicates, check: Callable[[dict], Failure | None]
 ) -> Iterator[dict]:
     """The drafted items in order, each as the line of a shard file
-    (:func:`answerable.shards.store_shard`): ``{"item": item}`` when it repeats no question
+    (:func:`answerable.pipeline.shards.store_shard`): ``{"item": item}`` when it repeats no question
     ``seen`` holds nor an earlier kept one and passes its ``check``, else
     ``{"reject": ...}``, one at a time. A draft is not compared with its own parent's
     family (``kin``).

@@ -22,10 +22,10 @@ from answerable.builders.drafting.stage import (
     draft_with_model,
     with_candidates,
 )
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, sorted_ids
+from answerable.pipeline.shards import StoredUnits
 from answerable.pipeline.steps import SectionStep, Work
-from answerable.recipe import Recipe
-from answerable.shards import StoredUnits
 
 
 class DraftingStep(SectionStep):

@@ -11,7 +11,7 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   it, after its noun ("recent admissions (admit time since 2021-05-03)", "elderly
   patients (born before 1961-02-11)", "high attendance (above 5000)"); the gold SQL
   adds that bound (the column's median, or its range's half for ``early``/``late``)
-  to the parent's WHERE. Kept only when :func:`~.settled.vague_word_settled` agrees;
+  to the parent's WHERE. Kept only when :func:`~.settled_by_question.vague_word_settled` agrees;
 - ``resolved_reference`` (ambiguous-reference): "that <noun>" for the value the
   question names first ("For the state texas, which rivers run through that state?");
   the gold SQL is the parent's;
@@ -47,14 +47,14 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.drafting import lexicon, offline, settled
+from answerable.builders.drafting import lexicon, offline, settled_by_question
 from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric, is_temporal
 from answerable.builders.drafting.drafts import Job
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
 from answerable.builders.items import plain_item
 from answerable.builders.lexical.lexicon import GENERIC_WORDS
 from answerable.builders.schema import Column, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 GENERATOR = "offline_twin_v1"
 
@@ -176,7 +176,7 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
         column=humanize(column.name), v=spoken(middle), lo=spoken(lo), hi=spoken(hi)
     )
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
-    if settled.vague_word_settled(text, word) is None:
+    if settled_by_question.vague_word_settled(text, word) is None:
         return None
     return Twin(job, text, as_sql(select.where(condition), job), "settled_vague_word", word)
 

@@ -2,8 +2,9 @@
 
 :data:`ENGINES` maps a recipe's ``engine:`` value to its :class:`~.base.Engine`; a new
 engine is one module here and one line in it. An engine declares what the rest of the
-toolkit asks of it (its title, a file engine's suffix, whether it is a server, how it
-writes a SQLite copy for a release): see :mod:`.base` for the interface. The functions
+toolkit asks of it (its title, a file engine's suffix, whether it is a server, whether
+its databases are SQLite files, how it writes a SQLite copy for a release, how it makes
+a counterfactual variant): see :mod:`.base` for the interface. The functions
 here answer those questions by the engine's name, reading the registry when asked.
 """
 
@@ -18,7 +19,7 @@ from answerable.builders.engines.exports import tables_used
 from answerable.builders.engines.postgres import PostgresEngine
 from answerable.builders.engines.sqlite import SQLiteEngine
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ENGINES: dict[str, type[Engine]] = {
     "sqlite": SQLiteEngine,
@@ -41,6 +42,7 @@ __all__ = [
     "is_server",
     "needs_export",
     "open_source",
+    "reads_sqlite_files",
 ]
 
 
@@ -70,10 +72,17 @@ def is_server(name: str) -> bool:
     return name in ENGINES and ENGINES[name].is_server
 
 
+def reads_sqlite_files(name: str) -> bool:
+    """Whether the engine ``name`` reads SQLite files, which a release ships as they are
+    (see :attr:`~.base.Engine.sqlite_files`)."""
+    return name in ENGINES and ENGINES[name].sqlite_files
+
+
 def needs_export(ref) -> bool:
     """Whether a source's database reaches a release as an exported SQLite file: a
-    release ships SQLite files, so every database another engine reads is exported."""
-    return ref is not None and ref.runs and ref.engine != DEFAULT_ENGINE
+    release ships SQLite files, so every database an engine reads from other files or
+    a server is exported."""
+    return ref is not None and ref.runs and not reads_sqlite_files(ref.engine)
 
 
 def export_source(ref, path: Path, tables: Iterable[str] | None = None) -> Path:

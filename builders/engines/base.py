@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from answerable.builders.executor import Limits, Result
 from answerable.builders.schema import Column, DatabaseSchema, Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 READ_ONLY_REASONS = (
     "not-read-only",
@@ -151,7 +151,11 @@ class Engine(ABC):
     the toolkit needs to know of an engine it declares here, so that no other module
     names engines: ``title`` is how messages name it; a file engine gives the
     ``file_suffix`` of its databases (a source's ``<db_id><suffix>`` under
-    ``databases:``); a server engine sets ``is_server`` (its sources name a server).
+    ``databases:``); a server engine sets ``is_server`` (its sources name a server). An
+    engine whose databases are SQLite files sets ``sqlite_files``: a release ships them
+    as they are (every other engine's are written by :meth:`export_sqlite`), and the
+    counterfactual step proves an edit on them directly (on every other engine it proves
+    the edit on a SQLite twin and checks the engine's own variant against it).
     """
 
     name: ClassVar[str]
@@ -159,6 +163,7 @@ class Engine(ABC):
     title: ClassVar[str]
     file_suffix: ClassVar[str | None] = None
     is_server: ClassVar[bool] = False
+    sqlite_files: ClassVar[bool] = False
 
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> Database:
         """Open ``spec`` read-only under ``limits``, in the worker process that the

@@ -24,10 +24,10 @@ from answerable.builders import sqlkit
 from answerable.builders.engines import engine as engine_named
 from answerable.builders.engines.base import Database, SourceSpec
 from answerable.builders.executor import Limits
-from answerable.errors import ConfigError, SQLError
-from answerable.ids import sha256_file
+from answerable.kernel.errors import ConfigError, SQLError
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.records import read_json, write_json
 from answerable.pipeline import StepOutput, reject
-from answerable.records import read_json, write_json
 
 STEP = "cross_check"
 DISAGREES = "cross-check-disagrees"  # the reject reason of every finding
@@ -54,7 +54,7 @@ class Copies:
         return self._open[key]
 
     def _copy(self, ref, name: str) -> SourceSpec:
-        if ref.engine != "sqlite":
+        if not engine_named(ref.engine).sqlite_files:
             raise SQLError(
                 "cross-check-unsupported",
                 f"{ref.db_id} is read by {ref.engine}: copies are made from SQLite sources",

@@ -50,7 +50,7 @@ from answerable.builders.engines.edited_tables import (
     ops_by_table,
 )
 from answerable.builders.engines.exports import EXPORT_BATCH, chosen_tables, write_sqlite
-from answerable.builders.engines.types import TEXT, engine_type, value_kind
+from answerable.builders.engines.types import BLOB, INTEGER, REAL, TEXT, value_kind
 from answerable.builders.executor import (
     READ_KEYWORDS,
     WALL_FACTOR,
@@ -62,9 +62,9 @@ from answerable.builders.executor import (
     has_order_by,
 )
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError
-from answerable.ids import canonical_json, sha256_file
-from answerable.records import atomic_path, read_json, write_json
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import canonical_json, sha256_file
+from answerable.kernel.records import atomic_path, read_json, write_json
 
 _CONFIG = {
     "enable_external_access": False,
@@ -488,10 +488,13 @@ def base_tables(con, db_id: str) -> DatabaseSchema:
 # text, as SQLite keeps them; a column mixing kinds becomes text).
 
 
+COLUMN_TYPES = {INTEGER: "BIGINT", REAL: "DOUBLE", TEXT: "VARCHAR", BLOB: "BLOB"}  # by kind
+
+
 def _column_type(con, table: str, column: str, declared: str) -> str:
     column, table = quote_identifier(column), quote_identifier(table)
     kinds = {kind for (kind,) in con.execute(f"SELECT DISTINCT typeof({column}) FROM {table}")}
-    return engine_type("duckdb", value_kind(declared, kinds) or TEXT)
+    return COLUMN_TYPES[value_kind(declared, kinds) or TEXT]
 
 
 def _create_sql(table, types: list[str], keys: bool) -> str:

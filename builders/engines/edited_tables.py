@@ -16,7 +16,7 @@ from typing import Any
 from answerable.builders.counterfactual.fills import fill_values
 from answerable.builders.engines.base import sqlite_cell
 from answerable.builders.schema import Table
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 @dataclass

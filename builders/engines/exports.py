@@ -25,7 +25,7 @@ from pathlib import Path
 
 from answerable.builders.engines.types import sqlite_declared, sqlite_value
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError, reject
+from answerable.kernel.errors import SQLError, reject
 
 Rows = Callable[[Table], Iterable[list[tuple]]]  # a table's rows, in batches
 EXPORT_BATCH = 5000  # rows read and written at once

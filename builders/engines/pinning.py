@@ -16,7 +16,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from answerable.builders.executor import Limits
-from answerable.ids import content_hash
+from answerable.kernel.ids import content_hash
 
 PIN_LIMITS = Limits(timeout_s=600.0, row_cap=0)  # a full scan may take a while
 

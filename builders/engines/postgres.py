@@ -72,8 +72,9 @@ from answerable.builders.executor import (
     first_keyword,
 )
 from answerable.builders.isolation import WALL_FACTOR
-from answerable.errors import SQLError
-from answerable.inert import register_secret
+from answerable.builders.schema import quote_identifier
+from answerable.kernel.errors import SQLError
+from answerable.kernel.untrusted_text import register_secret
 
 DEFAULT_NAMESPACE = "public"
 DSN_ENV = "ANSWERABLE_POSTGRES_DSN"  # the cross-check's server when a recipe names none
@@ -299,7 +300,9 @@ class PostgresDatabase(Connected):
         self._prepared = _Prepared()
         try:
             self._check_role()
-            self._con.execute("SELECT set_config('search_path', %s, false)", (f'"{namespace}"',))
+            self._con.execute(
+                "SELECT set_config('search_path', %s, false)", (quote_identifier(namespace),)
+            )
             self._prepare(setup)
             self._con.execute("BEGIN READ ONLY")  # the first statement's transaction
         except BaseException:
@@ -607,7 +610,7 @@ def refuse_unsafe(sql: str) -> None:
     >>> refuse_unsafe("SELECT pg_read_file('/etc/passwd')")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    answerable.errors.SQLError: function-not-allowed: pg_read_file may not run on a source ...
+    answerable.kernel.errors.SQLError: function-not-allowed: pg_read_file may not run on ...
     """
     if first_keyword(sql) not in READ_KEYWORDS:
         raise SQLError("not-read-only", "only SELECT, WITH or VALUES statements may run")

@@ -43,11 +43,14 @@ from pathlib import Path
 
 from answerable.builders import sqlite_files
 from answerable.builders.engines.exports import chosen_tables, write_sqlite
-from answerable.builders.engines.types import engine_type, value_kind
+from answerable.builders.engines.types import BLOB, INTEGER, REAL, TEXT, value_kind
 from answerable.builders.schema import DatabaseSchema, Table, quote_identifier
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 _COPY_BATCH = 5000
+
+
+COLUMN_TYPES = {INTEGER: "bigint", REAL: "double precision", TEXT: "text", BLOB: "bytea"}
 
 
 def postgres_type(declared: str, storage: set[str]) -> str | None:
@@ -58,7 +61,7 @@ def postgres_type(declared: str, storage: set[str]) -> str | None:
     ('bigint', 'double precision')
     """
     kind = value_kind(declared, storage)
-    return None if kind is None else engine_type("postgres", kind)
+    return None if kind is None else COLUMN_TYPES[kind]
 
 
 def load_sqlite(con, path: str | Path, schema: str, replace: bool = True) -> DatabaseSchema:

@@ -24,8 +24,8 @@ from __future__ import annotations
 from answerable.builders.engines.edited_tables import describe_ops, edit_rows, ops_by_table
 from answerable.builders.engines.postgres_tables import row_order
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.errors import SQLError
-from answerable.ids import content_hash
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import content_hash
 
 VARIANT_COMMENT = "answerable counterfactual variant"  # marks the tables we may drop
 

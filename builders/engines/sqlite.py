@@ -1,15 +1,19 @@
 """The SQLite engine: today's executor, unchanged.
 
 Its gate (:func:`~answerable.builders.executor.install_gate`) and its opening
-(:func:`~answerable.builders.opening.source_uri`, :func:`~answerable.builders.sqlite_files.connect`)
-stay where they are; this module only names them as an engine.
+(:func:`~answerable.builders.source_files.source_uri`,
+:func:`~answerable.builders.sqlite_files.connect`) stay where they are, and its
+counterfactual variants are the deltas of
+:class:`~answerable.builders.counterfactual.materialize.VariantStore`; this module only
+names them as an engine.
 """
 
 from __future__ import annotations
 
+from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.engines.base import Engine, SourceSpec
 from answerable.builders.executor import GatedDatabase, Limits, ReadOnlyDatabase
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 class SQLiteEngine(Engine):
@@ -19,6 +23,7 @@ class SQLiteEngine(Engine):
     dialect = "sqlite"
     title = "SQLite"
     file_suffix = ".sqlite"
+    sqlite_files = True
 
     def open(self, spec: SourceSpec, limits: Limits | None = None) -> ReadOnlyDatabase:
         """A :class:`ReadOnlyDatabase` on ``spec.path`` (gated, nothing written beside it,
@@ -28,6 +33,14 @@ class SQLiteEngine(Engine):
     def open_here(self, spec: SourceSpec, limits: Limits | None = None) -> GatedDatabase:
         """The :class:`GatedDatabase` on ``spec.path``, in this process."""
         return GatedDatabase(_path(spec), limits, base=spec.base)
+
+    def materialize_variant(self, ref, ops: list[dict], name: str, store) -> ReadOnlyDatabase:
+        """The variant as a delta over the source file, made once under ``store.root``
+        and reused by later runs while its source is unchanged (see
+        :class:`~answerable.builders.counterfactual.materialize.VariantStore`, kept in
+        ``store`` for the run)."""
+        deltas = store.writer("sqlite-deltas", lambda: VariantStore(store.root, store.limits))
+        return deltas.database(ref.db_id, _path(ref), ops)
 
 
 def _path(spec: SourceSpec):

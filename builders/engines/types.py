@@ -22,21 +22,18 @@ a mix with text        None: the caller decides (DuckDB keeps text, PostgreSQL r
 =====================  ==========  ===================  ==========
 
 ISO dates stored as text stay text: gold SQL written for SQLite compares them as strings.
+Each engine's module keeps its own column of the table (``COLUMN_TYPES``, by kind), so
+an engine that loads SQLite copies adds no line here.
 """
 
 from __future__ import annotations
 
 import re
 
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 INTEGER, REAL, TEXT, BLOB = "integer", "real", "text", "blob"  # SQLite's storage kinds
 
-ENGINE_TYPES: dict[str, dict[str, str]] = {
-    "sqlite": {INTEGER: "INTEGER", REAL: "REAL", TEXT: "TEXT", BLOB: "BLOB"},
-    "duckdb": {INTEGER: "BIGINT", REAL: "DOUBLE", TEXT: "VARCHAR", BLOB: "BLOB"},
-    "postgres": {INTEGER: "bigint", REAL: "double precision", TEXT: "text", BLOB: "bytea"},
-}
 
 _INTEGERS = ("SMALLINT", "INTEGER", "BIGINT", "TINYINT", "HUGEINT", "INT", "INT2", "INT4")
 _INTEGERS += ("INT8", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
@@ -93,11 +90,6 @@ def value_kind(declared: str, storage: set[str] | frozenset[str]) -> str | None:
     if len(kinds) == 1:
         return next(iter(kinds))
     return None
-
-
-def engine_type(engine: str, kind: str) -> str:
-    """``engine``'s type name for values of ``kind``."""
-    return ENGINE_TYPES[engine][kind]
 
 
 def sqlite_declared(engine_type_name: str) -> str | None:

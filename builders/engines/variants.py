@@ -1,15 +1,14 @@
-"""Counterfactual variants of sources on engines other than SQLite, each made by its
-engine.
+"""Counterfactual variants of sources, each made by the engine that reads the source.
 
-An edited item on a DuckDB or server source is proved on its engine's own copy of the
-edit (see :mod:`answerable.builders.counterfactual.on_engines`). How that copy is made
-is the engine's: :meth:`~answerable.builders.engines.base.Engine.materialize_variant`
-(DuckDB writes a whole edited file, PostgreSQL the edited tables into a scratch schema
-shown by TEMP views), and what it leaves behind at the end of a build its
-:meth:`~answerable.builders.engines.base.Engine.drop_variants` removes. This module
-keeps the variants of one run (:class:`EngineVariants`), each made once and opened
-read-only, and names no engine but SQLite, whose variants are deltas
-(:mod:`answerable.builders.counterfactual.materialize`).
+An edited item is run on its engine's own copy of the edit. How that copy is made is
+the engine's: :meth:`~answerable.builders.engines.base.Engine.materialize_variant`
+(SQLite writes a delta over the source file, DuckDB a whole edited file, PostgreSQL the
+edited tables into a scratch schema shown by TEMP views), and what it leaves behind at
+the end of a build its :meth:`~answerable.builders.engines.base.Engine.drop_variants`
+removes. An edit on a source that is not a SQLite file is proved on a SQLite twin
+first (see :mod:`answerable.builders.counterfactual.on_engines`). This module keeps the
+variants of one run (:class:`EngineVariants`), each made once and opened read-only, and
+names no engine.
 """
 
 from __future__ import annotations
@@ -18,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from answerable.builders.counterfactual.script import variant_id
-from answerable.builders.engines import DEFAULT_ENGINE, engine
+from answerable.builders.engines import engine, reads_sqlite_files
 from answerable.builders.executor import Limits
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 def on_engine(ref) -> bool:
-    """Whether ``ref``'s database is read by an engine other than SQLite and can be
-    edited there (a server source names its scratch schema)."""
-    if ref is None or not ref.runs or ref.engine == DEFAULT_ENGINE:
+    """Whether ``ref``'s database is read by an engine from other files than SQLite's or
+    a server, and can be edited there (a server source names its scratch schema)."""
+    if ref is None or not ref.runs or reads_sqlite_files(ref.engine):
         return False
     return ref.server is None or bool(ref.server.scratch)
 
@@ -42,12 +41,11 @@ def unedited(ref) -> str | None:
 
 
 class EngineVariants:
-    """Edited variants of sources on other engines than SQLite, made once each by their
-    engine and opened read-only (the counterpart of the SQLite ``VariantStore``).
+    """Edited variants of sources, made once each by their engine and opened read-only.
 
     An engine's :meth:`~answerable.builders.engines.base.Engine.materialize_variant`
-    writes its files under :attr:`root` and keeps its writable connections here
-    (:meth:`writer`), so that they are closed with the store."""
+    writes its files under :attr:`root` and keeps its writable connections (or its own
+    store of variants) here (:meth:`writer`), so that they are closed with the store."""
 
     def __init__(self, root: Path, limits: Limits | None = None):
         self.root = Path(root)
@@ -56,7 +54,7 @@ class EngineVariants:
         self._writers: dict[object, object] = {}
 
     def database(self, ref, ops: list[dict]):
-        """The variant of ``ref`` (a DatabaseRef on DuckDB or a server) that ``ops`` make,
+        """The variant of ``ref`` (a source's DatabaseRef) that ``ops`` make,
         opened read-only by its engine; ``ref`` itself when there are no ops."""
         name = variant_id(ref.db_id, ops) if ops else ref.db_id
         if name not in self._open:
@@ -70,8 +68,8 @@ class EngineVariants:
         return self._open[name]
 
     def writer(self, key, connect: Callable[[], object]):
-        """The writable connection kept under ``key``, made by ``connect`` the first time
-        (closed by :meth:`close`)."""
+        """The writable connection (or anything else with a ``close``) kept under
+        ``key``, made by ``connect`` the first time (closed by :meth:`close`)."""
         if key not in self._writers:
             self._writers[key] = connect()
         return self._writers[key]

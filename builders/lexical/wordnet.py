@@ -25,8 +25,8 @@ import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.variables import cache_root
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.variables import cache_root
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT_PACKAGES = "wordnet-base wordnet-sense-index"
@@ -109,11 +109,6 @@ def missing(source: Path = DEBIAN_DIR) -> WordNetMissing:
     return WordNetMissing(
         str(source), None, "WordNet 3.0 is not installed", fix=f"apt-get install {APT_PACKAGES}"
     )
-
-
-def missing_reason() -> str:
-    """The one line said when WordNet is absent (also the reason tests skip)."""
-    return str(missing())
 
 
 def corpus_folder(source: Path = DEBIAN_DIR, cache: Path | None = None) -> Path:

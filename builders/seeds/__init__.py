@@ -14,7 +14,7 @@ from answerable.builders import sqlkit
 from answerable.builders.drafting.text import normalize
 from answerable.builders.items import plain_item
 from answerable.builders.numeric_text import text_number_failure
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 from answerable.pipeline import BuildContext, StepOutput, reject
 
 GENERATOR = "seed_v1"

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.builders.engines import DEFAULT_ENGINE, ENGINES, file_suffix, is_server
+from answerable.builders.engines import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    file_suffix,
+    is_server,
+    reads_sqlite_files,
+)
 from answerable.builders.sources.common import (
     LIMITS,
     DatabaseRef,
@@ -24,8 +30,8 @@ from answerable.builders.sources.ehrsql import load_ehrsql
 from answerable.builders.sources.jsonl import load_jsonl
 from answerable.builders.sources.spider import load_spider
 from answerable.builders.sources.text2sql import load_text2sql
-from answerable.errors import ConfigError
-from answerable.recipe import Recipe
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
 
 __all__ = [
     "FORMATS",
@@ -126,7 +132,7 @@ def source_engine(spec: dict, where: str, kind: str) -> str:
         known = ", ".join(sorted(ENGINES))
         raise ConfigError(where, "engine", f"unknown engine {name!r}", fix=f"use one of: {known}")
     readable = file_suffix(name) is not None or is_server(name)
-    if name != DEFAULT_ENGINE and (kind not in ENGINE_FORMATS or not readable):
+    if not reads_sqlite_files(name) and (kind not in ENGINE_FORMATS or not readable):
         formats = ", ".join(ENGINE_FORMATS)
         raise ConfigError(
             where,
@@ -145,7 +151,7 @@ def on_engine(data: SourceData, spec: dict, folder: Path | None, where: str) -> 
     under ``databases`` for a file engine, the schema of that name (or ``schemas``'
     mapping) on the server for a server engine."""
     engine = spec.get("engine", DEFAULT_ENGINE)
-    if engine == DEFAULT_ENGINE or spec.get("format") == "jsonl":
+    if reads_sqlite_files(engine) or spec.get("format") == "jsonl":
         return data
     for db_id in sorted(data.databases):
         if is_server(engine):

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from answerable.builders.engines import SourceSpec, open_source
-from answerable.builders.opening import source_problem
+from answerable.builders.engines import SourceSpec, open_source, reads_sqlite_files
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError, RecordError, SQLError
-from answerable.ids import content_hash
-from answerable.inert import control_character
-from answerable.names import name_problem
+from answerable.builders.source_files import source_problem
+from answerable.kernel.errors import ConfigError, RecordError, SQLError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.names import name_problem
+from answerable.kernel.untrusted_text import control_character
 from answerable.schemas import validate
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -329,8 +329,8 @@ def sqlite_schema(path: Path, db_id: str) -> DatabaseSchema:
 def engine_database(path: Path, db_id: str, engine: str) -> DatabaseRef:
     """The database of ``db_id`` in the file ``path`` read by ``engine``, its schema read
     from the engine's catalog; an unreadable file is a ConfigError."""
-    if engine == "sqlite":
-        return DatabaseRef(db_id, path, sqlite_schema(path, db_id))
+    if reads_sqlite_files(engine):
+        return DatabaseRef(db_id, path, sqlite_schema(path, db_id), engine)
     ref = DatabaseRef(db_id, path, DatabaseSchema(db_id), engine)
     try:
         with ref.open(None) as database:

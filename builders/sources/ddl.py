@@ -15,7 +15,7 @@ from sqlglot.errors import SqlglotError
 
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sources.common import read_text
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 
 def ddl_schema(path: Path, db_id: str, dialect: str = "sqlite") -> DatabaseSchema:

@@ -34,7 +34,7 @@ from answerable.builders.sources.common import (
     sqlite_schema,
 )
 from answerable.builders.sources.ddl import ddl_schema
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 FIELDS = ("question", "sql", "category", "subtype", "split", "id")
 """The fields a column map may name; ``id`` becomes the example's ``external_id``."""

@@ -24,7 +24,7 @@ from answerable.builders.sources.common import (
     read_jsonl,
     server_database,
 )
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 KEYS = ("db_id", "question", "sql", "label", "category", "split", "variables")
 OPTIONAL = {

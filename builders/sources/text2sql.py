@@ -27,7 +27,7 @@ from answerable.builders.sources.common import (
     read_json,
     sqlite_schema,
 )
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 NUMBER = re.compile(r"-?\d+(\.\d+)?")
 VALUE_TYPES = (str, int, float)

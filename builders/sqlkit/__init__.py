@@ -40,7 +40,7 @@ from answerable.builders.sqlkit.parsing import (
     transpile,
 )
 from answerable.builders.sqlkit.refs import Literal, Refs, references, resolve_all
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 __all__ = [
     "DIALECTS",

@@ -14,7 +14,7 @@ from sqlglot.schema import MappingSchema
 
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import dialect_named, first_line, is_quoted_word
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
 from answerable.builders.isolation import cpu_bounded
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 DIALECTS = ("sqlite", "postgres", "bigquery", "duckdb")
 """The dialects :func:`transpile` reads and writes."""

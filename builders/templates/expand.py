@@ -43,9 +43,9 @@ from answerable.builders.templates.writing import (
     fill_question,
     text_placeholders,
 )
-from answerable.errors import SQLError
-from answerable.ids import canonical_json, item_id, rng_for
-from answerable.inert import control_character
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import canonical_json, item_id, rng_for
+from answerable.kernel.untrusted_text import control_character
 from answerable.pipeline import StepOutput, first_of_each_id, reject
 
 DEFAULT_ANSWER = "{result}"  # a template without an answer text: its result's first values

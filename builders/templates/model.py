@@ -23,10 +23,10 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.templates.problems import TemplateError
 from answerable.builders.templates.writing import RESULT_WORDS, text_placeholders
-from answerable.errors import ConfigError, RecordError, SQLError
+from answerable.kernel.errors import ConfigError, RecordError, SQLError
+from answerable.kernel.yamlfile import load_yaml
 from answerable.pipeline import reject
 from answerable.schemas import validate
-from answerable.yamlfile import load_yaml
 
 GENERATOR = "template_v1"
 FILE_DEFAULTS = ("db_id", "dialect", "quota", "tags")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
 
 
 class TemplateError(AnswerableError):

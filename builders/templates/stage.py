@@ -33,9 +33,9 @@ from answerable.builders.templates.model import (
 )
 from answerable.builders.templates.paraphrase import OFFLINE, ListParaphraser, Paraphraser
 from answerable.builders.templates.text2sql import KNOWN_RENAMES, load_text2sql_templates
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext
-from answerable.recipe import Recipe
 
 
 def template_files(recipe: Recipe) -> list[Path]:

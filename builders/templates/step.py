@@ -22,10 +22,10 @@ from answerable.builders.templates.stage import (
     settings_of,
     template_files,
 )
-from answerable.ids import sha256_file
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput
 from answerable.pipeline.steps import SectionStep, Work
-from answerable.recipe import Recipe
 
 
 class TemplateStep(SectionStep):

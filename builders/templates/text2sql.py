@@ -38,7 +38,7 @@ from answerable.builders.sqlkit.refs import resolve_all
 from answerable.builders.templates.expand import Settings, expand_templates
 from answerable.builders.templates.model import TemplateSet, accept, template_reject
 from answerable.builders.templates.writing import keep_commas, text_placeholders
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ORDERINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 KNOWN_RENAMES = {"restaurants": {"RESTAURANT.ID": "RESTAURANT_ID"}}

@@ -23,7 +23,7 @@ from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.templates.model import RANGE_TYPES, Template, binding_columns
 from answerable.builders.templates.problems import TemplateError
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 ALL_ROWS = 10_000_000
 ALL_ROWS_BYTES = 64_000_000  # a value list keeps every row, so its byte cap is larger

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 from answerable.schemas import describe, first_error, pointer
 
 ABSTAIN = "null"  # how EHRSQL and TrustSQL spell "no SQL" in their submissions

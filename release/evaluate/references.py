@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.ids import rng_for
+from answerable.kernel.ids import rng_for
 from answerable.release.evaluate.predictions import Prediction
 
 REFERENCES = ("gold", "abstain", "random")

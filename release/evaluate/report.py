@@ -1,6 +1,6 @@
 """Score a system's predictions on a release: the library side of ``answerable evaluate``.
 
-:func:`evaluate` reads the release's items (:func:`answerable.release.contents.open_release`)
+:func:`evaluate` reads the release's items (:func:`answerable.release.reader.open_release`)
 and the predictions, executes every predicted SQL on the item's shipped database, turns each
 item into a :class:`Scored` record and computes every registered metric, its
 breakdowns (split, database, label, category, hardness, operation, generator) and
@@ -15,8 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from answerable.builders.counterfactual.bio import bio_tags
-from answerable.errors import ConfigError
-from answerable.release.contents import Release, database_paths, open_release, shipped
+from answerable.kernel.errors import ConfigError
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
@@ -26,6 +25,7 @@ from answerable.release.evaluate.references import REFERENCES, reference_predict
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
 from answerable.release.evaluate.run import Outcome, Task, execute_all
 from answerable.release.evaluate.tally import Tally
+from answerable.release.reader import Release, database_paths, open_release, shipped
 
 NONE = "none"  # the group of items without a value
 # The item fields scoring reads (reviews, edit scripts and readings are left unread).

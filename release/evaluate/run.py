@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from answerable.builders import sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase, Result
-from answerable.errors import ConfigError, SQLError
+from answerable.kernel.errors import ConfigError, SQLError
 from answerable.release.evaluate.compare import MODES, jaccard, ordered_for
 
 if TYPE_CHECKING:

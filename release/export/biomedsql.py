@@ -19,8 +19,8 @@ import json
 from collections.abc import Mapping
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, csv_text, result_rows
+from answerable.release.reader import database_key
 
 HEADER = ["uuid", "db_id", "question", "SQL", "answer", "execution_results", "sql_category"]
 HEADER += ["hardness"]

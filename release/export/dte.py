@@ -20,9 +20,9 @@ from collections.abc import Mapping
 
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.schema import DatabaseSchema
-from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, json_text
 from answerable.release.export.spider import NO_SCHEMA
+from answerable.release.reader import database_key
 
 # Sec. 2.1 and Table 1: the six sub-categories, in the paper's words
 CATEGORIES = {

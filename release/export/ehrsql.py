@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, json_text
 from answerable.release.export.spider import NO_SCHEMA, tables_json
+from answerable.release.reader import database_key
 
 NO_ANSWER = "null"
 VERSION = "answerable"  # EHRSQL files name their release here; ours is in the manifest

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.names import inside
-from answerable.records import guard_replace, write_jsonl
-from answerable.release.contents import open_release, release_schemas
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.names import inside
+from answerable.kernel.records import guard_replace, write_jsonl
 from answerable.release.export import FORMATS, PREPARE, Export
+from answerable.release.reader import open_release, release_schemas
 
 LEFT_OUT = "left_out.jsonl"
 

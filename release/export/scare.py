@@ -30,10 +30,10 @@ from pathlib import Path
 
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
-from answerable.release.contents import database_key, shipped
+from answerable.kernel.errors import SQLError
 from answerable.release.evaluate.compare import ehrsql_answer
 from answerable.release.export.common import Export, by_split, json_text, result_rows
+from answerable.release.reader import database_key, shipped
 
 # SCARE's six categories (Sec. 3.1, Table 5's abbreviations): ours, and the label SCARE
 # expects as the model's answer for each

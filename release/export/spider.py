@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from answerable.builders.schema import DatabaseSchema, Table
-from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, json_text
+from answerable.release.reader import database_key
 
 NOT_ANSWERABLE = "Spider holds answerable questions only (question with gold SQL)"
 NO_SCHEMA = "the release ships no database for it, so tables.json cannot describe it"

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from answerable.builders.schema import DatabaseSchema
-from answerable.release.contents import database_key
 from answerable.release.export.common import Export, by_split, json_text
+from answerable.release.reader import database_key
 
 NO_ANSWER = "null"
 ANSWERABLE_NOTES = ("easy", "medium", "hard")

@@ -39,8 +39,18 @@ from answerable.builders.sources import load_source, load_sources
 from answerable.builders.tagging import iter_tagged
 from answerable.builders.templates import check_templates, template_files
 from answerable.builders.templates import step as template_step
-from answerable.errors import ConfigError, RecordError
-from answerable.ids import canonical_json, content_hash, sha256_file
+from answerable.kernel.errors import ConfigError, RecordError
+from answerable.kernel.ids import canonical_json, content_hash, sha256_file
+from answerable.kernel.progress import SILENT, Progress
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import (
+    ItemFiles,
+    read_json,
+    without_ids,
+    write_json,
+    write_jsonl,
+    write_parquet,
+)
 from answerable.pipeline import (
     BuildContext,
     Execution,
@@ -51,24 +61,14 @@ from answerable.pipeline import (
     reject,
 )
 from answerable.pipeline.steps import Step, assemble, run_step
-from answerable.progress import SILENT, Progress
-from answerable.recipe import Recipe
-from answerable.records import (
-    ItemFiles,
-    read_json,
-    without_ids,
-    write_json,
-    write_jsonl,
-    write_parquet,
-)
-from answerable.release.audit import audit, schemas_of
-from answerable.release.card import About
-from answerable.release.config import release_config
-from answerable.release.contents import count_items, read_release_manifest
-from answerable.release.documents import source_licenses
-from answerable.release.earlier import earlier_signature
-from answerable.release.guards import guard_rejects
-from answerable.release.publish import Release, cut_release
+from answerable.release.cut.audit import audit, schemas_of
+from answerable.release.cut.config import release_config
+from answerable.release.cut.earlier import earlier_signature
+from answerable.release.cut.guards import guard_rejects
+from answerable.release.cut.publish import Release, cut_release
+from answerable.release.documents.beside_data import source_licenses
+from answerable.release.documents.card import About
+from answerable.release.reader import count_items, read_release_manifest
 from answerable.release.verify import check_files
 from answerable.schemas import validate
 
@@ -222,7 +222,7 @@ def build(
 ) -> BuildReport:
     """Run the recipe: sources, verification, candidates, rejects report and release.
 
-    ``progress`` shows how far each long step is (see :mod:`answerable.progress`)."""
+    ``progress`` shows how far each long step is (see :mod:`answerable.kernel.progress`)."""
     settings = release_config(recipe.section("release"), recipe.file)  # bad settings fail first
     checked_backend(recipe)  # so does a backend that cannot run here
     steps = assemble(recipe, STEPS)  # and a wrong list of steps or a step's section

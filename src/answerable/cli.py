@@ -3,7 +3,7 @@
 Each command lives in its own module of :mod:`answerable.commands` (a group's
 subcommands with it), loads what it needs, calls one library function and prints the
 outcome; this module only registers them. Errors the user can fix
-(:class:`~answerable.errors.AnswerableError`) print one line and exit 1; usage errors
+(:class:`~answerable.kernel.errors.AnswerableError`) print one line and exit 1; usage errors
 exit 2; success exits 0 (:class:`~answerable.commands.console.Group`).
 """
 
@@ -27,7 +27,7 @@ from answerable.commands import (
     verify,
 )
 from answerable.commands.console import Group
-from answerable.examples import add_examples
+from answerable.commands.examples import add_examples
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -39,8 +39,8 @@ from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.items import plain_item
 from answerable.builders.sources import load_source
 from answerable.builders.sqlkit.parsing import compared_with
-from answerable.errors import SQLError
-from answerable.ids import item_id
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import item_id
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = REPO / "raw" / "demo" / "seeds"

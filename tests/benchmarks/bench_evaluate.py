@@ -32,12 +32,12 @@ from click.testing import CliRunner
 
 from answerable.builders import sqlite_files
 from answerable.cli import main
-from answerable.ids import content_hash, rng_for
-from answerable.records import write_json
-from answerable.release.contents import MANIFEST, count_items, open_release, read_release_manifest
+from answerable.kernel.ids import content_hash, rng_for
+from answerable.kernel.records import write_json
+from answerable.release.cut.write import to_frame, write_data
 from answerable.release.databases import item_files
 from answerable.release.evaluate.report import evaluate
-from answerable.release.write import to_frame, write_data
+from answerable.release.reader import MANIFEST, count_items, open_release, read_release_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 FAILING = ("SELECT no_such_column FROM no_such_table", "SELEC 1", "SELECT count(* FROM t")

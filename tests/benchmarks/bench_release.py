@@ -41,12 +41,12 @@ from core_install import core_install_line  # beside this file, as publish_timin
 from publish_timing import publish_lines  # beside this file: the script's folder is on the path
 
 from answerable.build import build
-from answerable.item_model import polars_schema
-from answerable.recipe import load_recipe
-from answerable.release.config import release_config
+from answerable.kernel.item_model import polars_schema
+from answerable.kernel.recipe import load_recipe
+from answerable.release.cut.config import release_config
+from answerable.release.cut.publish import prepare_release
+from answerable.release.cut.write import write_data
 from answerable.release.databases import storage_line
-from answerable.release.publish import prepare_release
-from answerable.release.write import write_data
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA = ("answerable-correct", "answerable-incorrect", "ambiguous", "unanswerable")

@@ -49,7 +49,7 @@ from answerable.annotation.store import LocalQueue
 from answerable.builders.demo import generate_demo
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sources.common import DatabaseRef
-from answerable.ids import item_id
+from answerable.kernel.ids import item_id
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "review" / "items.jsonl"
 EXCERPT = [

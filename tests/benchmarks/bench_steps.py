@@ -46,9 +46,9 @@ from bench_build import COMMAND, DEMO, recipe_in  # beside this file: its folder
 
 from answerable.build import build
 from answerable.builders.sqlkit import parse
-from answerable.errors import SQLError
-from answerable.recipe import load_recipe
-from answerable.records import read_parquet, write_parquet
+from answerable.kernel.errors import SQLError
+from answerable.kernel.recipe import load_recipe
+from answerable.kernel.records import read_parquet, write_parquet
 
 EXECUTING = {"seed_v1", "template_v1", "counterfactual", "candidate_sql"}
 READ_ALL = {"checks", "audit"}  # steps over every candidate

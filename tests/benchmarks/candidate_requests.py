@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from answerable.records import read_parquet
+from answerable.kernel.records import read_parquet
 from tests.conftest import DEMO_RECIPE, REPO, run_in
 from tests.llm_server import LLMServer
 

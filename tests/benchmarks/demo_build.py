@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from answerable.records import read_parquet
+from answerable.kernel.records import read_parquet
 
 RECIPE = Path(__file__).resolve().parents[2] / "raw" / "demo" / "recipe.yaml"
 

@@ -95,17 +95,17 @@ MODULES = {
         "tests/test_sqlkit.py",
         DOCTESTS.format("builders.sqlkit.binding"),
     ],
-    "src/answerable/ids.py": [
+    "src/answerable/kernel/ids.py": [
         "tests/test_records.py",
         "tests/test_templates.py",  # its golden file fixes the ids
         "tests/test_mutants_ids.py",
         DOCTESTS.format("ids"),
     ],
-    "release/sample.py": ["tests/test_release_sample.py"],
-    "release/split.py": ["tests/test_release_split.py", DOCTESTS.format("release.split")],
-    "release/leakage.py": ["tests/test_release_leakage.py"],
-    "release/guards.py": ["tests/test_release_guards.py"],
-    "release/write.py": [
+    "release/cut/sample.py": ["tests/test_release_sample.py"],
+    "release/cut/split.py": ["tests/test_release_split.py", DOCTESTS.format("release.split")],
+    "release/cut/leakage.py": ["tests/test_release_leakage.py"],
+    "release/cut/guards.py": ["tests/test_release_guards.py"],
+    "release/cut/write.py": [
         "tests/test_release_write.py",
         "--deselect=tests/test_release_write.py::"
         "test_the_demo_releases_a_question_split_with_unanswerable_items_only_in_test",
@@ -116,7 +116,7 @@ MODULES = {
         "tests/test_verify.py",
         "--deselect=tests/test_verify.py::test_the_build_refuses_a_damaged_release",
     ],
-    "release/publish.py": [
+    "release/cut/publish.py": [
         "tests/test_release_guards.py",
         "tests/test_cli.py::test_published_version_is_never_rewritten",
         "tests/test_cli.py::test_rerun_reuses_finished_steps",

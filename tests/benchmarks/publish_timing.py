@@ -16,11 +16,11 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.records import write_json
+from answerable.kernel.records import write_json
+from answerable.release.cut.publish import frame_counts
+from answerable.release.cut.write import write_data
 from answerable.release.diff import diff_releases
-from answerable.release.publish import frame_counts
 from answerable.release.verify import verify_release
-from answerable.release.write import write_data
 
 
 def write_bench_release(frame: pl.DataFrame, folder: Path, version: str) -> Path:

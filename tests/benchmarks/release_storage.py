@@ -17,7 +17,7 @@ from pathlib import Path
 
 from answerable.build import build
 from answerable.builders import sqlite_files
-from answerable.recipe import load_recipe
+from answerable.kernel.recipe import load_recipe
 from answerable.release.databases import VARIANTS, storage_line
 
 REPO = Path(__file__).resolve().parents[2]

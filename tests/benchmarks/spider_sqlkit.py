@@ -16,7 +16,7 @@ from pathlib import Path
 
 from answerable.builders import sqlkit
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 SPIDER = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "spider"
 

@@ -81,10 +81,10 @@ def shortcut_gains(folder: Path, with_aflite: bool = False) -> dict[str, float]:
     docstring); prints each audit's figures and sizes, and with ``with_aflite`` what
     AFLite by family reaches on the audited items (:func:`aflite_line`)."""
     from answerable.builders.sources import load_sources
+    from answerable.kernel.recipe import load_recipe
+    from answerable.kernel.records import iter_parquet
     from answerable.pipeline import Workspace
-    from answerable.recipe import load_recipe
-    from answerable.records import iter_parquet
-    from answerable.release.audit import audit, schemas_of
+    from answerable.release.cut.audit import audit, schemas_of
     from answerable.release.inspect import load_items
 
     cli = [str(Path(sys.executable).parent / "answerable")]
@@ -112,7 +112,7 @@ def shortcut_gains(folder: Path, with_aflite: bool = False) -> dict[str, float]:
 def aflite_line(name: str, items: list[dict], schemas: dict, seed: int) -> str:
     """What ``release.debias: aflite`` with its defaults (target 0.3, at most a tenth of
     the items) reaches on the audited items."""
-    from answerable.release.debias import aflite
+    from answerable.release.cut.debias import aflite
 
     _kept, report = aflite(items, seed, schemas)
     if "skipped" in report:

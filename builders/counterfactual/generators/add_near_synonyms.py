@@ -25,8 +25,8 @@ from answerable.builders.counterfactual.generators.helpers import (
 )
 from answerable.builders.counterfactual.grounding import Mention
 from answerable.builders.counterfactual.lexicon import column_role
+from answerable.builders.counterfactual.query_shapes import Query
 from answerable.builders.counterfactual.script import add_column, drop_column, variant_id
-from answerable.builders.counterfactual.shapes import Query
 from answerable.builders.counterfactual.verify import Failure
 
 

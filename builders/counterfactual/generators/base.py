@@ -22,12 +22,12 @@ from answerable.builders.counterfactual import trees, verify
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
 from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
 from answerable.builders.counterfactual.materialize import VariantStore
+from answerable.builders.counterfactual.query_shapes import Query, Shapes
 from answerable.builders.counterfactual.script import apply_to_schema, variant_id
-from answerable.builders.counterfactual.shapes import Query, Shapes
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import SQLError
-from answerable.ids import rng_for
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import rng_for
 
 KNOWN_VALUES = 200
 

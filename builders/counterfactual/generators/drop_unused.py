@@ -12,7 +12,7 @@ from answerable.builders.counterfactual.generators.helpers import real_table, sp
 from answerable.builders.counterfactual.lexicon import column_role
 from answerable.builders.counterfactual.script import drop_column
 from answerable.builders.counterfactual.verify import Failure
-from answerable.ids import content_hash
+from answerable.kernel.ids import content_hash
 
 
 class DropUnused:

@@ -27,7 +27,7 @@ from answerable.builders.counterfactual.generators.helpers import (
     value_mentions,
 )
 from answerable.builders.counterfactual.grounding import Mention
-from answerable.builders.counterfactual.shapes import Query
+from answerable.builders.counterfactual.query_shapes import Query
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import Failure
 

@@ -1,6 +1,6 @@
 """Executor backends: where the pending shards of a per-item stage run.
 
-:func:`answerable.shards.run_in_shards` cuts a stage's units into shards, finds which
+:func:`answerable.pipeline.shards.run_in_shards` cuts a stage's units into shards, finds which
 are stored already and asks the recipe's backend (``execution.backend``) for the
 outputs of the others; it stores each output as it arrives, so a backend never writes a
 shard and every backend gives the same bytes. A backend is a module with
@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 BACKENDS = {
     "local": "answerable.backends.local",  # processes forked on this machine (default)

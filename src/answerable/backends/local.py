@@ -2,7 +2,7 @@
 
 Forked workers share the build's loaded state (sources, templates, WordNet) without
 copying it; what must not be shared (a SQLite connection, an edit environment) is closed
-before the fork or held in a :class:`~answerable.shards.PerProcess`.
+before the fork or held in a :class:`~answerable.pipeline.shards.PerProcess`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ with neither, to a Ray instance already running on this machine, else a new loca
 and submits one task per pending shard. Ray's workers are not forked from the build, so
 the stage's work function travels to them pickled (cloudpickle), with what it closes
 over: the build context without its open connections and a
-:class:`~answerable.shards.PerProcess` without its value, so each worker opens its own
+:class:`~answerable.pipeline.shards.PerProcess` without its value, so each worker opens its own
 databases and edit environments on first use. The function is put in Ray's object store
 once per step and unpickled once per worker process, not once per shard.
 
@@ -27,7 +27,7 @@ import logging
 import os
 from collections.abc import Iterator
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 try:
     import ray

@@ -14,7 +14,7 @@ import click
 @click.argument("path", type=click.Path(path_type=Path))
 def command(path: Path) -> None:
     """Shortcut audit of a RECIPE's candidates or a RELEASE: can the label be guessed?"""
-    from answerable.release.audit import format_audit
+    from answerable.release.cut.audit import format_audit
 
     click.echo(format_audit(audit_path(path)))
 
@@ -23,11 +23,11 @@ def audit_path(path: Path) -> dict:
     """The audit of a recipe's candidates (``RECIPE.yaml``; also written to its
     ``reports/audit.json``) or of a release folder or items file."""
     from answerable.builders.sources import load_sources
-    from answerable.errors import ConfigError
+    from answerable.kernel.errors import ConfigError
+    from answerable.kernel.recipe import load_recipe
+    from answerable.kernel.records import iter_parquet, write_json
     from answerable.pipeline import Workspace
-    from answerable.recipe import load_recipe
-    from answerable.records import iter_parquet, write_json
-    from answerable.release.audit import audit, release_schemas, schemas_of
+    from answerable.release.cut.audit import audit, release_schemas, schemas_of
     from answerable.release.inspect import load_items
 
     path = Path(path)

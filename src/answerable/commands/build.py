@@ -24,7 +24,7 @@ def _step_times(report) -> str:
 def command(recipe: Path, no_release: bool) -> None:
     """Build a recipe: verified candidates, a rejects report and a release."""
     from answerable.build import build as run_build
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     loaded = load_recipe(recipe)
     report = run_build(loaded, log=say, release=not no_release, progress=progress())

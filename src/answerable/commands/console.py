@@ -9,9 +9,9 @@ import sys
 
 import click
 
-from answerable.errors import AnswerableError, os_error_line
-from answerable.extras import missing_extra
-from answerable.inert import mask_secrets, printable
+from answerable.kernel.errors import AnswerableError, os_error_line
+from answerable.kernel.extras import missing_extra
+from answerable.kernel.untrusted_text import mask_secrets, printable
 
 
 class Group(click.Group):
@@ -44,7 +44,7 @@ class Group(click.Group):
 
 def progress():
     """The progress display -q/-v and stderr ask for (a bar on a terminal, lines in a log)."""
-    from answerable.progress import Progress
+    from answerable.kernel.progress import Progress
 
     meta = click.get_current_context().meta
     quiet, verbose = meta.get("answerable.quiet"), meta.get("answerable.verbose")

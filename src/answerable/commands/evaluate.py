@@ -80,8 +80,8 @@ def command(
       answerable evaluate releases/answerable-demo/0.1.0 --reference abstain
       answerable evaluate releases/scare-demo/0.1.0 predictions.jsonl --profile scare
     """
-    from answerable.errors import ConfigError
-    from answerable.records import guard_replace, write_json
+    from answerable.kernel.errors import ConfigError
+    from answerable.kernel.records import guard_replace, write_json
     from answerable.release.evaluate.report import evaluate as score
     from answerable.release.evaluate.report import format_report
 

@@ -27,7 +27,7 @@ def group() -> None:
 def review_serve(recipe: Path, port: int) -> None:
     """Serve the review page on 127.0.0.1 (local backend)."""
     from answerable.annotation.commands import serve
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     serve(load_recipe(recipe), port, say)
 
@@ -43,7 +43,7 @@ def review_export(
 ) -> None:
     """Write the items awaiting review to FILE (.csv or .jsonl) for spreadsheet review."""
     from answerable.annotation.commands import export
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     click.echo(export(load_recipe(recipe), file, annotator, everything, force))
 
@@ -55,7 +55,7 @@ def review_export(
 def review_import(recipe: Path, file: Path, annotator: str | None) -> None:
     """Record the decisions of a filled-in export FILE (.csv or .jsonl)."""
     from answerable.annotation.commands import import_file
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     for line in import_file(load_recipe(recipe), file, annotator):
         click.echo(line)
@@ -66,7 +66,7 @@ def review_import(recipe: Path, file: Path, annotator: str | None) -> None:
 def review_conflicts(recipe: Path) -> None:
     """List the items whose annotators disagree, for adjudication."""
     from answerable.annotation.commands import conflicts
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     for line in conflicts(load_recipe(recipe)):
         click.echo(line)
@@ -77,7 +77,7 @@ def review_conflicts(recipe: Path) -> None:
 def review_progress(recipe: Path) -> None:
     """Items per status, decisions per annotator, and agreement (Cohen's, Fleiss' kappa)."""
     from answerable.annotation.commands import progress
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     for line in progress(load_recipe(recipe)):
         click.echo(line)

@@ -12,7 +12,7 @@ import click
 def command(recipe: Path) -> None:
     """Check a recipe and read its sources, without building anything."""
     from answerable.build import check_sources
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     loaded = load_recipe(recipe)
     read, examples = check_sources(loaded)

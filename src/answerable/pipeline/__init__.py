@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from answerable.backends import checked_backend
+from answerable.builders.engines.variants import EngineVariants
 from answerable.builders.executor import Limits, ReadOnlyDatabase
-from answerable.errors import ConfigError
-from answerable.errors import reject as reject  # one line of the rejects report
-from answerable.ids import content_hash, rng_for
-from answerable.progress import SILENT, Progress
-from answerable.recipe import Recipe
-from answerable.records import (
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.errors import reject as reject  # one line of the rejects report
+from answerable.kernel.ids import content_hash, rng_for
+from answerable.kernel.progress import SILENT, Progress
+from answerable.kernel.recipe import Recipe
+from answerable.kernel.records import (
     ItemFiles,
     StoredRecords,
     read_json,
@@ -263,7 +264,7 @@ class Workspace:
         items file (sorted by id) and its rejects a :class:`RejectFile`, either way. The
         step is stored once both files are there (the rejects are written last), so a
         step killed halfway is computed again (a sharded step, from the shards it
-        finished: see :mod:`answerable.shards`).
+        finished: see :mod:`answerable.pipeline.shards`).
         """
         stored = self.stored_output(name, signature)
         if stored is not None:
@@ -306,7 +307,7 @@ DEFAULT_SHARD_SIZE = 64  # small enough that a slow stage shows progress and spl
 
 @dataclass(frozen=True)
 class Execution:
-    """How per-item stages run (see :mod:`answerable.shards`): ``workers`` processes
+    """How per-item stages run (see :mod:`answerable.pipeline.shards`): ``workers`` processes
     over shards of ``shard_size`` units. Neither changes an output, so neither is part
     of a step's signature."""
 
@@ -343,8 +344,7 @@ class BuildContext:
     execution: Execution = field(default_factory=Execution)
     progress: Progress = SILENT
     _open: dict[str, ReadOnlyDatabase] = field(default_factory=dict)
-    _variants: Any = None  # the VariantStore of edited items, opened on first use
-    _on_engines: Any = None  # the EngineVariants of edited items on other engines
+    _variants: Any = None  # the EngineVariants of edited items, opened on first use
 
     def database(self, db_id: str) -> ReadOnlyDatabase | None:
         """A read-only connection to ``db_id``'s file by the engine its source names, or
@@ -357,29 +357,16 @@ class BuildContext:
         return self._open[db_id]
 
     def item_database(self, item: dict) -> ReadOnlyDatabase | None:
-        """The database an item runs on: for an edited item, its variant's merged view
-        (the delta over its source, made again if missing); else its source."""
+        """The database an item runs on: for an edited item, its variant as the engine
+        of its source makes it (made again if missing); else its source."""
         if not item.get("db_variant"):
             return self.database(item["db_id"])
         ref = self.databases.get(item["db_id"])
-        if ref is not None and ref.runs and ref.engine != "sqlite":
-            return self._engine_variants().database(ref, item["edit"]["ops"])
-        if ref is None or ref.path is None:
+        if ref is None or not ref.runs:
             return None
         if self._variants is None:
-            # imported here: the counterfactual package imports this module
-            from answerable.builders.counterfactual.materialize import VariantStore
-
-            self._variants = VariantStore(self.workspace.root / "variants", self.limits)
-        return self._variants.database(item["db_id"], ref.path, item["edit"]["ops"])
-
-    def _engine_variants(self):
-        """The store of variants on DuckDB and server sources, opened once."""
-        from answerable.builders.engines.variants import EngineVariants
-
-        if self._on_engines is None:
-            self._on_engines = EngineVariants(self.workspace.root / "variants", self.limits)
-        return self._on_engines
+            self._variants = EngineVariants(self.workspace.root / "variants", self.limits)
+        return self._variants.database(ref, item["edit"]["ops"])
 
     def schema(self, db_id: str):
         """The :class:`DatabaseSchema` of ``db_id``."""
@@ -415,5 +402,3 @@ class BuildContext:
         self._open.clear()
         if self._variants is not None:
             self._variants.close()
-        if self._on_engines is not None:
-            self._on_engines.close()

@@ -8,7 +8,7 @@ kinds it ``makes``; it gives its signature's parts and, when there is work to do
 :class:`Work`: the units, what to ``run`` on one shard of them, and the ``merge`` that
 looks across shards. The runner (:func:`run_step`) owns the rest: the signature, the
 cached output under ``steps/<name>-<signature>/``, the shards, the workers and the
-backend they run on (:mod:`answerable.shards`).
+backend they run on (:mod:`answerable.pipeline.shards`).
 
 :func:`assemble` checks the recipe's ``steps:`` list (default: every step, in the
 build's order) before anything runs: an unknown step, one listed twice, or one listed
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput
-from answerable.recipe import Recipe
-from answerable.shards import run_in_shards
+from answerable.pipeline.shards import run_in_shards
 
 
 @dataclass

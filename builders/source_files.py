@@ -11,8 +11,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from answerable.errors import SQLError
-from answerable.ids import content_hash
+from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import content_hash
 
 
 def _pending_log(path: Path) -> Path | None:

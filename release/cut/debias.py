@@ -3,7 +3,7 @@ away, until the shortcut audit is at its target or the filter at its cap.
 
 After Le Bras et al. (2020), "Adversarial Filters of Dataset Biases" (AFLite), by family:
 an item and the items made from it (its drafts, its twins, its edited variants: see
-:func:`answerable.release.audit.family`) are kept or dropped together, so a minimal pair
+:func:`answerable.release.cut.audit.family`) are kept or dropped together, so a minimal pair
 never loses one side. In each round, :data:`MODELS` linear models (linear SVMs, fast on
 sparse words), each weighting the labels equally (balanced, so a label's share alone
 predicts nothing), are trained on a random half of the families and predict the labels
@@ -11,7 +11,7 @@ of the other half. A family's *predictability* is the share of its items' held-o
 predictions that were right. The most predictable families, at least :data:`THRESHOLD`,
 are dropped, :data:`ROUND_SHARE` of the pool a round, each label giving up no more than
 its share of the pool (the labels keep their proportions). After each round the shortcut
-audit (:func:`answerable.release.audit.audit`, cross-validated by family) is run on what
+audit (:func:`answerable.release.cut.audit.audit`, cross-validated by family) is run on what
 is left, and the filter stops as soon as its ``shortcut_gain`` is at or below the target
 (``release.max_shortcut_gain``, else :data:`TARGET`). Of the rounds run it keeps the
 pool with the smallest gain, so it never leaves the label easier to guess than it found
@@ -33,8 +33,8 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
-from answerable.ids import rng_for
-from answerable.release.audit import Shapes, audit, family, surface_features
+from answerable.kernel.ids import rng_for
+from answerable.release.cut.audit import Shapes, audit, family, surface_features
 
 MODELS = 16
 TRAIN_SHARE = 0.5

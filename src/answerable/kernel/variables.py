@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 DATA = "ANSWERABLE_DATA"
 """The variable that names the folder of public data a recipe reads."""

@@ -1,7 +1,7 @@
 """Put every item of a release into a split.
 
 Items that must not be told apart by the split move as one group: a family (an item,
-the items made from it and their drafts; see :func:`keys.with_family`), the items
+the items made from it and their drafts; see :func:`expressions.with_family`), the items
 asking the same question, and per split kind the items sharing a SQL skeleton (query
 split) or a database (cross-database split). A group lands in a split by the hash of
 its smallest id, so it stays there as the pool grows. A group holding a label placed
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from answerable.release.config import TEST_SPLIT, ReleaseConfig
-from answerable.release.keys import (
+from answerable.release.cut.config import TEST_SPLIT, ReleaseConfig
+from answerable.release.cut.expressions import (
     hashed,
     item_hash,
     normalized_question,
@@ -40,7 +40,7 @@ def split_items(
     and the report's ``splits`` section.
 
     ``pinned`` (``id``, ``split``: the items earlier versions released, see
-    :mod:`answerable.release.earlier`) keeps each released item in its split; a new item
+    :mod:`answerable.release.cut.earlier`) keeps each released item in its split; a new item
     linked to released ones joins their split, and only the other new items are drawn by
     the ratios. A new item that cannot join (its label is placed only in test but its
     family was released elsewhere, or it links released items of two splits) is held
@@ -187,7 +187,7 @@ def free_ratios(work: pl.DataFrame, config: ReleaseConfig) -> dict[str, float]:
     already in test by their family count toward test's share.
 
     >>> import polars as pl
-    >>> from answerable.release.config import release_config
+    >>> from answerable.release.cut.config import release_config
     >>> work = pl.DataFrame({"label": ["answerable"] * 10, "forced": [False] * 10})
     >>> free_ratios(work, release_config({"split": {"ratios": {"train": 0.5, "test": 0.5},
     ...                                              "test_only": ["unanswerable"]}}))

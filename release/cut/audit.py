@@ -53,8 +53,8 @@ import polars as pl
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.text import words as split_words
 from answerable.builders.schema import DatabaseSchema
-from answerable.ids import content_hash
-from answerable.records import ItemFiles
+from answerable.kernel.ids import content_hash
+from answerable.kernel.records import ItemFiles
 
 FOLDS = 5
 TREE_DEPTH = 5

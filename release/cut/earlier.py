@@ -1,7 +1,7 @@
 """The splits a dataset's earlier versions gave their items, which a new version keeps.
 
 An item released in split S stays in S in every later version of the same dataset: the
-split step (:mod:`answerable.release.split`) pins it there and places only new items.
+split step (:mod:`answerable.release.cut.split`) pins it there and places only new items.
 The earlier versions are the published folders of the dataset below the version being
 cut (in the recipe's ``out``), or those of ``release.previous``; an item in several takes
 the split of the latest. Only ``release.resplit: true`` with a higher major version lets
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.ids import content_hash, sha256_file
-from answerable.release.config import ReleaseConfig
-from answerable.release.contents import MANIFEST, read_frame
+from answerable.kernel.ids import content_hash, sha256_file
+from answerable.release.cut.config import ReleaseConfig
 from answerable.release.diff import version_key
+from answerable.release.reader import MANIFEST, read_frame
 
 SPLIT_COLUMNS = {"id": pl.String, "split": pl.String}
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.release.card import CARD, About, card_text, composition
-from answerable.release.chart import CHART, write_chart
-from answerable.release.contents import data_files, file_entry, read_frame
-from answerable.release.croissant import CROISSANT, croissant
 from answerable.release.diff import changelog_section, diff_releases, previous_version
-from answerable.release.glossary import field_examples
+from answerable.release.documents.card import CARD, About, card_text, composition
+from answerable.release.documents.chart import CHART, write_chart
+from answerable.release.documents.croissant import CROISSANT, croissant
+from answerable.release.documents.glossary import field_examples
+from answerable.release.reader import data_files, file_entry, read_frame
 
 CHANGELOG = "CHANGELOG.md"
 LICENSE = "LICENSE"

@@ -24,28 +24,28 @@ import polars as pl
 
 from answerable import __version__
 from answerable.builders.executor import Limits
-from answerable.errors import AnswerableError
-from answerable.ids import canonical_json
-from answerable.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
-from answerable.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
-from answerable.records import to_frame as stored_frame
-from answerable.release.audit import audit, release_schemas
-from answerable.release.card import PROVENANCE, About
-from answerable.release.config import ReleaseConfig
-from answerable.release.contents import file_entry, frame_tally, read_release_manifest
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.ids import canonical_json
+from answerable.kernel.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
+from answerable.kernel.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
+from answerable.kernel.records import to_frame as stored_frame
+from answerable.release.cut.audit import audit, release_schemas
+from answerable.release.cut.config import ReleaseConfig
+from answerable.release.cut.debias import aflite
+from answerable.release.cut.dialects import GoldInDialects
+from answerable.release.cut.earlier import check_resplit, earlier_versions, pins
+from answerable.release.cut.expressions import FIELD_ALIASES
+from answerable.release.cut.guards import require_items
+from answerable.release.cut.leakage import check_leakage
+from answerable.release.cut.sample import balance_test, sample_items
+from answerable.release.cut.split import split_items
+from answerable.release.cut.write import to_frame, to_items, write_data
 from answerable.release.databases import ship_files, with_database
-from answerable.release.debias import aflite
-from answerable.release.dialects import GoldInDialects
-from answerable.release.documents import write_documents
-from answerable.release.earlier import check_resplit, earlier_versions, pins
-from answerable.release.guards import require_items
-from answerable.release.keys import FIELD_ALIASES
-from answerable.release.leakage import check_leakage
-from answerable.release.record_schema import RECORD_SCHEMA, write_record_schema
-from answerable.release.sample import balance_test, sample_items
-from answerable.release.split import split_items
+from answerable.release.documents.beside_data import write_documents
+from answerable.release.documents.card import PROVENANCE, About
+from answerable.release.documents.record_schema import RECORD_SCHEMA, write_record_schema
+from answerable.release.reader import file_entry, frame_tally, read_release_manifest
 from answerable.release.verify import ReleaseDiffersError, check_files
-from answerable.release.write import to_frame, to_items, write_data
 from answerable.schemas import validate
 
 
@@ -441,7 +441,7 @@ def cut_release(
     the databases the items use ship with them
     (:func:`answerable.release.databases.ship_files`). With ``about``, the card,
     Croissant, changelog and license are written beside the data
-    (:func:`answerable.release.documents.write_documents`). With ``limits`` (the
+    (:func:`answerable.release.documents.beside_data.write_documents`). With ``limits`` (the
     recipe's, which the gold results were verified with), the manifest records them
     (``execution``), and scoring and export run SQL under them.
 

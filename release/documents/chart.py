@@ -16,9 +16,9 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from answerable.ids import canonical_json
-from answerable.release.contents import split_order
-from answerable.variables import cache_root
+from answerable.kernel.ids import canonical_json
+from answerable.kernel.variables import cache_root
+from answerable.release.reader import split_order
 
 CHART = "composition.png"
 

@@ -42,8 +42,8 @@ from answerable.builders.engines import ENGINES
 from answerable.builders.engines import engine as engine_named
 from answerable.builders.engines.crosscheck import check_item
 from answerable.builders.executor import Limits
-from answerable.errors import ConfigError, SQLError
-from answerable.item_model import polars_schema
+from answerable.kernel.errors import ConfigError, SQLError
+from answerable.kernel.item_model import polars_schema
 
 FIELD = "sql_by_dialect"
 ON_FAILURE = ("keep", "drop")

@@ -40,7 +40,7 @@ from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit import Refs
 from answerable.builders.sqlkit.binding import qualify_in_place
 from answerable.builders.sqlkit.refs import value_nodes
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 VALUE_TOKENS = (TokenType.STRING, TokenType.NUMBER)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from answerable.errors import ConfigError
-from answerable.release.dialects import DialectSettings, dialect_settings
+from answerable.kernel.errors import ConfigError
+from answerable.release.cut.dialects import DialectSettings, dialect_settings
 
 SPLIT_KINDS = ("question", "query", "database", "source", "none")
 CHECKS = ("same_question", "near_question", "same_sql", "same_skeleton", "same_database", "family")
@@ -73,10 +73,10 @@ class ReleaseConfig:
     split: SplitConfig = field(default_factory=SplitConfig)
     severity: dict[str, str] = field(default_factory=dict)
     near_threshold: float = 0.8
-    debias: str | None = None  # "aflite": see answerable.release.debias
+    debias: str | None = None  # "aflite": see answerable.release.cut.debias
     debias_max_share: float = 0.1  # the share of the pool the filter may drop at most
     max_shortcut_gain: float | None = None  # refuse a release whose audit gains more
-    dialects: DialectSettings = field(default_factory=DialectSettings)  # release/dialects.py
+    dialects: DialectSettings = field(default_factory=DialectSettings)  # release/cut/dialects.py
     resplit: bool = False  # released items may move (with a higher major version)
     variants: str = "delta"  # or "full": whole copies of edited variants ship too
     previous: Path | None = None  # earlier releases to keep splits of (default: in out)

@@ -22,14 +22,14 @@ from typing import Any
 
 import polars as pl
 
-from answerable.ids import canonical_json, sha256_file
-from answerable.item_model import (
+from answerable.kernel.ids import canonical_json, sha256_file
+from answerable.kernel.item_model import (
     OPEN_FIELDS,
     SchemaShapeError,
     polars_schema,
     required_keys,
 )
-from answerable.records import DEFAULTS, atomic_path
+from answerable.kernel.records import DEFAULTS, atomic_path
 
 # ---- items <-> typed frame -------------------------------------------------------------
 
@@ -70,7 +70,7 @@ def _typed(value: Any, dtype: pl.DataType, path: str, item: dict) -> Any:
             raise SchemaShapeError(
                 f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
                 "schemas/item.schema.json does not declare (fix: declare them there, or "
-                "list the field in OPEN_FIELDS in src/answerable/item_model.py)"
+                "list the field in OPEN_FIELDS in src/answerable/kernel/item_model.py)"
             )
         return {k: _typed(value.get(k), t, f"{path}.{k}", item) for k, t in names.items()}
     if isinstance(dtype, pl.List):

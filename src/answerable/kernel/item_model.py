@@ -71,29 +71,47 @@ def _exists(path: str) -> bool:
     head, _, rest = path.partition(".")
     node = item_schema()["properties"].get(head)
     while node is not None and rest:
-        node = _resolve(node, item_schema())
+        node = resolve(node)[0]
         node = node.get("items", node)
-        node = _resolve(node, item_schema())
+        node = resolve(node)[0]
         head, _, rest = rest.partition(".")
         node = (node.get("properties") or {}).get(head)
     return node is not None
 
 
-def _resolve(node: dict, schema: dict) -> dict:
-    """Follow ``$ref`` and ``oneOf [null, X]`` to the node that says the shape."""
-    if "$ref" in node:
-        return _resolve(schema["$defs"][node["$ref"].rsplit("/", 1)[-1]], schema)
-    for key in ("oneOf", "anyOf"):
-        shapes = [n for n in node.get(key, ()) if n.get("type") != "null"]
-        if len(shapes) == 1:
-            return _resolve(shapes[0], schema)
-    return node
+def resolve(node: dict) -> tuple[dict, bool]:
+    """``(shape, nullable)`` of a node of the item schema: each ``$ref`` inlined and a
+    ``oneOf``/``anyOf`` of null and one shape unwrapped to that shape, the node's own
+    keys (its description) kept over the shape's; ``nullable`` when null is allowed
+    there (a null branch, ``"null"`` among its types, null in its enum).
+
+    >>> shape, nullable = resolve(item_schema()["properties"]["result"])
+    >>> nullable, shape["type"], "row_count" in shape["properties"]
+    (True, 'object', True)
+    """
+    nullable = False
+    while True:
+        own = {k: v for k, v in node.items() if k not in ("$ref", "oneOf", "anyOf")}
+        if "$ref" in node:
+            node = {**item_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]], **own}
+            continue
+        key = next((k for k in ("oneOf", "anyOf") if k in node), None)
+        if key is None:
+            break
+        shapes = [n for n in node[key] if n.get("type") != "null"]
+        nullable = nullable or len(shapes) < len(node[key])
+        if len(shapes) != 1:
+            break
+        node = {**shapes[0], **own}
+    types = node.get("type")
+    nullable = nullable or (isinstance(types, list) and "null" in types)
+    return node, nullable or None in node.get("enum", ())
 
 
 def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
     if path in OPEN_FIELDS:
         return pl.String
-    node = _resolve(node, schema)
+    node = resolve(node)[0]
     kinds = node.get("type")
     kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds or () if k != "null"]
     if not kinds and "enum" in node:
@@ -110,7 +128,7 @@ def _dtype(node: dict, path: str, schema: dict) -> pl.DataType:
     raise SchemaShapeError(
         f"item field {path!r} has no fixed shape in schemas/item.schema.json "
         "(fix: declare its properties with additionalProperties, or add it to "
-        "OPEN_FIELDS in src/answerable/item_model.py)"
+        "OPEN_FIELDS in src/answerable/kernel/item_model.py)"
     )
 
 

@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
-from answerable.errors import AnswerableError
+from answerable.kernel.errors import AnswerableError
+from answerable.kernel.records import ItemFiles
 from answerable.pipeline import reject
-from answerable.records import ItemFiles
-from answerable.release.keys import normalized_question
+from answerable.release.cut.expressions import normalized_question
 
 
 class EmptyReleaseError(AnswerableError):

@@ -4,7 +4,7 @@ A recipe is YAML (or JSON). Every problem is reported as a :class:`ConfigError` 
 names the recipe file, the key (``sources[0].path``) and the fix, before anything runs.
 Relative input paths resolve against the recipe's folder; ``workdir`` and ``out``
 resolve against the current directory. ``${NAME}`` in a string is an environment
-variable (:mod:`answerable.variables`; ``${ANSWERABLE_DATA}`` has a default beside the
+variable (:mod:`answerable.kernel.variables`; ``${ANSWERABLE_DATA}`` has a default beside the
 checkout), put in place before the checks.
 """
 
@@ -17,12 +17,12 @@ from typing import Any
 import yaml
 from jsonschema.exceptions import ValidationError
 
-from answerable.errors import ConfigError
-from answerable.ids import content_hash
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.variables import DATA, data_root, names
+from answerable.kernel.variables import expand as expand_variables
+from answerable.kernel.yamlfile import load_yaml
 from answerable.schemas import first_error
-from answerable.variables import DATA, data_root, names
-from answerable.variables import expand as expand_variables
-from answerable.yamlfile import load_yaml
 
 INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
 FOLDER_KEYS = frozenset({"databases"})  # every other input key names a file

@@ -4,7 +4,7 @@ Each check finds values shared by items in two or more splits: the same normaliz
 question, a near-duplicate question (the drafting check's 3-gram similarity, within a
 database), the same SQL, the same skeleton, the same database, the same family. The
 recipe gives each check a severity (``error``, ``warn``, ``off``); the split kind sets
-the defaults (see :mod:`answerable.release.config`). An error stops the release.
+the defaults (see :mod:`answerable.release.cut.config`). An error stops the release.
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from __future__ import annotations
 import polars as pl
 
 from answerable.builders.drafting.checks import ngrams, similarity
-from answerable.errors import AnswerableError
-from answerable.release.config import CHECKS, ReleaseConfig
-from answerable.release.keys import collides, key_hashes, normalized_question, with_family
+from answerable.kernel.errors import AnswerableError
+from answerable.release.cut.config import CHECKS, ReleaseConfig
+from answerable.release.cut.expressions import (
+    collides,
+    key_hashes,
+    normalized_question,
+    with_family,
+)
 
 EXAMPLES = 3  # leaks shown per check in the report
 NEAR_PAIR_LIMIT = 2_000_000  # question pairs the near-duplicate check compares at most

@@ -1,7 +1,7 @@
 """Items on disk: Parquet through polars, and JSON Lines.
 
 An item is a dict under ``schemas/item.schema.json`` (its fields from
-:mod:`answerable.item_model`). In Parquet its plain fields are string columns and its
+:mod:`answerable.kernel.item_model`). In Parquet its plain fields are string columns and its
 nested fields (spans, result, provenance ...) are JSON text, so
 every item round-trips exactly whatever its nesting. Writers sort by id and write to a
 temporary file renamed into place, so output bytes depend on content only and a killed
@@ -29,9 +29,9 @@ from typing import Any
 
 import polars as pl
 
-from answerable.errors import ConfigError
-from answerable.ids import canonical_json
-from answerable.item_model import FIELDS, NESTED_FIELDS, PLAIN_FIELDS
+from answerable.kernel.errors import ConfigError
+from answerable.kernel.ids import canonical_json
+from answerable.kernel.item_model import FIELDS, NESTED_FIELDS, PLAIN_FIELDS
 
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 PARQUET_SCHEMA = {name: pl.String for name in FIELDS}

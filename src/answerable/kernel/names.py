@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from answerable.errors import ConfigError
+from answerable.kernel.errors import ConfigError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -49,14 +49,14 @@ character, no ``..``, not ``.`` alone (a drive letter is refused by the builder 
 
 def inside(root: str | Path, relative: str | Path, what: str) -> Path:
     """``root / relative`` resolved (symlinks followed), refused with a
-    :class:`~answerable.errors.ConfigError` naming ``what`` when it lands outside ``root``.
+    :class:`~answerable.kernel.errors.ConfigError` naming ``what`` when it lands outside ``root``.
 
     >>> inside("/srv/out", "a/b.json", "export file")
     PosixPath('/srv/out/a/b.json')
     >>> inside("/srv/out", "../b.json", "export file")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    answerable.errors.ConfigError: ../b.json: export file: is outside /srv/out (fix: ...
+    answerable.kernel.errors.ConfigError: ../b.json: export file: is outside /srv/out (fix: ...
     """
     base = Path(root).resolve()
     path = (base / relative).resolve()

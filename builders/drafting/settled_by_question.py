@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import re
 
-from answerable.builders.counterfactual import shapes
+from answerable.builders.counterfactual import query_shapes
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.text import find_phrase, name_words, words
 from answerable.builders.lexical.inflection import singular
-from answerable.errors import SQLError
+from answerable.kernel.errors import SQLError
 
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 _SPAN = re.compile(
@@ -123,13 +123,13 @@ _REFS_KEPT = 256
 
 def _parent_refs(sql: str, schema, dialect: str):
     """The references of a parent's SQL qualified against ``schema`` (see
-    :mod:`answerable.builders.counterfactual.shapes`), kept for the parent's other drafts,
+    :mod:`answerable.builders.counterfactual.query_shapes`), kept for the parent's other drafts,
     which are checked in a row: a kept entry holds its schema, so it answers only for
     that same schema object. Raises :class:`SQLError` when the SQL does not qualify."""
     kept = _REFS.get((sql, dialect))
     if kept is not None and kept[0] is schema:
         return kept[1]
-    refs = shapes.shared().query(sql, schema, dialect).refs
+    refs = query_shapes.shared().query(sql, schema, dialect).refs
     if len(_REFS) >= _REFS_KEPT:
         _REFS.clear()
     _REFS[(sql, dialect)] = (schema, refs)

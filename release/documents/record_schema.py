@@ -3,7 +3,7 @@ descriptions the card's table and Croissant take from it.
 
 A released record is an item (``schemas/item.schema.json``) as the data files hold it:
 every field and every key of a nested object is present (null when the item has none),
-and the fields in :data:`answerable.release.write.OPEN_FIELDS` are JSON text, said so by
+and the fields in :data:`answerable.kernel.item_model.OPEN_FIELDS` are JSON text, said so by
 ``contentMediaType: application/json`` and their description. It is made from the item
 schema, so the two cannot drift apart.
 """
@@ -15,7 +15,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from answerable.item_model import OPEN_FIELDS, item_schema
+from answerable.kernel.item_model import OPEN_FIELDS, item_schema, resolve
 
 RECORD_SCHEMA = "schema/record.schema.json"
 JSON_TEXT = "JSON text (decode it with a JSON parser): "
@@ -26,7 +26,7 @@ def record_schema() -> dict:
     """The JSON Schema (draft 2020-12) of one released record (shared: do not change
     it)."""
     item = item_schema()
-    properties = {name: _released(node, name, item) for name, node in item["properties"].items()}
+    properties = {name: _released(node, name) for name, node in item["properties"].items()}
     return {
         "$schema": item["$schema"],
         "$id": "record.schema.json",
@@ -44,10 +44,10 @@ def record_schema() -> dict:
     }
 
 
-def _released(node: dict, path: str, item: dict) -> dict:
+def _released(node: dict, path: str) -> dict:
     """A field's node as released: resolved, JSON text where open, nested objects with
     every key present, and null allowed where the item may lack it."""
-    node = _resolve(node, item)
+    node = resolve(node)[0]
     if path in OPEN_FIELDS:
         text = node.get("description", "").strip()
         return {
@@ -58,28 +58,13 @@ def _released(node: dict, path: str, item: dict) -> dict:
     node = copy.deepcopy(node)
     if "properties" in node:
         node["properties"] = {
-            key: _released(child, f"{path}.{key}", item)
-            for key, child in node["properties"].items()
+            key: _released(child, f"{path}.{key}") for key, child in node["properties"].items()
         }
         node["required"] = list(node["properties"])
         node["additionalProperties"] = False
     if isinstance(node.get("items"), dict):
-        node["items"] = _released(node["items"], path, item)
+        node["items"] = _released(node["items"], path)
     return _nullable(node)
-
-
-def _resolve(node: dict, item: dict) -> dict:
-    """``$ref`` inlined, and ``oneOf [null, X]`` turned into X with null allowed."""
-    if "$ref" in node:
-        resolved = dict(item["$defs"][node["$ref"].rsplit("/", 1)[-1]])
-        resolved.update({k: v for k, v in node.items() if k != "$ref"})
-        return _resolve(resolved, item)
-    shapes = node.get("oneOf") or []
-    if len(shapes) == 2 and {"type": "null"} in shapes:
-        other = next(shape for shape in shapes if shape != {"type": "null"})
-        merged = {k: v for k, v in node.items() if k != "oneOf"}
-        return {**_resolve(other, item), **merged}
-    return node
 
 
 def _nullable(node: dict) -> dict:

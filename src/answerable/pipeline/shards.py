@@ -33,9 +33,9 @@ from typing import Any
 import polars as pl
 
 from answerable.backends import backend
-from answerable.ids import content_hash
+from answerable.kernel.ids import content_hash
+from answerable.kernel.records import RowReader, write_jsonl, write_parquet
 from answerable.pipeline import Rejects, StepOutput
-from answerable.records import RowReader, write_jsonl, write_parquet
 
 Work = Callable[[list], StepOutput]
 
@@ -114,11 +114,6 @@ def store_shard(output: StepOutput, file: Path) -> Path:
     return write_jsonl(itertools.chain(lines, rejects), file)
 
 
-def load_shard(file: Path) -> StepOutput:
-    """A stored shard's output, as :func:`store_shard` wrote it."""
-    return StepOutput(list(shard_items(file)), list(shard_rejects(file)))
-
-
 def shard_items(file: Path) -> Iterator[dict]:
     """The items of a stored shard, in order, one line at a time."""
     return _lines(file, _ITEM)
@@ -184,7 +179,7 @@ class StoredUnits:
     ``file`` (under the step's ``shards`` folder, so it goes with them); the stage cuts
     shards of their ids (:attr:`ids`) and a shard reads its own items back
     (:meth:`load`, with Arrow: polars hangs in a forked worker), in whichever process
-    runs it. Each process opens the file once (:class:`~answerable.records.RowReader`),
+    runs it. Each process opens the file once (:class:`~answerable.kernel.records.RowReader`),
     so a shard decodes no more than the row group that holds it, and not even that when
     the shard before it in that process was in the same group."""
 

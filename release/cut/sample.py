@@ -2,7 +2,7 @@
 
 Items are grouped into strata by the recipe's fields (any item field, a dotted path
 into one, or a short name such as ``hardness``, ``generator``, ``operation``,
-``scare_stratum``; see :mod:`answerable.release.keys`). Each item draws a hash of
+``scare_stratum``; see :mod:`answerable.release.cut.expressions`). Each item draws a hash of
 (seed, its id), so the draw never depends on the rest of the pool:
 
 - ``count: N`` keeps the N lowest draws of each stratum; a stratum holding fewer than
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from answerable.errors import AnswerableError
-from answerable.release.config import TEST_SPLIT, ReleaseConfig
-from answerable.release.keys import DERIVED, FIELD_ALIASES, field_expr, item_hash, unit
+from answerable.kernel.errors import AnswerableError
+from answerable.release.cut.config import TEST_SPLIT, ReleaseConfig
+from answerable.release.cut.expressions import DERIVED, FIELD_ALIASES, field_expr, item_hash, unit
 
 STEP = "sample"
 

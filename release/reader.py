@@ -23,13 +23,13 @@ import polars as pl
 
 from answerable.builders.executor import Limits
 from answerable.builders.schema import DatabaseSchema
-from answerable.errors import ConfigError, RecordError
-from answerable.ids import sha256_file
-from answerable.item_model import polars_schema
-from answerable.names import inside
-from answerable.records import complete
+from answerable.kernel.errors import ConfigError, RecordError
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.item_model import polars_schema
+from answerable.kernel.names import inside
+from answerable.kernel.records import complete
+from answerable.release.cut.write import read_split, to_items
 from answerable.release.databases import item_files
-from answerable.release.write import read_split, to_items
 from answerable.schemas import validate
 
 MANIFEST = "manifest.json"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from answerable.item_model import open_fields
-from answerable.release.card import About, hf_license, review_lines
-from answerable.release.contents import data_files
-from answerable.release.record_schema import record_schema
+from answerable.kernel.item_model import open_fields
+from answerable.release.documents.card import About, hf_license, review_lines
+from answerable.release.documents.record_schema import record_schema
+from answerable.release.reader import data_files
 
 CROISSANT = "croissant.json"
 CONTEXT = {

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import polars as pl
 import yaml
 
-from answerable.item_model import open_fields
-from answerable.release.chart import CHART
-from answerable.release.contents import data_files, split_order
+from answerable.kernel.item_model import open_fields
+from answerable.release.cut.dialects import card_lines as dialect_lines
 from answerable.release.databases import card_lines as database_lines
-from answerable.release.dialects import card_lines as dialect_lines
-from answerable.release.glossary import category_lines, field_lines
+from answerable.release.documents.chart import CHART
+from answerable.release.documents.glossary import category_lines, field_lines
+from answerable.release.reader import data_files, split_order
 
 CARD = "README.md"
 SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))

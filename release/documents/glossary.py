@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 
 from answerable.builders.drafting.categories import definitions
-from answerable.release.contents import data_files
-from answerable.release.record_schema import JSON_TEXT, record_schema
+from answerable.release.documents.record_schema import JSON_TEXT, record_schema
+from answerable.release.reader import data_files
 
 # The names each paper gives a category (the taxonomy of the design, one vocabulary
 # inside, mapped to each benchmark's own words).
