@@ -504,7 +504,8 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     if subtype == "surface":
-        return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
+        found = surface_columns(table, context.schema, context.surface_any_kind)
+        return [a for a in found if not _near_in(a, table)]
     if subtype == "unrelated":
         return list(context.other_columns)  # already without this schema's near-synonyms
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
@@ -529,13 +530,14 @@ def entity_attributes(table: Table) -> tuple[str, ...]:
 _ENTITIES = {noun.replace(" ", ""): pool for noun, pool in lexicon.ENTITY_ATTRIBUTES.items()}
 
 
-def surface_columns(table: Table, schema) -> list[str]:
+def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
     joined to (no foreign key either way, no key column in common) and that no table it
     joins has, so the question cannot be answered through a join. TrustSQL's
-    column-surface. A column of a table of another kind (a place's for a person) is
-    kept only when it names what any entity may have (``age``, ``rating``): a coach has
-    no capacity, a team no shirt number, an album no city.
+    column-surface. Unless ``any_kind`` (TrustSQL's own definition, which takes any
+    such column), a column of a table of another kind (a place's for a person) is kept
+    only when it names what any entity may have (``age``, ``rating``): a coach has no
+    capacity, a team no shirt number, an album no city.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -551,7 +553,7 @@ def surface_columns(table: Table, schema) -> list[str]:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
             names = [n for n in names if not _key_like(n)]
-            if table_kind(other) != kind:  # a stadium's capacity is no attribute of a coach
+            if not any_kind and table_kind(other) != kind:  # a coach has no capacity
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
             found += _describable(names)
     return sorted(set(found))
