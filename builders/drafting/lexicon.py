@@ -163,15 +163,11 @@ ABSENT_ATTRIBUTES = {
         "cancellation reason",
         "organiser",
     ),
-    "other": (
-        "colour",
-        "manufacturer",
-        "customer rating",
-        "supplier",
-        "last review date",
-    ),
+    "other": (),
 }
-"""Plausible attributes a database of that kind of entity often lacks (subtype related)."""
+"""Plausible attributes a database of that kind of entity often lacks (subtype related).
+A table of no known kind whose noun :data:`ENTITY_ATTRIBUTES` lacks has none: a
+product's supplier or review date is no attribute of a state's borders."""
 
 ENTITY_ATTRIBUTES = {
     "patient": ("blood type", "body weight", "occupation", "smoking status", "home address"),
@@ -181,6 +177,17 @@ ENTITY_ATTRIBUTES = {
     "lab item": ("test price", "turnaround time", "specimen type"),
     "prescription": ("prescribing doctor", "pharmacy", "refill count", "cost"),
     "diagnosis": ("diagnosing doctor", "severity", "diagnosis date"),
+    "diagnosis icd": ("diagnosing doctor", "severity"),
+    "procedure": ("surgeon", "anaesthesia type", "procedure duration"),
+    "procedure icd": ("surgeon", "anaesthesia type", "procedure duration"),
+    "item": ("measurement device", "normal range"),
+    "chart event": ("recording nurse", "measurement device", "measurement site"),
+    "input event": ("infusion pump", "administering nurse", "infusion site"),
+    "output event": ("collection device", "recording nurse"),
+    "microbiology event": ("lab technician", "culture duration", "collection site"),
+    "cost": ("payment method", "insurance payer", "billing clerk"),
+    "transfer": ("transfer reason", "escorting nurse", "bed number"),
+    "product": ("colour", "manufacturer", "customer rating", "supplier", "last review date"),
     "player": ("shoe size", "annual salary", "market value", "agent", "body weight"),
     "coach": ("annual salary", "contract length", "coaching licence", "previous club"),
     "team": ("annual budget", "owner", "kit colour", "mascot", "shirt sponsor"),

@@ -50,7 +50,7 @@ from answerable.builders.drafting.text import (
     name_words,
     words,
 )
-from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.errors import SQLError
@@ -380,9 +380,11 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         return None
     question = job.parent["question"]
     said = said_column(question, read_columns(job, table))
+    if said is not None and beside_a_value(said, named_values(job, context), question):
+        return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
-        if counted(job):
-            return None  # a count or a total has no "their"
+        if counted(job) or names_another_entity(job, context, table):
+            return None  # a count has no "their"; rows of another entity, not the table's
         table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
@@ -425,6 +427,29 @@ def asked_table(job: Job, context: DatabaseContext) -> Table | None:
     return context.schema.table(min(found)[1]) if found else None
 
 
+def names_another_entity(job: Job, context: DatabaseContext, table: Table) -> bool:
+    """Whether the first table noun the question says is of a table its SQL does not
+    read and ``table`` cannot join: its rows are that entity's, held in a column of
+    ``table`` ("states that the potomac runs through" reads only the rivers' traverse
+    column, and a river's mouth is no attribute of a state)."""
+    read = {t.lower() for t in (job.parent.get("sql_meta") or {}).get("tables", [])}
+    found = []
+    for other in context.schema.tables:
+        one = table_noun(other, plural=False)
+        for noun in {
+            table_noun(other),
+            one,
+            " ".join([*one.split()[:-1], plural(one.split()[-1])]),
+        }:
+            at = find_phrase(job.parent["question"], noun)
+            if at:
+                found.append((at[0], other.name))
+    if not found:
+        return False
+    first = context.schema.table(min(found)[1])
+    return first.name.lower() not in read and not linked(table, first)
+
+
 AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
 """Words just before a column's name that make it a figure (``average age``)."""
 
@@ -440,6 +465,21 @@ def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
         if found and not _after_a_value(question, found[0]) and not _labels(question, found):
             return found
     return None
+
+
+def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
+    """Whether the phrase at ``span`` stands next to a value the parent's SQL names
+    (``values``: :func:`named_values`), only spaces between, or is used as a verb
+    ("what does it cost"): it names the value's kind, not an attribute asked for, and
+    another attribute there makes no sentence ("via neb prescribing doctor")."""
+    start, end = span
+    for _value, _column, (v_start, v_end) in values:
+        if v_end <= start and not question[v_end:start].strip():
+            return True
+        if v_start >= end and not question[end:v_start].strip():
+            return True
+    before = re.findall(r"[\w'-]+", question[:start])
+    return bool(before) and before[-1].lower() in {"it", "they", "does", "do", "did", "will"}
 
 
 def _labels(question: str, span: tuple[int, int]) -> bool:
@@ -535,9 +575,10 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     joined to (no foreign key either way, no key column in common) and that no table it
     joins has, so the question cannot be answered through a join. TrustSQL's
     column-surface. Unless ``any_kind`` (TrustSQL's own definition, which takes any
-    such column), a column of a table of another kind (a place's for a person) is kept
-    only when it names what any entity may have (``age``, ``rating``): a coach has no
-    capacity, a team no shirt number, an album no city.
+    such column), a column of a table of another kind (a place's for a person), or of
+    any other table when the asked one's kind is not known, is kept only when it names
+    what any entity may have (``age``, ``rating``): a coach has no capacity, a team no
+    shirt number, an album no city, a diagnosis no lab test's normal high.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -553,7 +594,7 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
             names = [n for n in names if not _key_like(n)]
-            if not any_kind and table_kind(other) != kind:  # a coach has no capacity
+            if not any_kind and (kind == "other" or table_kind(other) != kind):
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
             found += _describable(names)
     return sorted(set(found))
