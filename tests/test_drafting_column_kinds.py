@@ -233,3 +233,19 @@ def test_a_column_named_as_the_kind_of_a_value_is_not_swapped():
     verb = "What does it cost to have an x-ray?"
     at = verb.index("cost")
     assert beside_a_value((at, at + 4), [], verb)
+
+
+def test_no_attribute_is_added_to_a_yes_or_no_or_to_one_worked_out_figure():
+    """ "Is the value ... greater than that second to last measured ..., with their
+    apid?" and "Calculate the difference between the total input and output ..., with
+    their infusion pump?": neither has rows to add an attribute to."""
+    context = DatabaseContext("geo", GEO)
+    rng = rng_for(1, OFFLINE_DRAFTER, "y")
+    asks = geo_job("Is the potomac longer than 500?", "SELECT river_name FROM river", ["river"])
+    assert ask_missing_column(asks, context, rng) is None
+    figure = geo_job(
+        "Calculate the difference between the longest and the shortest river",
+        "SELECT (SELECT MAX(length) FROM river) - (SELECT MIN(length) FROM river)",
+        ["river"],
+    )
+    assert ask_missing_column(figure, context, rng) is None

@@ -383,8 +383,8 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if said is not None and beside_a_value(said, named_values(job, context), question):
         return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
-        if counted(job) or names_another_entity(job, context, table):
-            return None  # a count has no "their"; rows of another entity, not the table's
+        if counted(job) or yes_or_no(question) or names_another_entity(job, context, table):
+            return None  # one figure or a yes/no has no "their"; nor another entity's rows
         table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
@@ -425,6 +425,18 @@ def asked_table(job: Job, context: DatabaseContext) -> Table | None:
             if at:
                 found.append((at[0], table.name))
     return context.schema.table(min(found)[1]) if found else None
+
+
+YES_NO_OPENERS = frozenset(
+    ["is", "are", "was", "were", "has", "have", "had", "does", "do", "did", "will"]
+)
+
+
+def yes_or_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no ("Is the value ... greater than ...?", "Has
+    patient 1 been tested ...?"): there are no rows to add an attribute to."""
+    first = re.match(r"\s*(\w+)", question)
+    return bool(first) and first.group(1).lower() in YES_NO_OPENERS
 
 
 def names_another_entity(job: Job, context: DatabaseContext, table: Table) -> bool:
@@ -494,13 +506,16 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
 
 def counted(job: Job) -> bool:
     """Whether the parent's question is answered by one count or total (its SQL's outer
-    SELECT aggregates without a GROUP BY), so that no row has an attribute to add."""
+    SELECT aggregates without a GROUP BY, or works one figure out of subqueries without
+    a FROM of its own), so that no row has an attribute to add."""
     try:
         tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
     except SQLError:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
         return False
+    if tree.args.get("from_") is None:  # one figure worked out of subqueries
+        return True
     return any(
         node.find_ancestor(exp.Select) is tree
         for e in tree.expressions
