@@ -249,3 +249,13 @@ def test_no_attribute_is_added_to_a_yes_or_no_or_to_one_worked_out_figure():
         ["river"],
     )
     assert ask_missing_column(figure, context, rng) is None
+
+
+def test_a_question_that_already_asks_with_their_gets_no_second():
+    """ "List the hospital admissions of patient 10082 since 2020-08-11, with their type,
+    with their total charges?": one "with their" is the parent's own."""
+    context = DatabaseContext("geo", GEO)
+    listed = geo_job(
+        "List the rivers, with their names?", "SELECT river_name FROM river", ["river"]
+    )
+    assert ask_missing_column(listed, context, rng_for(1, OFFLINE_DRAFTER, "w")) is None

@@ -383,7 +383,12 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if said is not None and beside_a_value(said, named_values(job, context), question):
         return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
-        if counted(job) or yes_or_no(question) or names_another_entity(job, context, table):
+        if (
+            counted(job)
+            or yes_or_no(question)
+            or find_phrase(question, "with their")  # "..., with their type, with their ..."
+            or names_another_entity(job, context, table)
+        ):
             return None  # one figure or a yes/no has no "their"; nor another entity's rows
         table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
