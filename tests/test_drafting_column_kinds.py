@@ -259,3 +259,16 @@ def test_a_question_that_already_asks_with_their_gets_no_second():
         "List the rivers, with their names?", "SELECT river_name FROM river", ["river"]
     )
     assert ask_missing_column(listed, context, rng_for(1, OFFLINE_DRAFTER, "w")) is None
+
+
+def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
+    """ "What is the percentile of 2.71 in the laboratory red blood cells test ..., with
+    their turnaround time?": the SQL reads a PERCENT_RANK off a subquery, one figure."""
+    figure = geo_job(
+        "What is the percentile of 500 among the rivers",
+        "SELECT DISTINCT t.c FROM (SELECT length, PERCENT_RANK() OVER (ORDER BY length) AS c"
+        " FROM river) AS t WHERE t.length = 500",
+        ["river"],
+    )
+    rng = rng_for(1, OFFLINE_DRAFTER, "p")
+    assert ask_missing_column(figure, DatabaseContext("geo", GEO), rng) is None

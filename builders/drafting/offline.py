@@ -511,16 +511,18 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
 
 def counted(job: Job) -> bool:
     """Whether the parent's question is answered by one count or total (its SQL's outer
-    SELECT aggregates without a GROUP BY, or works one figure out of subqueries without
-    a FROM of its own), so that no row has an attribute to add."""
+    SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
+    FROM of its own, or reads only a derived table: "What is the percentile of 2.71 in
+    ...?"), so that no row has an attribute to add."""
     try:
         tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
     except SQLError:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
         return False
-    if tree.args.get("from_") is None:  # one figure worked out of subqueries
-        return True
+    source = tree.args.get("from_")
+    if source is None or (isinstance(source.this, exp.Subquery) and not tree.args.get("joins")):
+        return True  # a figure worked out of subqueries, or a value read off a derived table
     return any(
         node.find_ancestor(exp.Select) is tree
         for e in tree.expressions
