@@ -272,3 +272,27 @@ def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
     )
     rng = rng_for(1, OFFLINE_DRAFTER, "p")
     assert ask_missing_column(figure, DatabaseContext("geo", GEO), rng) is None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT (SELECT MAX(length) FROM river) - (SELECT MIN(length) FROM river)",
+        "SELECT river_name FROM river ORDER BY length DESC LIMIT 1",
+    ],
+)
+def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
+    """ "Tell me the difference between the total input and output ... Then cluster them
+    with k-means." and "When was the first time ...? Then cluster them with k-means.":
+    whatever the draw, a single result gets another out-of-scope request."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which one?"}
+    context = DatabaseContext("geo", GEO)
+    tasks = set()
+    for n in range(40):
+        made = rewrite_out_of_scope(
+            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
+        )
+        tasks.add(made.details["task"])
+    assert "clustering" not in tasks and len(tasks) == 3

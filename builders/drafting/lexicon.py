@@ -131,6 +131,10 @@ OUT_OF_SCOPE_TASKS = {
 """Requests SQL cannot serve that the offline drafter puts after a parent's question,
 by task (the question's own words kept: a minimal pair)."""
 
+MANY_ROW_TASKS = frozenset(["clustering"])
+"""Tasks only a result of many rows can be asked for: one figure or one row has nothing
+to cluster ("When was the first time ...? Then cluster them with k-means.")."""
+
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 
 ABSENT_ATTRIBUTES = {

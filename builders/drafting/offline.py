@@ -530,6 +530,19 @@ def counted(job: Job) -> bool:
     )
 
 
+def one_result(job: Job) -> bool:
+    """Whether the parent's answer is one figure (:func:`counted`) or one row (its
+    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
+    if counted(job):
+        return True
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+    return limit is not None and limit.expression.sql() == "1"
+
+
 def _after_a_value(question: str, start: int) -> bool:
     """Whether the word before ``start`` is a capitalised name or code inside the
     sentence (a value the phrase after it names the kind of)."""
@@ -657,7 +670,10 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     whose only new words are the task's."""
     if parent_table(job, context) is None:
         return None
-    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TASKS))
+    tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
+    if one_result(job):  # one figure or one row has nothing to cluster
+        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
+    task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
     return _draft(job, question, request, f"out_of_scope_{task}", task=task)
