@@ -296,3 +296,13 @@ def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
         )
         tasks.add(made.details["task"])
     assert "clustering" not in tasks and len(tasks) == 3
+
+
+def test_a_column_labelling_a_number_before_it_is_not_swapped():
+    """ "List the goals of match 287 scored after the 47th minute." gave "... after the
+    47th shot distance.": the minute labels the ordinal before it."""
+    from answerable.builders.drafting.offline import said_column
+
+    question = "List the goals of match 287 scored after the 47th minute."
+    assert said_column(question, ["minute"]) is None
+    assert said_column("List the goals and their minute.", ["minute"]) is not None

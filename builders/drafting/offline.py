@@ -500,11 +500,14 @@ def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
 
 
 def _labels(question: str, span: tuple[int, int]) -> bool:
-    """Whether the phrase at ``span`` labels a number after it or is counted by "how
-    many" before it."""
+    """Whether the phrase at ``span`` labels a number after it or before it ("matchday
+    26", "the 47th minute") or is counted by "how many" before it."""
     start, end = span
     after = re.match(r"\s*(\w+)", question[end:])
     if after and after.group(1)[:1].isdigit():
+        return True
+    before = re.search(r"(\w+)\s+$", question[:start])
+    if before and before.group(1)[:1].isdigit():
         return True
     return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
 
