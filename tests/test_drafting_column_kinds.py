@@ -84,7 +84,10 @@ def test_a_column_a_joined_table_has_is_no_surface_column():
             Table("labevents", [Column("itemid"), Column("charttime"), Column("valuenum")]),
         ],
     )
-    assert surface_columns(schema.tables[0], schema) == ["valuenum"]
+    assert surface_columns(schema.tables[0], schema, any_kind=True) == ["valuenum"]
+    # by default a table of no known kind takes only what any entity has: a diagnosis
+    # has no lab value, though TrustSQL's own definition (any_kind) asks for it
+    assert surface_columns(schema.tables[0], schema) == []
 
 
 def test_a_parent_drafted_three_times_gets_each_kind_once():
@@ -157,3 +160,149 @@ def test_drafting_rate_keeps_a_stable_seeded_share_of_parents():
     assert 50 < len(few) < 110 and 160 < len(more) < 240
     assert len(drafted_parents(items, 1.0, seed=3)) == 400
     assert Counter(p["id"] in few for p in drafted_parents(items, 0.2, seed=4))[True] != len(few)
+
+
+GEO = DatabaseSchema(
+    "geo",
+    [
+        Table("state", [Column("state_name"), Column("capital"), Column("population")]),
+        Table("river", [Column("river_name"), Column("length"), Column("traverse")]),
+        Table("border_info", [Column("state_name"), Column("border")]),
+    ],
+)
+
+
+def geo_job(question: str, sql: str, tables: list[str], sample: int = 1) -> Job:
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": question}
+    parent["sql_meta"] = {"tables": tables, "columns": []}
+    return Job(parent, "missing-column", sample)
+
+
+def test_a_table_of_no_known_kind_takes_no_attribute_of_a_product():
+    """GeoQuery's border_info (a state and a state it borders) was given a 'last review
+    date', a 'supplier' and a 'customer rating': the fallback list of a table of no
+    known kind was a product's."""
+    from answerable.builders.drafting.offline import entity_attributes
+
+    assert entity_attributes(GEO.table("border_info")) == ()
+    assert "last review date" not in entity_attributes(GEO.table("border_info"))
+    assert "severity" in entity_attributes(Table("diagnoses_icd", [Column("icd_code")]))
+
+
+def test_with_their_is_not_attached_to_rows_of_another_entity():
+    """ "states that the potomac run through, with their mouth?": the SQL reads only the
+    rivers (their traverse column holds states), so a river's attribute would be asked
+    of states; no draft. A question about the rivers themselves still gets one."""
+    context = DatabaseContext("geo", GEO)
+    states = geo_job(
+        "states that the potomac run through",
+        "SELECT traverse FROM river WHERE river_name = 'potomac'",
+        ["river"],
+    )
+    assert ask_missing_column(states, context, rng_for(1, OFFLINE_DRAFTER, "s")) is None
+    rivers = geo_job("which rivers are longer than 1000", "SELECT river_name FROM river", ["river"])
+    made = ask_missing_column(rivers, context, rng_for(1, OFFLINE_DRAFTER, "r"))
+    assert made is not None and made.question.startswith("which rivers are longer than 1000")
+
+
+def test_a_diagnosis_gets_no_lab_tests_normal_high_as_a_surface_column():
+    """ "diagnoses ..., with their normal high?": lab items and diagnoses are both tables
+    of no known kind, which is no evidence they hold alike things."""
+    clinic = DatabaseSchema(
+        "clinic",
+        [
+            Table("diagnoses", [Column("icd_code"), Column("title")]),
+            Table("lab_items", [Column("item_id"), Column("normal_high"), Column("age")]),
+        ],
+    )
+    assert surface_columns(clinic.table("diagnoses"), clinic) == ["age"]
+    assert "normal high" in surface_columns(clinic.table("diagnoses"), clinic, any_kind=True)
+
+
+def test_a_column_named_as_the_kind_of_a_value_is_not_swapped():
+    """ "What drug was first prescribed via neb route?" gave "via neb prescribing doctor",
+    and "What does it cost to have ...?" gave "What does it billing clerk to have ...?"."""
+    from answerable.builders.drafting.offline import beside_a_value
+
+    question = "What drug was first prescribed to patient 1 via neb route since 2100?"
+    start = question.index("route")
+    neb = question.index("neb")
+    values = [("neb", "prescriptions.route", (neb, neb + 3))]
+    assert beside_a_value((start, start + 5), values, question)
+    assert not beside_a_value((start, start + 5), [], question)
+    verb = "What does it cost to have an x-ray?"
+    at = verb.index("cost")
+    assert beside_a_value((at, at + 4), [], verb)
+
+
+def test_no_attribute_is_added_to_a_yes_or_no_or_to_one_worked_out_figure():
+    """ "Is the value ... greater than that second to last measured ..., with their
+    apid?" and "Calculate the difference between the total input and output ..., with
+    their infusion pump?": neither has rows to add an attribute to."""
+    context = DatabaseContext("geo", GEO)
+    rng = rng_for(1, OFFLINE_DRAFTER, "y")
+    asks = geo_job("Is the potomac longer than 500?", "SELECT river_name FROM river", ["river"])
+    assert ask_missing_column(asks, context, rng) is None
+    figure = geo_job(
+        "Calculate the difference between the longest and the shortest river",
+        "SELECT (SELECT MAX(length) FROM river) - (SELECT MIN(length) FROM river)",
+        ["river"],
+    )
+    assert ask_missing_column(figure, context, rng) is None
+
+
+def test_a_question_that_already_asks_with_their_gets_no_second():
+    """ "List the hospital admissions of patient 10082 since 2020-08-11, with their type,
+    with their total charges?": one "with their" is the parent's own."""
+    context = DatabaseContext("geo", GEO)
+    listed = geo_job(
+        "List the rivers, with their names?", "SELECT river_name FROM river", ["river"]
+    )
+    assert ask_missing_column(listed, context, rng_for(1, OFFLINE_DRAFTER, "w")) is None
+
+
+def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
+    """ "What is the percentile of 2.71 in the laboratory red blood cells test ..., with
+    their turnaround time?": the SQL reads a PERCENT_RANK off a subquery, one figure."""
+    figure = geo_job(
+        "What is the percentile of 500 among the rivers",
+        "SELECT DISTINCT t.c FROM (SELECT length, PERCENT_RANK() OVER (ORDER BY length) AS c"
+        " FROM river) AS t WHERE t.length = 500",
+        ["river"],
+    )
+    rng = rng_for(1, OFFLINE_DRAFTER, "p")
+    assert ask_missing_column(figure, DatabaseContext("geo", GEO), rng) is None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT (SELECT MAX(length) FROM river) - (SELECT MIN(length) FROM river)",
+        "SELECT river_name FROM river ORDER BY length DESC LIMIT 1",
+    ],
+)
+def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
+    """ "Tell me the difference between the total input and output ... Then cluster them
+    with k-means." and "When was the first time ...? Then cluster them with k-means.":
+    whatever the draw, a single result gets another out-of-scope request."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which one?"}
+    context = DatabaseContext("geo", GEO)
+    tasks = set()
+    for n in range(40):
+        made = rewrite_out_of_scope(
+            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
+        )
+        tasks.add(made.details["task"])
+    assert "clustering" not in tasks and len(tasks) == 3
+
+
+def test_a_column_labelling_a_number_before_it_is_not_swapped():
+    """ "List the goals of match 287 scored after the 47th minute." gave "... after the
+    47th shot distance.": the minute labels the ordinal before it."""
+    from answerable.builders.drafting.offline import said_column
+
+    question = "List the goals of match 287 scored after the 47th minute."
+    assert said_column(question, ["minute"]) is None
+    assert said_column("List the goals and their minute.", ["minute"]) is not None

@@ -19,7 +19,7 @@ from answerable.builders.drafting.checks import (
     ngrams,
     similarity,
 )
-from answerable.builders.drafting.stage import without_repeats
+from answerable.builders.drafting.stage import unrepeated_questions, without_repeats
 from answerable.builders.drafting.text import normalize
 from answerable.pipeline import Rejects, StepOutput
 from answerable.pipeline.shards import ShardItems, ShardRejects, store_shard
@@ -323,7 +323,7 @@ def drafted(stream: list[tuple]) -> list[dict]:
             "provenance": {
                 "generator": "g",
                 "parent": min(kin, default=None),
-                "params": {"anchor": min(kin, default="p")},
+                "params": {"anchor": min(kin, default=None)},
             },
         }
         for db_id, record_id, question, kin in stream
@@ -395,6 +395,25 @@ def test_the_pass_split_by_database_decides_as_one_scan_over_all(
     monkeypatch.setattr(stage, "write_unrepeated", None)  # not called again
     again = without_repeats(ctx, items, 0.8, built, tmp_path / "step", weights, failing)
     assert sorted(item["id"] for item in again.items) == kept
+
+
+def test_a_minimal_pair_kept_out_of_its_parents_family_is_no_repeat_of_its_parent():
+    """A missing-column draft is its parent's question with one attribute added, and
+    its parent stays out of its family (``parent`` is None), yet it is no repeat of the
+    parent: its job's anchor is its kin. Another parent's draft of the same words is."""
+    parent = "What are the four most common diagnoses of people in their 30s in 2100?"
+    built = [{"id": "p1", "db_id": "mimic", "question": parent, "provenance": {}}]
+    draft = parent[:-1] + ", with their severity?"
+    items = drafted([("mimic", "d1", draft, frozenset())])
+    items[0]["provenance"]["params"]["anchor"] = "p1"
+    seen = NearDuplicates(0.8, built)
+    assert [
+        line.get("item", {}).get("id") for line in unrepeated_questions(items, seen, failing)
+    ] == ["d1"]
+    stranger = drafted([("mimic", "d2", draft, frozenset())])
+    stranger[0]["provenance"]["params"]["anchor"] = "p2"
+    (line,) = unrepeated_questions(stranger, NearDuplicates(0.8, built), failing)
+    assert line["reject"]["reason"] == "near-duplicate"
 
 
 def test_the_pass_checks_only_the_drafts_that_repeat_no_question(tmp_path):

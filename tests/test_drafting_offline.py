@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -384,6 +385,26 @@ def test_a_column_surface_attribute_comes_from_a_table_of_the_same_kind(demo):
     league = contexts["league"].schema
     assert "capacity" not in surface_columns(league.table("coaches"), league)
     assert "shirt number" not in surface_columns(league.table("matches"), league)
+
+
+def test_trustsqls_column_surface_takes_a_column_of_a_table_of_any_kind(demo):
+    """TrustSQL's column-surface has no kind limit (its example: a professional's age,
+    from the dogs table): ``drafting.surface_from: any-table`` takes a stadium's capacity
+    for a coach, and the TrustSQL recipe sets it."""
+    from answerable.builders.drafting.offline import absent_columns, surface_columns
+    from answerable.builders.drafting.stage import DraftingConfig
+    from answerable.recipe import load_recipe
+
+    _parents, contexts = demo
+    league = contexts["league"].schema
+    assert "capacity" in surface_columns(league.table("coaches"), league, any_kind=True)
+    shared_data("spider", "tables.json")  # the recipe lists it
+    recipe = REPO / "raw" / "recipes" / "trustsql" / "recipe.yaml"
+    config = DraftingConfig.from_recipe(load_recipe(recipe))
+    assert config.surface_any_kind and config.identity()["surface_from"] == "any-table"
+    wide = replace(contexts["league"], surface_any_kind=config.surface_any_kind)
+    assert "capacity" in absent_columns("surface", league.table("coaches"), wide)
+    assert "capacity" not in absent_columns("surface", league.table("coaches"), contexts["league"])
 
 
 def test_with_their_asks_an_attribute_of_what_the_question_is_about(demo):

@@ -70,11 +70,6 @@ TRUSTSQL_EHRSQL_TYPES = {
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="column-surface share 0.04 against the paper's 0.20: surface columns of a table "
-    "of another kind are kept only when any entity may have them, which leaves few in MIMIC",
-)
 def test_trustsql_recipe_has_the_papers_splits_and_unanswerable_types(tmp_path):
     shared_data("ehrsql2024", "valid_data.json")
     tables = shared_data("spider", "tables.json")

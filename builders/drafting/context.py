@@ -55,6 +55,7 @@ class DatabaseContext:
     other_columns: tuple[str, ...] = ()
     foreign_questions: tuple[ForeignQuestion, ...] = ()
     drafted_parents: tuple[str, ...] = ()  # ids of the parents drafted from, sorted
+    surface_any_kind: bool = False  # drafting.surface_from: any-table
 
     def column_values(self, table: str, column: str) -> list:
         """The example values of one column (empty when unknown)."""
@@ -68,13 +69,15 @@ def load_context(
     others: tuple[str, ...] = (),
     questions: tuple[ForeignQuestion, ...] = (),
     parents: tuple[str, ...] = (),
+    surface_any_kind: bool = False,
 ) -> DatabaseContext:
     """The context of one database; schema-only databases get no example values.
     ``others`` are column names of other databases (see :func:`foreign_columns`),
-    ``questions`` the other databases' answerable questions and ``parents`` the sorted
-    ids of this database's parents drafted from."""
+    ``questions`` the other databases' answerable questions, ``parents`` the sorted
+    ids of this database's parents drafted from, and ``surface_any_kind`` whether a
+    column-surface attribute may come from a table of any kind."""
     if database is None:
-        return DatabaseContext(db_id, schema, {}, others, questions, parents)
+        return DatabaseContext(db_id, schema, {}, others, questions, parents, surface_any_kind)
     values = {
         table.name: {
             column.name: column_examples(database, table.name, column.name)
@@ -82,7 +85,7 @@ def load_context(
         }
         for table in schema.tables
     }
-    return DatabaseContext(db_id, schema, values, others, questions, parents)
+    return DatabaseContext(db_id, schema, values, others, questions, parents, surface_any_kind)
 
 
 def foreign_columns(db_id: str, schemas: dict[str, DatabaseSchema]) -> tuple[str, ...]:

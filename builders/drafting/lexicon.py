@@ -131,6 +131,10 @@ OUT_OF_SCOPE_TASKS = {
 """Requests SQL cannot serve that the offline drafter puts after a parent's question,
 by task (the question's own words kept: a minimal pair)."""
 
+MANY_ROW_TASKS = frozenset(["clustering"])
+"""Tasks only a result of many rows can be asked for: one figure or one row has nothing
+to cluster ("When was the first time ...? Then cluster them with k-means.")."""
+
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 
 ABSENT_ATTRIBUTES = {
@@ -163,15 +167,11 @@ ABSENT_ATTRIBUTES = {
         "cancellation reason",
         "organiser",
     ),
-    "other": (
-        "colour",
-        "manufacturer",
-        "customer rating",
-        "supplier",
-        "last review date",
-    ),
+    "other": (),
 }
-"""Plausible attributes a database of that kind of entity often lacks (subtype related)."""
+"""Plausible attributes a database of that kind of entity often lacks (subtype related).
+A table of no known kind whose noun :data:`ENTITY_ATTRIBUTES` lacks has none: a
+product's supplier or review date is no attribute of a state's borders."""
 
 ENTITY_ATTRIBUTES = {
     "patient": ("blood type", "body weight", "occupation", "smoking status", "home address"),
@@ -181,6 +181,17 @@ ENTITY_ATTRIBUTES = {
     "lab item": ("test price", "turnaround time", "specimen type"),
     "prescription": ("prescribing doctor", "pharmacy", "refill count", "cost"),
     "diagnosis": ("diagnosing doctor", "severity", "diagnosis date"),
+    "diagnosis icd": ("diagnosing doctor", "severity"),
+    "procedure": ("surgeon", "anaesthesia type", "procedure duration"),
+    "procedure icd": ("surgeon", "anaesthesia type", "procedure duration"),
+    "item": ("measurement device", "normal range"),
+    "chart event": ("recording nurse", "measurement device", "measurement site"),
+    "input event": ("infusion pump", "administering nurse", "infusion site"),
+    "output event": ("collection device", "recording nurse"),
+    "microbiology event": ("lab technician", "culture duration", "collection site"),
+    "cost": ("payment method", "insurance payer", "billing clerk"),
+    "transfer": ("transfer reason", "escorting nurse", "bed number"),
+    "product": ("colour", "manufacturer", "customer rating", "supplier", "last review date"),
     "player": ("shoe size", "annual salary", "market value", "agent", "body weight"),
     "coach": ("annual salary", "contract length", "coaching licence", "previous club"),
     "team": ("annual budget", "owner", "kit colour", "mascot", "shirt sponsor"),

@@ -50,7 +50,7 @@ from answerable.builders.drafting.text import (
     name_words,
     words,
 )
-from answerable.builders.lexical.inflection import singular
+from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.kernel.errors import SQLError
@@ -380,9 +380,16 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         return None
     question = job.parent["question"]
     said = said_column(question, read_columns(job, table))
+    if said is not None and beside_a_value(said, named_values(job, context), question):
+        return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
-        if counted(job):
-            return None  # a count or a total has no "their"
+        if (
+            counted(job)
+            or yes_or_no(question)
+            or find_phrase(question, "with their")  # "..., with their type, with their ..."
+            or names_another_entity(job, context, table)
+        ):
+            return None  # one figure or a yes/no has no "their"; nor another entity's rows
         table = asked_table(job, context) or table
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
@@ -425,6 +432,41 @@ def asked_table(job: Job, context: DatabaseContext) -> Table | None:
     return context.schema.table(min(found)[1]) if found else None
 
 
+YES_NO_OPENERS = frozenset(
+    ["is", "are", "was", "were", "has", "have", "had", "does", "do", "did", "will"]
+)
+
+
+def yes_or_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no ("Is the value ... greater than ...?", "Has
+    patient 1 been tested ...?"): there are no rows to add an attribute to."""
+    first = re.match(r"\s*(\w+)", question)
+    return bool(first) and first.group(1).lower() in YES_NO_OPENERS
+
+
+def names_another_entity(job: Job, context: DatabaseContext, table: Table) -> bool:
+    """Whether the first table noun the question says is of a table its SQL does not
+    read and ``table`` cannot join: its rows are that entity's, held in a column of
+    ``table`` ("states that the potomac runs through" reads only the rivers' traverse
+    column, and a river's mouth is no attribute of a state)."""
+    read = {t.lower() for t in (job.parent.get("sql_meta") or {}).get("tables", [])}
+    found = []
+    for other in context.schema.tables:
+        one = table_noun(other, plural=False)
+        for noun in {
+            table_noun(other),
+            one,
+            " ".join([*one.split()[:-1], plural(one.split()[-1])]),
+        }:
+            at = find_phrase(job.parent["question"], noun)
+            if at:
+                found.append((at[0], other.name))
+    if not found:
+        return False
+    first = context.schema.table(min(found)[1])
+    return first.name.lower() not in read and not linked(table, first)
+
+
 AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
 """Words just before a column's name that make it a figure (``average age``)."""
 
@@ -442,30 +484,66 @@ def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
     return None
 
 
+def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
+    """Whether the phrase at ``span`` stands next to a value the parent's SQL names
+    (``values``: :func:`named_values`), only spaces between, or is used as a verb
+    ("what does it cost"): it names the value's kind, not an attribute asked for, and
+    another attribute there makes no sentence ("via neb prescribing doctor")."""
+    start, end = span
+    for _value, _column, (v_start, v_end) in values:
+        if v_end <= start and not question[v_end:start].strip():
+            return True
+        if v_start >= end and not question[end:v_start].strip():
+            return True
+    before = re.findall(r"[\w'-]+", question[:start])
+    return bool(before) and before[-1].lower() in {"it", "they", "does", "do", "did", "will"}
+
+
 def _labels(question: str, span: tuple[int, int]) -> bool:
-    """Whether the phrase at ``span`` labels a number after it or is counted by "how
-    many" before it."""
+    """Whether the phrase at ``span`` labels a number after it or before it ("matchday
+    26", "the 47th minute") or is counted by "how many" before it."""
     start, end = span
     after = re.match(r"\s*(\w+)", question[end:])
     if after and after.group(1)[:1].isdigit():
+        return True
+    before = re.search(r"(\w+)\s+$", question[:start])
+    if before and before.group(1)[:1].isdigit():
         return True
     return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
 
 
 def counted(job: Job) -> bool:
     """Whether the parent's question is answered by one count or total (its SQL's outer
-    SELECT aggregates without a GROUP BY), so that no row has an attribute to add."""
+    SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
+    FROM of its own, or reads only a derived table: "What is the percentile of 2.71 in
+    ...?"), so that no row has an attribute to add."""
     try:
         tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
     except SQLError:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
         return False
+    source = tree.args.get("from_")
+    if source is None or (isinstance(source.this, exp.Subquery) and not tree.args.get("joins")):
+        return True  # a figure worked out of subqueries, or a value read off a derived table
     return any(
         node.find_ancestor(exp.Select) is tree
         for e in tree.expressions
         for node in e.find_all(exp.AggFunc)
     )
+
+
+def one_result(job: Job) -> bool:
+    """Whether the parent's answer is one figure (:func:`counted`) or one row (its
+    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
+    if counted(job):
+        return True
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+    return limit is not None and limit.expression.sql() == "1"
 
 
 def _after_a_value(question: str, start: int) -> bool:
@@ -504,7 +582,8 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     if subtype == "surface":
-        return [a for a in surface_columns(table, context.schema) if not _near_in(a, table)]
+        found = surface_columns(table, context.schema, context.surface_any_kind)
+        return [a for a in found if not _near_in(a, table)]
     if subtype == "unrelated":
         return list(context.other_columns)  # already without this schema's near-synonyms
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
@@ -529,13 +608,15 @@ def entity_attributes(table: Table) -> tuple[str, ...]:
 _ENTITIES = {noun.replace(" ", ""): pool for noun, pool in lexicon.ENTITY_ATTRIBUTES.items()}
 
 
-def surface_columns(table: Table, schema) -> list[str]:
+def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
     joined to (no foreign key either way, no key column in common) and that no table it
     joins has, so the question cannot be answered through a join. TrustSQL's
-    column-surface. A column of a table of another kind (a place's for a person) is
-    kept only when it names what any entity may have (``age``, ``rating``): a coach has
-    no capacity, a team no shirt number, an album no city.
+    column-surface. Unless ``any_kind`` (TrustSQL's own definition, which takes any
+    such column), a column of a table of another kind (a place's for a person), or of
+    any other table when the asked one's kind is not known, is kept only when it names
+    what any entity may have (``age``, ``rating``): a coach has no capacity, a team no
+    shirt number, an album no city, a diagnosis no lab test's normal high.
 
     >>> from answerable.builders.schema import Column
     >>> dogs = Table("dogs", [Column("dog_id"), Column("age")])
@@ -551,7 +632,7 @@ def surface_columns(table: Table, schema) -> list[str]:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
             names = [n for n in names if not _key_like(n)]
-            if table_kind(other) != kind:  # a stadium's capacity is no attribute of a coach
+            if not any_kind and (kind == "other" or table_kind(other) != kind):
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
             found += _describable(names)
     return sorted(set(found))
@@ -592,7 +673,10 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     whose only new words are the task's."""
     if parent_table(job, context) is None:
         return None
-    task = rng.choice(sorted(lexicon.OUT_OF_SCOPE_TASKS))
+    tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
+    if one_result(job):  # one figure or one row has nothing to cluster
+        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
+    task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
     return _draft(job, question, request, f"out_of_scope_{task}", task=task)

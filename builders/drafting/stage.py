@@ -73,6 +73,8 @@ from answerable.pipeline.shards import (
 STEP = "drafting"
 CANDIDATES_STEP = "candidate_sql"
 DEFAULT_THRESHOLD = 0.8
+SURFACE_SAME_KIND = "same-kind"
+SURFACE_ANY_TABLE = "any-table"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class DraftingConfig:
     candidate_models: tuple[str, ...] = ()  # candidates.models; default: the llm's model
     candidates_batch: int = sql_candidates.DEFAULT_BATCH  # questions per text-to-SQL request
     twin_rate: float = 0.0  # share of offline jobs that make an answerable twin instead
+    surface_from: str = SURFACE_SAME_KIND  # or any-table: TrustSQL's column-surface
 
     @classmethod
     def from_recipe(cls, recipe, env: dict | None = None) -> DraftingConfig | None:
@@ -110,6 +113,7 @@ class DraftingConfig:
                 "batch", sql_candidates.DEFAULT_BATCH
             ),
             twin_rate=section.get("twin_rate", 0.0),
+            surface_from=section.get("surface_from", SURFACE_SAME_KIND),
         )
 
     def sql_models(self) -> list[LLMSettings]:
@@ -123,6 +127,11 @@ class DraftingConfig:
         """The generator that drafts: the model's or the offline rules'."""
         return LLM_DRAFTER if self.llm else OFFLINE_DRAFTER
 
+    @property
+    def surface_any_kind(self) -> bool:
+        """Whether a column-surface attribute may come from a table of any kind."""
+        return self.surface_from == SURFACE_ANY_TABLE
+
     def identity(self) -> dict:
         """What decides the drafts (the step signature): not concurrency, retries or keys."""
         return {
@@ -133,6 +142,7 @@ class DraftingConfig:
             "llm": self.llm.identity() if self.llm else None,
             **({"rate": self.rate} if self.rate < 1 else {}),
             **({"twin_rate": self.twin_rate} if self.twin_rate and not self.llm else {}),
+            **({"surface_from": self.surface_from} if self.surface_any_kind else {}),
             **(
                 {"unrelated_from": [sha256_file(p) for p in self.unrelated_from]}
                 if self.unrelated_from
@@ -191,12 +201,14 @@ def contexts_for(
     extra: tuple[Path, ...] = (),
     questions: tuple[ForeignQuestion, ...] = (),
     parents: dict[str, list[str]] | None = None,
+    surface_any_kind: bool = False,
 ) -> dict[str, DatabaseContext]:
     """The drafting context of each database, with the column names of the schema files
     ``extra`` (``drafting.unrelated_from``: TrustSQL's column-unrelated, asked for on
     purpose; the build's other databases are not sampled, since a question about a
     patient's shirt number is one no one asks), of ``questions`` those of the other
-    databases, and its ids in ``parents`` (the parents drafted from, by database)."""
+    databases, its ids in ``parents`` (the parents drafted from, by database), and
+    whether a column-surface attribute may come from a table of any kind."""
     schemas = {}
     for path in extra:
         schemas.update({db: s for db, s in schema_files(path).items() if db not in schemas})
@@ -206,7 +218,9 @@ def contexts_for(
         others = tuple(c for c in foreign_columns(db, schemas) if near_synonym(c, schema) is None)
         theirs = tuple(q for q in questions if q.db_id != db)
         mine = tuple(sorted((parents or {}).get(db, ())))
-        contexts[db] = load_context(db, schema, ctx.database(db), others, theirs, mine)
+        contexts[db] = load_context(
+            db, schema, ctx.database(db), others, theirs, mine, surface_any_kind
+        )
     return contexts
 
 
@@ -250,7 +264,9 @@ def draft_offline_in_shards(
     by_database = defaultdict(list)
     for parent_id, db in zip(parents.ids, databases, strict=True):
         by_database[db].append(parent_id)
-    contexts = contexts_for(ctx, databases, config.unrelated_from, borrowed, by_database)
+    contexts = contexts_for(
+        ctx, databases, config.unrelated_from, borrowed, by_database, config.surface_any_kind
+    )
     jobs = [  # (parent, category, sample): plan_jobs' order
         (parent, category, sample)
         for parent in parents.ids
@@ -284,7 +300,10 @@ def draft_with_model(
     dropped, the others checked); a reject for every job without a usable reply and
     every draft that failed."""
     parents = drafted_parents(so_far, config.rate, ctx.recipe.seed)
-    contexts = contexts_for(ctx, (p["db_id"] for p in parents), config.unrelated_from)
+    databases = (p["db_id"] for p in parents)
+    contexts = contexts_for(
+        ctx, databases, config.unrelated_from, surface_any_kind=config.surface_any_kind
+    )
     jobs = plan_jobs(parents, list(config.categories), config.per_item, ctx.recipe.seed)
     drafts, rejects = llm_drafts(ctx, config, jobs, contexts)
     items = StepOutput([draft_item(draft, ctx.recipe.seed) for draft in drafts], rejects)
@@ -387,7 +406,9 @@ def unrepeated_questions(
     (:func:`answerable.pipeline.shards.store_shard`): ``{"item": item}`` when it repeats no question
     ``seen`` holds nor an earlier kept one and passes its ``check``, else
     ``{"reject": ...}``, one at a time. A draft is not compared with its own parent's
-    family (``kin``).
+    family (``kin``), also when its text is not the parent's words (a missing-column
+    draft, whose parent stays out of its family): a minimal pair is close to its
+    parent on purpose.
 
     A draft that repeats a remembered question is dropped whatever its check says, so
     it is compared first and checked only when it repeats none (most drafts of a
@@ -396,14 +417,20 @@ def unrepeated_questions(
     keep; only the reason of a draft that fails its check and repeats a question
     differs (the first reason found: the repeat)."""
     for item in items:
-        parent = item["provenance"]["parent"]
-        kin = frozenset({parent} if parent else ())
+        kin = frozenset({anchor_of(item)} - {None})
         failure = seen.check(item["db_id"], item["question"], kin) or check(item)
         if failure is not None:
             yield {"reject": drafted_reject(item, *failure)}
             continue
         seen.add(item["db_id"], item["id"], item["question"], kin)
         yield {"item": item}
+
+
+def anchor_of(item: dict) -> str | None:
+    """The answerable item a draft was made from: its parent, else the anchor its job
+    recorded (drafts kept out of their parent's family), None for other items."""
+    provenance = item["provenance"]
+    return provenance.get("parent") or (provenance.get("params") or {}).get("anchor")
 
 
 @contextmanager
