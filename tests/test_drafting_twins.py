@@ -45,7 +45,8 @@ def demo_twins(demo_dir):
 def test_every_device_has_twins_whose_sql_runs_and_mostly_returns_rows(demo_twins):
     devices = Counter(twin.device.split("_task_")[0] for twin, _ in demo_twins)
     assert set(devices) >= {
-        "keyword_then_question",
+        "aggregate_question",
+        "short_question",
         "resolved_reference",
         "present_column",
         "settled_vague_word",
@@ -172,10 +173,19 @@ def test_examples_of_each_twin():
             assert vague_word_settled(vague.question, vague.trigger)
             assert " BETWEEN " in vague.sql or " >= " in vague.sql
             assert database.execute(vague.sql).row_count > 0
-            keyword = device(
-                twins.keyword_then_question, parents[1], "vague-question", context, rng(2), None
+            # the attribute with the one row its value picks: no match is one team's only
+            assert (
+                twins.attribute_question(
+                    Job(parents[1], "vague-question", 0), context, rng(2), database
+                )
+                is None
             )
-            assert keyword.question.endswith(listing) and keyword.sql == list_sql
+            highest = device(
+                twins.aggregate_question, parents[0], "vague-question", context, rng(0), None
+            )
+            assert highest.question.split("?")[0].lower().endswith("match attendance")
+            assert len(highest.question.split()) <= 6
+            assert database.execute(highest.sql).row_count == 1
             # a short question that leaves nothing open: the rows holding the parent's value
             short = device(
                 twins.short_question, parents[1], "vague-question", context, rng(0), None
@@ -213,7 +223,8 @@ def test_the_demo_build_ships_verified_twins(demo_build):
         assert item["result"]["row_count"] > 0
         assert item["provenance"]["params"]["verified_by"] == "execution"
         assert item["provenance"]["params"]["twin"] in {
-            "keyword_then_question",
+            "attribute_question",
+            "aggregate_question",
             "resolved_reference",
             "present_column",
             "settled_vague_word",
@@ -234,3 +245,125 @@ def test_a_resolved_reference_to_a_kind_says_the_kind():
     assert _kind_noun("admissions.admission_type", "admission") == "admission type"
     assert _kind_noun("state.state_name", "state") == "state"
     assert _kind_noun("teams.city", "city") == "city"
+
+
+def test_a_resolved_reference_to_a_date_says_date_as_the_draft_does():
+    from answerable.builders.drafting.twins import _kind_noun
+
+    # the draft says "since that date": its twin "since that date, 2018-07-06"
+    assert _kind_noun("admissions.admit_time", "date") == "date"
+    assert _kind_noun("matches.match_date", "date") == "date"
+
+
+def geography(folder):
+    """A GeoQuery-like database: states (one row each), cities (springfield twice) and
+    rivers whose ``traverse`` column holds the states they run through."""
+    import sqlite3
+
+    path = folder / "geo.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE state (state_name TEXT, population INTEGER, area REAL)")
+        db.execute("CREATE TABLE city (city_name TEXT, population INTEGER, state_name TEXT)")
+        db.execute("CREATE TABLE river (river_name TEXT, length INTEGER, traverse TEXT)")
+        db.executemany(
+            "INSERT INTO state VALUES (?, ?, ?)",
+            [("texas", 14229000, 691030.0), ("ohio", 10798000, 106765.0), ("iowa", 2913000, 1.0)],
+        )
+        db.executemany(
+            "INSERT INTO city VALUES (?, ?, ?)",
+            [
+                ("springfield", 150000, "ohio"),
+                ("springfield", 99637, "illinois"),
+                ("austin", 345496, "texas"),
+            ],
+        )
+        db.executemany(
+            "INSERT INTO river VALUES (?, ?, ?)",
+            [("red", 1951, "texas"), ("ohio", 1569, "ohio"), ("rio grande", 3033, "texas")],
+        )
+    return path
+
+
+def test_a_short_twin_names_the_row_a_vague_question_leaves_open(tmp_path):
+    """The vague question says the attribute ("Population?"); its twin says it with the
+    value that picks one row ("Texas population?"), and no twin when the value picks
+    several (two cities are springfield)."""
+    from answerable.builders.drafting import offline, twins
+
+    path = geography(tmp_path)
+    contexts = contexts_of({"geo": path})
+    pairs = [
+        {
+            "db_id": "geo",
+            "question": "what is the population of texas",
+            "sql": "SELECT population FROM state WHERE state_name = 'texas'",
+        },
+        {
+            "db_id": "geo",
+            "question": "how many people live in springfield",
+            "sql": "SELECT population FROM city WHERE city_name = 'springfield'",
+        },
+    ]
+    texas, springfield = parents_of(pairs, {"geo": contexts["geo"].schema})
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(6):
+            rng = rng_for(SEED, "twin", str(seed))
+            twin = twins.attribute_question(
+                Job(texas, "vague-question", 0), contexts["geo"], rng, database
+            )
+            assert twin.question in {
+                "Texas population?",
+                "Texas population, please.",
+                "What about the texas population?",
+            }
+            assert database.execute(twin.sql).rows == [[14229000]]
+        job = Job(springfield, "vague-question", 0)
+        assert twins.attribute_question(job, contexts["geo"], rng_for(SEED, "x"), database) is None
+        draft = offline.cut_to_keyword(Job(texas, "vague-question", 0), contexts["geo"], rng)
+        assert draft.trigger == "population"
+
+
+def test_no_reference_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
+    """ "what rivers run through that traverse": ``traverse`` is a verb, so a value of it
+    is not replaced by "that traverse" in a draft nor named so in a twin."""
+    from answerable.builders.drafting import offline
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip(wordnet.missing_reason())
+    path = geography(tmp_path)
+    contexts = contexts_of({"geo": path})
+    pairs = [
+        {
+            "db_id": "geo",
+            "question": "what rivers run through texas",
+            "sql": "SELECT river_name FROM river WHERE traverse = 'texas'",
+        }
+    ]
+    (parent,) = parents_of(pairs, {"geo": contexts["geo"].schema})
+    assert offline.reference_noun("river.traverse", contexts["geo"]) is None
+    assert offline.reference_noun("state.state_name", contexts["geo"]) == "state"
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(4):
+            job = Job(parent, "ambiguous-reference", seed)
+            draft = offline.replace_with_reference(job, contexts["geo"], rng_for(SEED, str(seed)))
+            assert draft is None or "traverse" not in draft.question
+            twin = make_twin(job, contexts["geo"], rng_for(SEED, str(seed)), database)
+            assert twin is None or "traverse" not in twin.question
+
+
+def test_a_twin_that_asks_what_an_earlier_twin_asks_is_a_repeat():
+    """One parent gave both "How many lab events with flag abnormal?" and "What about
+    the number of lab events with flag abnormal?" (the same SQL): the second is a
+    reject, whatever its words; checking the first again finds no repeat."""
+    from answerable.builders.drafting.twins import TwinQueries
+
+    sql = 'SELECT COUNT(*) FROM "labevents" WHERE "labevents"."flag" = \'abnormal\''
+    first = {"id": "a", "db_id": "clinic", "sql": sql}
+    second = {"id": "b", "db_id": "clinic", "sql": sql.replace(" FROM", "\nFROM")}
+    elsewhere = {"id": "c", "db_id": "other", "sql": sql}
+    seen = TwinQueries()
+    assert seen.check(first) is None
+    assert seen.check(second) == ("repeated-twin", "same SQL as twin a")
+    assert seen.check(elsewhere) is None
+    assert seen.check(first) is None

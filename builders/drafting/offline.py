@@ -129,14 +129,20 @@ def _describable(columns: list[str]) -> list[str]:
 
 
 def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """vague-question: the question reduced to one keyword: a value, a column or a table."""
+    """vague-question: the question reduced to one keyword: the attribute it asks (a
+    column its SQL reads, "Population?": of what?), else a value it names ("Texas?"),
+    else its table's noun. The attribute comes first because the answerable twins say
+    it too, with the row it is asked of ("Texas population?")."""
     table = parent_table(job, context)
     values = named_values(job, context)
-    if values:
+    columns = read_columns(job, table) if table is not None else []
+    if columns:  # the one the question says, if it says one ("Category, please.")
+        said = [c for c in columns if find_phrase(job.parent["question"], c)]
+        keyword = (said or columns)[0]
+    elif values:
         keyword = values[0][0]
     elif table is not None:
-        columns = read_columns(job, table)
-        keyword = columns[0] if columns else table_noun(table)
+        keyword = table_noun(table)
     else:
         return None
     pattern = rng.choice(("{K}?", "{K}, please.", "What about {k}?"))
@@ -260,7 +266,7 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
     rng.shuffle(values)
     for _value, column, (start, end) in values:
         noun = reference_noun(column, context)
-        if _replaceable(question, start, end, noun):
+        if noun is not None and _replaceable(question, start, end, noun):
             start, end = _widen(question, start, end, noun)
             phrase = f"that {noun}"
             text = question[:start] + phrase + question[end:]
@@ -282,10 +288,11 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
 POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "whose"])
 
 
-def reference_noun(column: str, context: DatabaseContext) -> str:
+def reference_noun(column: str, context: DatabaseContext) -> str | None:
     """What "that ..." calls a value of ``table.column``: ``date`` for a date or time,
     else the column's last word; when that word says nothing (``label``, ``name``), the
-    word before it (a lake's ``state_name`` is a state), else the table's noun."""
+    word before it (a lake's ``state_name`` is a state), else the table's noun. None
+    when the word is no noun (``traverse``): "that ..." cannot call the value anything."""
     table_name, column_name = column.split(".", 1)
     table = context.schema.table(table_name)
     found = table.column(column_name) if table else None
@@ -298,7 +305,19 @@ def reference_noun(column: str, context: DatabaseContext) -> str:
         if owner:
             return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
-    return noun
+    return None if _said_as_verb(noun) else noun
+
+
+def _said_as_verb(word: str) -> bool:
+    """Whether WordNet's sense counts know ``word`` as a verb and never as a noun (a
+    river's ``traverse`` column: "that traverse" names nothing). Without WordNet, no."""
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        return False
+    reader = wordnet.wordnet()
+    said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nv"}
+    return said["n"] == 0 and said["v"] > 0
 
 
 def _replaceable(question: str, start: int, end: int, noun: str) -> bool:

@@ -23,11 +23,14 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   position."), the ORDER BY or GROUP BY added to the parent's tree; or one about the
   whole result in the out-of-scope requests' frames ("Show the result as a table.",
   "Then count them."), the parent's SQL or a COUNT(*) over it;
-- ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
-  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL;
-  or ``short_question``, as short as a vague question and in its frames, that leaves
-  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the rows of the
-  table that hold a value the parent names.
+- ``attribute_question`` (vague-question): the keyword a vague question is cut to
+  with the value the parent names, in the vague questions' frames ("Texas population?",
+  "What about the Robinsonberg Arena capacity?"), when the value picks one
+  row; the gold SQL reads that column of that row; else ``short_question``, as short and
+  in the same frames, that leaves nothing open ("How many prescriptions with route
+  PO?"), a COUNT(*) of the rows of the table that hold a value the parent names; else
+  ``aggregate_question``, the highest, lowest or average of a number the parent reads
+  ("Highest stadium capacity?").
 
 Out-of-domain and small-talk questions have no twin made here: a small-talk question's
 device is its topic, and an out-of-domain question borrowed from another database is
@@ -228,7 +231,7 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
     rng.shuffle(values)
     for _value, column, (start, end) in values:
         noun = offline.reference_noun(column, context)
-        if not offline._replaceable(question, start, end, noun):
+        if noun is None or not offline._replaceable(question, start, end, noun):
             continue
         start, end = offline._widen(question, start, end, noun)
         named = _bare(question[start:end], noun)
@@ -246,7 +249,10 @@ NAMING_WORDS = frozenset(["name", "label", "title"])
 def _kind_noun(column: str, noun: str) -> str:
     """What the value is called beside it: a value of a kind column (``admission_type``)
     is a kind, not the thing (not "that admission, emergency" but "that admission type,
-    emergency"); a name's owner is the thing itself ("that state, texas")."""
+    emergency"); a name's owner is the thing itself ("that state, texas"); a date is a
+    date, as the draft calls it ("since that date, 2018-07-06")."""
+    if noun == "date":
+        return noun
     last = name_words(column.split(".", 1)[1])[-1]
     if last in GENERIC_WORDS and last not in NAMING_WORDS:
         return humanize(column.split(".", 1)[1])
@@ -455,34 +461,111 @@ SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the
 
 
 def vague_question_twin(job, context, rng, database) -> Twin | None:
-    """vague-question: a short question that is answerable (:func:`short_question`) or
-    the keyword then the whole question (:func:`keyword_then_question`), half each (the
-    latter also when there is no short question to make)."""
-    if rng.random() < 0.5:
-        made = short_question(job, context, rng, database)
+    """vague-question: a question as short as a vague one and in its frames that leaves
+    nothing open: what the parent asks of the one row its named value picks
+    (:func:`attribute_question`, "Texas population?"); without one, a count of the rows
+    holding that value (:func:`short_question`); else an aggregate of a number it reads
+    (:func:`aggregate_question`). The vague question says the attribute alone
+    ("Population?"), so the two differ by the row the twin names."""
+    for rule in (attribute_question, short_question, aggregate_question):
+        made = rule(job, context, rng, database)
         if made is not None:
             return made
-    return keyword_then_question(job, context, rng, database)
+    return None
 
 
-def keyword_then_question(job, context, rng, database) -> Twin | None:
-    """vague-question: the keyword a vague question is cut to, then the whole question."""
-    select = parent_tree(job)
+AGGREGATES = {"highest": exp.Max, "lowest": exp.Min, "average": exp.Avg}
+AGGREGATE_FRAMES = ("{A} {c}?", "{A} {c}, please.", "What about the {a} {c}?")
+"""A short question about a whole column in the vague frames ("Capacity?" is vague,
+"Highest stadium capacity?" is not)."""
+
+
+def aggregate_question(job, context, rng, database) -> Twin | None:
+    """vague-question: the highest, lowest or average of a number the parent reads of
+    its main table, in the vague frames with the table's noun ("Highest stadium
+    capacity?"); the gold SQL that aggregate over the table. None when the parent reads
+    no number of it."""
     table = offline.parent_table(job, context)
-    if select is None:
+    if table is None:
         return None
-    values = offline.named_values(job, context)
-    if values:
-        keyword = values[0][0]
-    elif table is not None:
-        columns = offline.read_columns(job, table)
-        keyword = columns[0] if columns else offline.table_noun(table)
-    else:
+    by_name = {humanize(c.name): c for c in table.columns}
+    read = [by_name[name] for name in offline.read_columns(job, table) if name in by_name]
+    numbers = [c for c in read if is_numeric(c.type) and not is_temporal(c.name, c.type)]
+    if not numbers:
         return None
-    pattern = rng.choice(("{K}? {Q}", "{K}, please. {Q}", "What about {k}? {Q}"))
-    question = capitalize(job.parent["question"].strip())
-    text = pattern.format(K=capitalize(keyword), k=keyword, Q=question)
-    return Twin(job, text, as_sql(select, job), "keyword_then_question", keyword)
+    column = numbers[0]
+    word = rng.choice(sorted(AGGREGATES))
+    target = exp.column(column.name, table=table.name, quoted=True)
+    query = exp.select(AGGREGATES[word](this=target)).from_(exp.to_table(table.name, quoted=True))
+    said = humanize(column.name)
+    noun = offline.table_noun(table, plural=False)
+    if not set(noun.split()) & set(said.split()):
+        said = f"{noun} {said}"  # "stadium capacity", not "capacity" of any table
+    text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
+    return Twin(job, text, as_sql(query, job), "aggregate_question", word)
+
+
+ATTRIBUTE_FRAMES = ("{V} {c}?", "{V} {c}, please.", "What about the {v} {c}?")
+"""The frames of a short answerable question about one row: a vague question's frames
+("Texas?", "Texas, please.", "What about texas?") with the attribute asked."""
+
+
+def attribute_question(job, context, rng, database) -> Twin | None:
+    """vague-question: the keyword a vague question is cut to (the attribute the parent
+    asks) with the value the parent names, which picks its row, in the vague frames
+    ("Texas population?", "What about the Robinsonberg Arena capacity?"); the gold SQL reads
+    that column of the one row of the parent's main table holding the value. None when
+    the value picks no single row (a drug prescribed many times), when the parent asks
+    no plain column of that table, or without a database to count the rows."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    if table is None or select is None or database is None:
+        return None
+    asked = _asked_columns(select, table)
+    for value, column, _span in offline.named_values(job, context):
+        owner, name = column.split(".", 1)
+        found = table.column(name)
+        if owner.lower() != table.name.lower() or found is None or is_key(name):
+            continue
+        if is_temporal(found.name, found.type):
+            continue  # a date is compared as a range: it names no row
+        wanted = [c for c in asked if c.name.lower() != name.lower()]
+        where = exp.column(name, table=table.name, quoted=True).eq(literal(value))
+        if not wanted or _rows_holding(database, table, where) != 1:
+            continue
+        target = wanted[0]
+        query = exp.select(exp.column(target.name, table=table.name, quoted=True))
+        query = query.from_(exp.to_table(table.name, quoted=True)).where(where)
+        said = humanize(target.name)
+        pattern = rng.choice(ATTRIBUTE_FRAMES)
+        text = pattern.format(V=capitalize(value), v=value, c=said)
+        return Twin(job, text, as_sql(query, job), "attribute_question", value)
+    return None
+
+
+def _asked_columns(select: exp.Select, table: Table) -> list[Column]:
+    """The columns of ``table`` the outer SELECT returns bare (no keys, no flags)."""
+    found = own_table(select, table)
+    owner = found.alias_or_name.lower() if found is not None else None
+    asked = []
+    for expression in select.expressions:
+        column = expression.unalias()
+        if not isinstance(column, exp.Column) or column.table.lower() not in ("", owner):
+            continue
+        known = table.column(column.name)
+        if known is not None and not is_key(known.name) and offline._describable([known.name]):
+            asked.append(known)
+    return asked if owner is not None else []
+
+
+def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
+    """How many rows of ``table`` meet ``where`` (None when the count fails)."""
+    query = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
+    try:
+        rows = database.execute(query.where(where.copy()).sql(dialect="sqlite")).rows
+    except SQLError:
+        return None
+    return rows[0][0] if rows else None
 
 
 TWINS = {
@@ -542,3 +625,23 @@ def twin_item(twin: Twin, example: dict, result: dict | None, sql_meta: dict, se
             "parent": parent["id"],
         },
     )
+
+
+class TwinQueries:
+    """The gold SQL of the twins kept so far, per database: a twin that asks what an
+    earlier twin asks (the same SQL: "How many lab events with flag abnormal?" and "What
+    about the number of lab events with flag abnormal?") is a repeat, whatever its
+    words. Twins of one parent are never compared as text (they are its kin), so the
+    SQL is what tells them apart. Checking the same twin again finds no repeat."""
+
+    def __init__(self):
+        self.first: dict[tuple[str, str], str] = {}
+
+    def check(self, item: dict) -> tuple[str, str] | None:
+        """``("repeated-twin", detail)`` when an earlier twin has the item's SQL, else
+        None (and the item's SQL is remembered)."""
+        key = (item["db_id"], " ".join(item["sql"].split()))
+        first = self.first.setdefault(key, item["id"])
+        if first == item["id"]:
+            return None
+        return "repeated-twin", f"same SQL as twin {first}"
