@@ -183,8 +183,8 @@ def test_examples_of_each_twin():
             highest = device(
                 twins.aggregate_question, parents[0], "vague-question", context, rng(0), None
             )
-            assert highest.question.split("?")[0].lower().endswith("match attendance")
-            assert len(highest.question.split()) <= 6
+            assert highest.question.split("?")[0].lower().endswith(" attendance")
+            assert len(highest.question.split()) <= 5
             assert database.execute(highest.sql).row_count == 1
             # a short question that leaves nothing open: the rows holding the parent's value
             short = device(
@@ -225,6 +225,7 @@ def test_the_demo_build_ships_verified_twins(demo_build):
         assert item["provenance"]["params"]["twin"] in {
             "attribute_question",
             "aggregate_question",
+            "appended_reference",
             "resolved_reference",
             "present_column",
             "settled_vague_word",
@@ -367,3 +368,39 @@ def test_a_twin_that_asks_what_an_earlier_twin_asks_is_a_repeat():
     assert seen.check(second) == ("repeated-twin", "same SQL as twin a")
     assert seen.check(elsewhere) is None
     assert seen.check(first) is None
+
+
+def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
+    """The draft appends "for that team?" to the parent; the twin says which team, and
+    its SQL joins the parent's table to the team's on their foreign key."""
+    import sqlite3
+
+    from answerable.builders.drafting import offline, twins
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE teams (team_id INTEGER PRIMARY KEY, team_name TEXT)")
+        db.execute(
+            "CREATE TABLE players (player_id INTEGER PRIMARY KEY, full_name TEXT, height "
+            "INTEGER, team_id INTEGER REFERENCES teams(team_id))"
+        )
+        db.executemany("INSERT INTO teams VALUES (?, ?)", [(1, "Leeds"), (2, "Arsenal")])
+        db.executemany(
+            "INSERT INTO players VALUES (?, ?, ?, ?)",
+            [(1, "Ann Lee", 190, 1), (2, "Bo Kim", 199, 2), (3, "Cy Tan", 201, 1)],
+        )
+    contexts = contexts_of({"club": path})
+    question = "Which players are taller than 195 cm?"
+    sql = "SELECT full_name FROM players WHERE height > 195"
+    pairs = [{"db_id": "club", "question": question, "sql": sql}]
+    (parent,) = parents_of(pairs, {"club": contexts["club"].schema})
+    job = Job(parent, "ambiguous-reference", 0)
+    draft = offline.replace_with_reference(job, contexts["club"], rng_for(SEED, "d"))
+    assert draft.question == "Which players are taller than 195 cm for that team?"
+    with ReadOnlyDatabase(path) as database:
+        twin = twins.reference_twin(job, contexts["club"], rng_for(SEED, "t"), database)
+        assert twin.device == "appended_reference"
+        team = twin.question.removeprefix(draft.question[:-1] + ", ").rstrip("?")
+        assert twin.question == f"Which players are taller than 195 cm for that team, {team}?"
+        expected = {"Leeds": [["Cy Tan"]], "Arsenal": [["Bo Kim"]]}[team]
+        assert database.execute(twin.sql).rows == expected

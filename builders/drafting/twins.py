@@ -13,8 +13,10 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   adds that bound (the column's median, or its range's half for ``early``/``late``)
   to the parent's WHERE. Kept only when :func:`~.settled.vague_word_settled` agrees;
 - ``resolved_reference`` (ambiguous-reference): "that <noun>" for the value the
-  question names first ("For the state texas, which rivers run through that state?");
-  the gold SQL is the parent's;
+  question names, with the value beside it ("which rivers run through that state,
+  texas"); the gold SQL is the parent's; or ``appended_reference``, the reference the
+  drafter appends ("... for that team?") with a name of that table beside it ("... for
+  that team, West Ritaberg Rangers?"), the gold SQL the parent's with that condition;
 - ``present_column`` (missing-column): the column the parent's question says swapped
   for another column of the same table, in the question and in the SQL; or, when the
   question says none, ", with their <column>?" with that column added to the SELECT;
@@ -30,7 +32,7 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   in the same frames, that leaves nothing open ("How many prescriptions with route
   PO?"), a COUNT(*) of the rows of the table that hold a value the parent names; else
   ``aggregate_question``, the highest, lowest or average of a number the parent reads
-  ("Highest stadium capacity?").
+  ("Highest capacity?").
 
 Out-of-domain and small-talk questions have no twin made here: a small-talk question's
 device is its topic, and an out-of-domain question borrowed from another database is
@@ -246,6 +248,94 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
 NAMING_WORDS = frozenset(["name", "label", "title"])
 
 
+def reference_twin(job, context, rng, database) -> Twin | None:
+    """ambiguous-reference: as the drafter does, a named value first
+    (:func:`resolved_reference`), else the reference it appends, resolved
+    (:func:`appended_reference`)."""
+    made = resolved_reference(job, context, rng, database)
+    return made if made is not None else appended_reference(job, context, rng, database)
+
+
+def appended_reference(job, context, rng, database) -> Twin | None:
+    """ambiguous-reference: the draft's appended "... for that <noun>?" with its
+    referent beside it, a name of the related table ("Which players are taller than 195
+    cm for that team, West Ritaberg Rangers?"); the gold SQL is the parent's, joined to
+    that table when it is not already, with the name as a condition. The name is one of
+    the parent's own rows (a seeded pick), so the answer is not empty. None when the
+    draft would append nothing, or the table has no name column or no join to it."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    question = job.parent["question"]
+    if table is None or select is None or database is None or not question.rstrip().endswith("?"):
+        return None
+    other = offline.related_table(table, context) or table
+    noun = offline.table_noun(other, plural=False)
+    if find_phrase(question, noun) or find_phrase(question, offline.table_noun(other)):
+        return None
+    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
+        return None
+    naming = _naming_column(other)
+    joined = _joined(select, table, other)
+    if naming is None or joined is None:
+        return None
+    target = column_of(joined, other, naming)
+    value = _one_of_its_names(joined, target, database, rng)
+    if value is None:
+        return None
+    text = f"{question.rstrip().rstrip('?.! ')} for that {noun}, {value}?"
+    tree = joined.where(target.copy().eq(literal(value)))
+    return Twin(job, text, as_sql(tree, job), "appended_reference", "that")
+
+
+def _naming_column(table: Table) -> Column | None:
+    """The column that names a row of ``table`` (``name``, ``team_name``, ``label``)."""
+    for column in table.columns:
+        last = name_words(column.name)[-1:]
+        named = last and last[0] in NAMING_WORDS and not is_key(column.name)
+        if named and not is_numeric(column.type):
+            return column
+    return None
+
+
+def _joined(select: exp.Select, table: Table, other: Table) -> exp.Select | None:
+    """The parent's tree reading ``other`` too: as it is when it does, else with a JOIN
+    on a foreign key between ``table`` and ``other`` (None when there is none)."""
+    if own_table(select, other) is not None:
+        return select.copy()
+    mine = own_table(select, table)
+    theirs = {c.name.lower() for c in other.columns}
+    if mine is None or any(
+        not c.table and c.name.lower() in theirs for c in select.find_all(exp.Column)
+    ):
+        return None  # a bare column both tables have would be ambiguous after the join
+    owner = mine.alias_or_name
+    pairs = [(c, o) for c, t, o in table.foreign_keys if t.lower() == other.name.lower()]
+    pairs += [(o, c) for c, t, o in other.foreign_keys if t.lower() == table.name.lower()]
+    if not pairs:
+        return None
+    column, other_column = pairs[0]
+    on = exp.column(column, table=owner, quoted=True).eq(
+        exp.column(other_column, table=other.name, quoted=True)
+    )
+    return select.copy().join(exp.to_table(other.name, quoted=True), on=on)
+
+
+def _one_of_its_names(select: exp.Select, target: exp.Column, database, rng) -> str | None:
+    """A seeded pick among the names the parent's rows have in ``target`` (its WHERE
+    kept; its grouping, order and limit dropped), or None when there are none."""
+    names = select.copy()
+    for part in ("group", "having", "order", "limit", "offset"):
+        names.set(part, None)
+    names.set("expressions", [target.copy()])
+    names.set("distinct", exp.Distinct())
+    try:
+        rows = database.execute(names.sql(dialect="sqlite"), row_cap=50).rows
+    except SQLError:
+        return None
+    found = sorted(str(row[0]) for row in rows if row[0] not in (None, ""))
+    return rng.choice(found) if found else None
+
+
 def _kind_noun(column: str, noun: str) -> str:
     """What the value is called beside it: a value of a kind column (``admission_type``)
     is a kind, not the thing (not "that admission, emergency" but "that admission type,
@@ -443,6 +533,10 @@ def short_question(job, context, rng, database) -> Twin | None:
             continue  # a date is compared as a range: no row may hold it
         if owner.lower() == table.name.lower() and not is_key(name):
             target = exp.column(name, table=table.name, quoted=True)
+            if database is not None and not _rows_holding(
+                database, table, target.eq(literal(value))
+            ):
+                continue  # a pattern's part ("ending in United"): no row holds it whole
             where = target.eq(literal(value))
             noun = f"{noun} with {humanize(name)} {value}"
             break
@@ -477,14 +571,14 @@ def vague_question_twin(job, context, rng, database) -> Twin | None:
 AGGREGATES = {"highest": exp.Max, "lowest": exp.Min, "average": exp.Avg}
 AGGREGATE_FRAMES = ("{A} {c}?", "{A} {c}, please.", "What about the {a} {c}?")
 """A short question about a whole column in the vague frames ("Capacity?" is vague,
-"Highest stadium capacity?" is not)."""
+"Highest capacity?" is not)."""
 
 
 def aggregate_question(job, context, rng, database) -> Twin | None:
     """vague-question: the highest, lowest or average of a number the parent reads of
-    its main table, in the vague frames with the table's noun ("Highest stadium
-    capacity?"); the gold SQL that aggregate over the table. None when the parent reads
-    no number of it."""
+    its main table, in the vague frames ("Highest capacity?"), with the table's noun
+    when another table has a column of that name ("Highest city population?"); the
+    gold SQL that aggregate over the table. None when the parent reads no number of it."""
     table = offline.parent_table(job, context)
     if table is None:
         return None
@@ -499,8 +593,9 @@ def aggregate_question(job, context, rng, database) -> Twin | None:
     query = exp.select(AGGREGATES[word](this=target)).from_(exp.to_table(table.name, quoted=True))
     said = humanize(column.name)
     noun = offline.table_noun(table, plural=False)
-    if not set(noun.split()) & set(said.split()):
-        said = f"{noun} {said}"  # "stadium capacity", not "capacity" of any table
+    elsewhere = [t for t in context.schema.tables if t is not table and t.column(column.name)]
+    if elsewhere and not set(noun.split()) & set(said.split()):
+        said = f"{noun} {said}"  # "city population": states have a population too
     text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
     return Twin(job, text, as_sql(query, job), "aggregate_question", word)
 
@@ -571,7 +666,7 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
 TWINS = {
     "vague-question": vague_question_twin,
     "vague-word": settled_vague_word,
-    "ambiguous-reference": resolved_reference,
+    "ambiguous-reference": reference_twin,
     "missing-column": present_column,
     "out-of-scope": sql_task,
 }
