@@ -404,3 +404,73 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
         assert twin.question == f"Which players are taller than 195 cm for that team, {team}?"
         expected = {"Leeds": [["Cy Tan"]], "Arsenal": [["Bo Kim"]]}[team]
         assert database.execute(twin.sql).rows == expected
+
+
+def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlative(tmp_path):
+    """ "what is the high population of austin" and "what state has the largest high
+    population" leave nothing open: no vague-word draft, and no twin settling it."""
+    from answerable.builders.drafting import offline
+
+    path = geography(tmp_path)
+    contexts = contexts_of({"geo": path})
+    pairs = [
+        {
+            "db_id": "geo",
+            "question": "what is the population of austin",
+            "sql": "SELECT population FROM city WHERE city_name = 'austin'",
+        },
+        {
+            "db_id": "geo",
+            "question": "what state has the largest population",
+            "sql": "SELECT state_name FROM state ORDER BY population DESC LIMIT 1",
+        },
+    ]
+    with ReadOnlyDatabase(path) as database:
+        for parent in parents_of(pairs, {"geo": contexts["geo"].schema}):
+            job = Job(parent, "vague-word", 0)
+            assert offline.insert_vague_word(job, contexts["geo"], rng_for(SEED, "w")) is None
+            assert make_twin(job, contexts["geo"], rng_for(SEED, "t"), database) is None
+
+
+def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
+    """ "had that long as their principal diagnosis" (``long_title``), "a name ending in
+    that team" (a LIKE pattern's part) and "stadiums ... for that match" (a stadium has
+    many matches) are no references a reader could resolve."""
+    import sqlite3
+
+    from answerable.builders.drafting import offline
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip(wordnet.missing_reason())
+    assert offline._never_a_noun("long") and not offline._never_a_noun("state")
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE stadiums (stadium_id INTEGER PRIMARY KEY, capacity INTEGER)")
+        db.execute(
+            "CREATE TABLE matches (match_id INTEGER PRIMARY KEY, "
+            "stadium_id INTEGER REFERENCES stadiums(stadium_id))"
+        )
+        db.execute("CREATE TABLE teams (team_id INTEGER PRIMARY KEY, name TEXT)")
+        db.executemany("INSERT INTO teams VALUES (?, ?)", [(1, "Leeds United"), (2, "Arsenal")])
+        db.executemany("INSERT INTO stadiums VALUES (?, ?)", [(1, 30000), (2, 50000)])
+        db.executemany("INSERT INTO matches VALUES (?, ?)", [(1, 1), (2, 2)])
+    contexts = contexts_of({"league": path})
+    pairs = [
+        {
+            "db_id": "league",
+            "question": "Which teams have a name ending in United?",
+            "sql": "SELECT name FROM teams WHERE name LIKE '%United'",
+        },
+        {
+            "db_id": "league",
+            "question": "What are the capacities of the two largest stadiums?",
+            "sql": "SELECT capacity FROM stadiums ORDER BY capacity DESC LIMIT 2",
+        },
+    ]
+    with ReadOnlyDatabase(path) as database:
+        for parent in parents_of(pairs, {"league": contexts["league"].schema}):
+            job = Job(parent, "ambiguous-reference", 0)
+            draft = offline.replace_with_reference(job, contexts["league"], rng_for(SEED, "r"))
+            assert draft is None, draft.question
+            assert make_twin(job, contexts["league"], rng_for(SEED, "t"), database) is None

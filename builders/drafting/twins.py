@@ -156,6 +156,8 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     if table is None or select is None or database is None:
         return None
     kind, concept = offline.vague_kind(table)
+    if kind == "amount" and offline.asks_bare(job, concept.split(".", 1)[1]):
+        return None  # as the drafter: no vague word before the one figure asked
     phrases = offline.described_phrases(kind, table, concept)
     question = job.parent["question"]
     names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
@@ -231,9 +233,12 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
     question = job.parent["question"]
     values = offline.named_values(job, context)
     rng.shuffle(values)
-    for _value, column, (start, end) in values:
+    patterns = offline._pattern_parts(job.parent["sql"], context)
+    for value, column, (start, end) in values:
         noun = offline.reference_noun(column, context)
-        if noun is None or not offline._replaceable(question, start, end, noun):
+        if noun is None or (value, column) in patterns:
+            continue
+        if not offline._replaceable(question, start, end, noun):
             continue
         start, end = offline._widen(question, start, end, noun)
         named = _bare(question[start:end], noun)
