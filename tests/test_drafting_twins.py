@@ -452,10 +452,12 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
             "stadium_id INTEGER REFERENCES stadiums(stadium_id))"
         )
         db.execute("CREATE TABLE teams (team_id INTEGER PRIMARY KEY, name TEXT)")
+        db.execute("CREATE TABLE diagnoses (icd_code TEXT, long_title TEXT)")
         db.executemany("INSERT INTO teams VALUES (?, ?)", [(1, "Leeds United"), (2, "Arsenal")])
         db.executemany("INSERT INTO stadiums VALUES (?, ?)", [(1, 30000), (2, 50000)])
         db.executemany("INSERT INTO matches VALUES (?, ?)", [(1, 1), (2, 2)])
     contexts = contexts_of({"league": path})
+    assert offline.reference_noun("diagnoses.long_title", contexts["league"]) == "diagnosis"
     pairs = [
         {
             "db_id": "league",

@@ -328,7 +328,8 @@ POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "who
 def reference_noun(column: str, context: DatabaseContext) -> str | None:
     """What "that ..." calls a value of ``table.column``: ``date`` for a date or time,
     else the column's last word; when that word says nothing (``label``, ``name``), the
-    word before it (a lake's ``state_name`` is a state), else the table's noun. None
+    word before it when it is a noun (a lake's ``state_name`` is a state), else the
+    table's noun (a diagnosis's ``long_title``: "that diagnosis", not "that long"). None
     when the word is no noun (``traverse``): "that ..." cannot call the value anything."""
     table_name, column_name = column.split(".", 1)
     table = context.schema.table(table_name)
@@ -339,7 +340,7 @@ def reference_noun(column: str, context: DatabaseContext) -> str | None:
     noun = parts[-1]
     if noun in GENERIC_WORDS:
         owner = [w for w in parts[:-1] if w not in GENERIC_WORDS]
-        if owner:
+        if owner and not _never_a_noun(owner[-1]):
             return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
     return None if _never_a_noun(noun) else noun
