@@ -320,6 +320,9 @@ def test_a_short_twin_names_the_row_a_vague_question_leaves_open(tmp_path):
             assert database.execute(twin.sql).rows == [[14229000]]
         job = Job(springfield, "vague-question", 0)
         assert twins.attribute_question(job, contexts["geo"], rng_for(SEED, "x"), database) is None
+        counted = twins.short_question(job, contexts["geo"], rng_for(SEED, "x"), database)
+        assert "cities with city name springfield" in counted.question  # not "city with"
+        assert database.execute(counted.sql).rows == [[2]]
         draft = offline.cut_to_keyword(Job(texas, "vague-question", 0), contexts["geo"], rng)
         assert draft.trigger == "population"
 
@@ -404,6 +407,23 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
         assert twin.question == f"Which players are taller than 195 cm for that team, {team}?"
         expected = {"Leeds": [["Cy Tan"]], "Arsenal": [["Bo Kim"]]}[team]
         assert database.execute(twin.sql).rows == expected
+        # a question that names the team has its referent: "Which Leeds players ...
+        # for that team?" is no draft, and its twin is not "... for that team, Leeds?"
+        named = parents_of(
+            [
+                {
+                    "db_id": "club",
+                    "question": "Which Leeds players are taller than 195 cm?",
+                    "sql": "SELECT p.full_name FROM players AS p JOIN teams AS t ON "
+                    "p.team_id = t.team_id WHERE t.team_name = 'Leeds' AND p.height > 195",
+                }
+            ],
+            {"club": contexts["club"].schema},
+        )[0]
+        job = Job(named, "ambiguous-reference", 0)
+        draft = offline.replace_with_reference(job, contexts["club"], rng_for(SEED, "d"))
+        assert draft is None or not draft.question.endswith("for that team?")
+        assert twins.appended_reference(job, contexts["club"], rng_for(SEED, "t"), database) is None
 
 
 def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlative(tmp_path):

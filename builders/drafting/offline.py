@@ -313,13 +313,27 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
         return None  # "... with its dose for that admission?" asks nothing
     other = related_table(table, context) or table
     noun = table_noun(other, plural=False)
-    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
-        return None  # "... of which team for that team?" has its referent already
-    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
-        return None  # "How many patients are there for that admission?"
+    if not appendable(job, context, other, noun):
+        return None
     phrase = f"that {noun}"
     text = f"{question.rstrip('?.! ')} for {phrase}?"
     return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
+
+
+def appendable(job: Job, context: DatabaseContext, other: Table, noun: str) -> bool:
+    """Whether "... for that <noun>?" (a row of ``other``) would leave its referent
+    open: not when the question says the noun ("... of which team for that team?"),
+    names one of ``other``'s values ("Which Gloverland Borough players ... for that
+    team?"), or ends in "there" or "when"."""
+    question = job.parent["question"]
+    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
+        return False
+    owner = other.name.lower()
+    if any(
+        column.split(".", 1)[0].lower() == owner for _v, column, _s in named_values(job, context)
+    ):
+        return False
+    return not re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE)
 
 
 POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "whose"])

@@ -57,6 +57,7 @@ from answerable.builders.drafting.context import DatabaseContext, is_key, is_num
 from answerable.builders.drafting.drafts import Job
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
 from answerable.builders.items import plain_item
+from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS
 from answerable.builders.schema import Column, Table
 from answerable.errors import SQLError
@@ -185,7 +186,21 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled.vague_word_settled(text, word) is None:
         return None
-    return Twin(job, text, as_sql(select.where(condition), job), "settled_vague_word", word)
+    sql = as_sql(select.where(condition), job)
+    if _nothing_counted(database, sql):
+        return None  # the bound and the parent's own conditions meet no row
+    return Twin(job, text, sql, "settled_vague_word", word)
+
+
+def _nothing_counted(database, sql: str) -> bool:
+    """Whether ``sql`` returns one row of zeros and NULLs only (a count or an average
+    of no rows: "early matches (... 2021-08-13 and 2022-01-30) ... in the 2022-23
+    season" asks about none), or fails."""
+    try:
+        rows = database.execute(sql, row_cap=2).rows
+    except SQLError:
+        return True
+    return len(rows) == 1 and all(value in (0, None) for value in rows[0])
 
 
 def _noun_end(question: str, phrases: list[str], start: int) -> int | None:
@@ -275,9 +290,7 @@ def appended_reference(job, context, rng, database) -> Twin | None:
         return None
     other = offline.related_table(table, context) or table
     noun = offline.table_noun(other, plural=False)
-    if find_phrase(question, noun) or find_phrase(question, offline.table_noun(other)):
-        return None
-    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
+    if not offline.appendable(job, context, other, noun):
         return None
     naming = _naming_column(other)
     joined = _joined(select, table, other)
@@ -530,7 +543,8 @@ def short_question(job, context, rng, database) -> Twin | None:
     table = offline.parent_table(job, context)
     if table is None:
         return None
-    where, noun = None, offline.table_noun(table)
+    named = offline.table_noun(table).split()
+    where, noun = None, " ".join([*named[:-1], plural(singular(named[-1]))])  # "cities"
     for value, column, _span in offline.named_values(job, context):
         owner, name = column.split(".", 1)
         found = table.column(name)
