@@ -292,20 +292,15 @@ def test_a_short_twin_names_the_row_a_vague_question_leaves_open(tmp_path):
     from answerable.builders.drafting import offline, twins
 
     path = geography(tmp_path)
-    contexts = contexts_of({"geo": path})
-    pairs = [
+    contexts, (texas, springfield) = asked_of(
+        path,
         {
-            "db_id": "geo",
-            "question": "what is the population of texas",
-            "sql": "SELECT population FROM state WHERE state_name = 'texas'",
+            "what is the population of texas": "SELECT population FROM state "
+            "WHERE state_name = 'texas'",
+            "how many people live in springfield": "SELECT population FROM city "
+            "WHERE city_name = 'springfield'",
         },
-        {
-            "db_id": "geo",
-            "question": "how many people live in springfield",
-            "sql": "SELECT population FROM city WHERE city_name = 'springfield'",
-        },
-    ]
-    texas, springfield = parents_of(pairs, {"geo": contexts["geo"].schema})
+    )
     with ReadOnlyDatabase(path) as database:
         for seed in range(6):
             rng = rng_for(SEED, "twin", str(seed))
@@ -336,15 +331,10 @@ def test_no_reference_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
     if not wordnet.available():
         pytest.skip(wordnet.missing_reason())
     path = geography(tmp_path)
-    contexts = contexts_of({"geo": path})
-    pairs = [
-        {
-            "db_id": "geo",
-            "question": "what rivers run through texas",
-            "sql": "SELECT river_name FROM river WHERE traverse = 'texas'",
-        }
-    ]
-    (parent,) = parents_of(pairs, {"geo": contexts["geo"].schema})
+    asked = {
+        "what rivers run through texas": "SELECT river_name FROM river WHERE traverse = 'texas'"
+    }
+    contexts, (parent,) = asked_of(path, asked)
     assert offline.reference_noun("river.traverse", contexts["geo"]) is None
     assert offline.reference_noun("state.state_name", contexts["geo"]) == "state"
     with ReadOnlyDatabase(path) as database:
@@ -431,25 +421,35 @@ def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlativ
     population" leave nothing open: no vague-word draft, and no twin settling it."""
     from answerable.builders.drafting import offline
 
-    path = geography(tmp_path)
-    contexts = contexts_of({"geo": path})
-    pairs = [
-        {
-            "db_id": "geo",
-            "question": "what is the population of austin",
-            "sql": "SELECT population FROM city WHERE city_name = 'austin'",
-        },
-        {
-            "db_id": "geo",
-            "question": "what state has the largest population",
-            "sql": "SELECT state_name FROM state ORDER BY population DESC LIMIT 1",
-        },
-    ]
+    asked = {
+        "what is the population of austin": "SELECT population FROM city "
+        "WHERE city_name = 'austin'",
+        "what state has the largest population": "SELECT state_name FROM state "
+        "ORDER BY population DESC LIMIT 1",
+    }
+    neither_draft_nor_twin(geography(tmp_path), "vague-word", offline.insert_vague_word, asked)
+
+
+def asked_of(path, asked: dict) -> tuple[dict, list[dict]]:
+    """The drafting contexts of the database at ``path`` (its id: the file's stem) and
+    the parents of ``asked`` (question -> SQL) over it."""
+    db_id = path.stem
+    contexts = contexts_of({db_id: path})
+    pairs = [{"db_id": db_id, "question": q, "sql": sql} for q, sql in asked.items()]
+    return contexts, parents_of(pairs, {db_id: contexts[db_id].schema})
+
+
+def neither_draft_nor_twin(path, category, rule, asked: dict) -> None:
+    """Each question (-> its SQL) of ``asked`` over the database at ``path`` gets no
+    draft of ``category`` from ``rule`` and no twin."""
+    db_id = path.stem
+    contexts, parents = asked_of(path, asked)
     with ReadOnlyDatabase(path) as database:
-        for parent in parents_of(pairs, {"geo": contexts["geo"].schema}):
-            job = Job(parent, "vague-word", 0)
-            assert offline.insert_vague_word(job, contexts["geo"], rng_for(SEED, "w")) is None
-            assert make_twin(job, contexts["geo"], rng_for(SEED, "t"), database) is None
+        for parent in parents:
+            job = Job(parent, category, 0)
+            draft = rule(job, contexts[db_id], rng_for(SEED, "d"))
+            assert draft is None, draft.question
+            assert make_twin(job, contexts[db_id], rng_for(SEED, "t"), database) is None
 
 
 def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
@@ -476,23 +476,12 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
         db.executemany("INSERT INTO teams VALUES (?, ?)", [(1, "Leeds United"), (2, "Arsenal")])
         db.executemany("INSERT INTO stadiums VALUES (?, ?)", [(1, 30000), (2, 50000)])
         db.executemany("INSERT INTO matches VALUES (?, ?)", [(1, 1), (2, 2)])
-    contexts = contexts_of({"league": path})
-    assert offline.reference_noun("diagnoses.long_title", contexts["league"]) == "diagnosis"
-    pairs = [
-        {
-            "db_id": "league",
-            "question": "Which teams have a name ending in United?",
-            "sql": "SELECT name FROM teams WHERE name LIKE '%United'",
-        },
-        {
-            "db_id": "league",
-            "question": "What are the capacities of the two largest stadiums?",
-            "sql": "SELECT capacity FROM stadiums ORDER BY capacity DESC LIMIT 2",
-        },
-    ]
-    with ReadOnlyDatabase(path) as database:
-        for parent in parents_of(pairs, {"league": contexts["league"].schema}):
-            job = Job(parent, "ambiguous-reference", 0)
-            draft = offline.replace_with_reference(job, contexts["league"], rng_for(SEED, "r"))
-            assert draft is None, draft.question
-            assert make_twin(job, contexts["league"], rng_for(SEED, "t"), database) is None
+    context = contexts_of({"league": path})["league"]
+    assert offline.reference_noun("diagnoses.long_title", context) == "diagnosis"
+    asked = {
+        "Which teams have a name ending in United?": "SELECT name FROM teams "
+        "WHERE name LIKE '%United'",
+        "What are the capacities of the two largest stadiums?": "SELECT capacity FROM "
+        "stadiums ORDER BY capacity DESC LIMIT 2",
+    }
+    neither_draft_nor_twin(path, "ambiguous-reference", offline.replace_with_reference, asked)
