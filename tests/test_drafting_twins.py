@@ -180,12 +180,12 @@ def test_examples_of_each_twin():
                 )
                 is None
             )
+            # attendance is the table's only number: a whole-table MAX(attendance) leaves
+            # a wrong candidate nothing to change, so no aggregate twin is made of it
             highest = device(
                 twins.aggregate_question, parents[0], "vague-question", context, rng(0), None
             )
-            assert highest.question.split("?")[0].lower().endswith(" attendance")
-            assert len(highest.question.split()) <= 5
-            assert database.execute(highest.sql).row_count == 1
+            assert highest is None
             # a short question that leaves nothing open: the rows holding the parent's value
             short = device(
                 twins.short_question, parents[1], "vague-question", context, rng(0), None

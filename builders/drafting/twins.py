@@ -597,14 +597,15 @@ def aggregate_question(job, context, rng, database) -> Twin | None:
     """vague-question: the highest, lowest or average of a number the parent reads of
     its main table, in the vague frames ("Highest capacity?"), with the table's noun
     when another table has a column of that name ("Highest city population?"); the
-    gold SQL that aggregate over the table. None when the parent reads no number of it."""
+    gold SQL that aggregate over the table. None when the parent reads no number of it,
+    or the table has no other number a wrong candidate could read."""
     table = offline.parent_table(job, context)
     if table is None:
         return None
     by_name = {humanize(c.name): c for c in table.columns}
     read = [by_name[name] for name in offline.read_columns(job, table) if name in by_name]
     numbers = [c for c in read if is_numeric(c.type) and not is_temporal(c.name, c.type)]
-    if not numbers:
+    if not numbers or not _numeric_sibling(table, numbers[0]):
         return None
     column = numbers[0]
     word = rng.choice(sorted(AGGREGATES))
@@ -617,6 +618,16 @@ def aggregate_question(job, context, rng, database) -> Twin | None:
         said = f"{noun} {said}"  # "city population": states have a population too
     text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
     return Twin(job, text, as_sql(query, job), "aggregate_question", word)
+
+
+def _numeric_sibling(table: Table, column: Column) -> bool:
+    """Whether ``table`` has another number that is no key: a whole-table aggregate
+    has no condition, join or grouping, so a wrong candidate SQL (SCARE pairs each
+    item with one) can only read another number of the table."""
+    return any(
+        c.name.lower() != column.name.lower() and is_numeric(c.type) and not is_key(c.name)
+        for c in table.columns
+    )
 
 
 ATTRIBUTE_FRAMES = ("{V} {c}?", "{V} {c}, please.", "What about the {v} {c}?")
