@@ -113,9 +113,13 @@ def test_every_category_is_drafted_and_almost_all_pass_their_checks(demo):
     others = [
         (j, d)
         for j, d in drafted
-        if j.category != "vague-word" and not (j.category == "missing-column" and counted(j))
+        if j.category not in ("vague-word", "ambiguous-reference")
+        and not (j.category == "missing-column" and counted(j))
     ]
     assert sum(d is not None for _j, d in others) >= 0.95 * len(others)
+    # a reference needs a noun, a whole value and an owner the question leaves open
+    references = [d for j, d in drafted if j.category == "ambiguous-reference"]
+    assert sum(d is not None for d in references) >= 0.6 * len(references)
     vague = [d for j, d in drafted if j.category == "vague-word" and d is not None]
     assert len(vague) >= 0.3 * sum(j.category == "vague-word" for j, _d in drafted)
     assert not any(" ones?" in d.question for d in vague)
@@ -189,7 +193,7 @@ def test_the_rules_examples():
     )
     # 'shipped' is no noun: "How many orders are that status?" would be no sentence
     assert made["ambiguous-reference"].question == "How many orders are shipped for that customer?"
-    assert made["vague-question"].trigger == "shipped"
+    assert made["vague-question"].trigger == "status"  # the attribute, the row left open
     # one count: no column to swap, and "How many orders are shipped, with their ...?"
     # asks an attribute of no row
     assert made["missing-column"] is None
@@ -248,7 +252,7 @@ def test_offline_drafts_on_chinook_pass_their_checks():
         ("What are the five most frequent diagnoses?", ["diagnoses"], [], None),
         ("Who scored after minute 12?", ["minute"], [], None),  # a label, not a noun
         ("What is the length of stay per unit?", ["stays"], ["length of stay"], None),
-        ("What are the ten longest ICU stays?", ["icu stays"], [], "ten longest ^ICU"),
+        ("What are the ten longest ICU stays?", ["icu stays"], [], None),  # a superlative
         ("Goals after the 47th minute?", ["minute"], [], None),  # an ordinal label
         ("How many different patients?", ["patients"], [], "different ^patients"),
         ("Which of Ham County's home matches?", ["matches"], [], "County's ^home"),
@@ -264,11 +268,15 @@ def test_a_draft_read_back_from_its_item_is_checked_as_the_draft(demo):
     """The drafting pass checks a draft from its stored item and its parent
     (:func:`item_draft`): every demo draft gets the same verdict and the fields a check
     reads, and some of them fail."""
+    import dataclasses
+
     parents, contexts = demo
     verdicts = Counter()
     for job, made in draft_all(parents, contexts, per_item=2):
         if made is None:
             continue
+        if job.category == "ambiguous-reference" and job.sample == 1:
+            made = dataclasses.replace(made, question=job.parent["question"])  # one that fails
         item = json.loads(json.dumps(draft_item(made, SEED)))  # as the shard file holds it
         again = item_draft(item, job.parent)
         fields = ("question", "trigger", "subtype", "details", "category", "parent_id")
@@ -393,7 +401,7 @@ def test_trustsqls_column_surface_takes_a_column_of_a_table_of_any_kind(demo):
     for a coach, and the TrustSQL recipe sets it."""
     from answerable.builders.drafting.offline import absent_columns, surface_columns
     from answerable.builders.drafting.stage import DraftingConfig
-    from answerable.recipe import load_recipe
+    from answerable.kernel.recipe import load_recipe
 
     _parents, contexts = demo
     league = contexts["league"].schema

@@ -4,7 +4,8 @@ item and its database's schema, with no model.
 One rule per category, each ``(job, context, rng) -> Draft | None`` (None when the
 rule finds nothing to work on, e.g. no table noun to qualify):
 
-- ``vague-question``: the question cut to a keyword ("Sodium?");
+- ``vague-question``: the question cut to the attribute it asks ("Population?"), else
+  to a value it names ("Sodium?");
 - ``vague-word``: a vague adjective put before the main table's noun ("recent admissions");
 - ``ambiguous-reference``: a value the question names replaced by "that <thing>", or
   else a reference to a related entity appended ("... for that patient?");
@@ -89,6 +90,20 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
     return found
 
 
+def _pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, str]]:
+    """``(value, table.column)`` of the strings ``sql`` matches as a pattern (LIKE):
+    a part of a value, not a thing a reference could point at."""
+    try:
+        refs = query_shapes.shared().query(sql, context.schema).refs
+    except SQLError:
+        return frozenset()
+    return frozenset(
+        (str(literal.value).strip("%"), literal.column)
+        for literal in refs.literals
+        if literal.is_string and literal.operator in ("like", "ilike")
+    )
+
+
 @lru_cache(maxsize=4096)
 def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
     """``(value, table.column)`` of every string compared with a column in ``sql``."""
@@ -129,14 +144,20 @@ def _describable(columns: list[str]) -> list[str]:
 
 
 def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """vague-question: the question reduced to one keyword: a value, a column or a table."""
+    """vague-question: the question reduced to one keyword: the attribute it asks (a
+    column its SQL reads, "Population?": of what?), else a value it names ("Texas?"),
+    else its table's noun. The attribute comes first because the answerable twins say
+    it too, with the row it is asked of ("Texas population?")."""
     table = parent_table(job, context)
     values = named_values(job, context)
-    if values:
+    columns = read_columns(job, table) if table is not None else []
+    if columns:  # the one the question says, if it says one ("Category, please.")
+        said = [c for c in columns if find_phrase(job.parent["question"], c)]
+        keyword = (said or columns)[0]
+    elif values:
         keyword = values[0][0]
     elif table is not None:
-        columns = read_columns(job, table)
-        keyword = columns[0] if columns else table_noun(table)
+        keyword = table_noun(table)
     else:
         return None
     pattern = rng.choice(("{K}?", "{K}, please.", "What about {k}?"))
@@ -160,6 +181,8 @@ def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) ->
     if table is None:
         return None
     kind, concept = vague_kind(table)
+    if kind == "amount" and concept and asks_bare(job, concept.split(".", 1)[1]):
+        return None  # "the high population of austin": the one figure asked is no set
     phrases = described_phrases(kind, table, concept)
     question = job.parent["question"]
     names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
@@ -169,6 +192,21 @@ def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) ->
     word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
     question = question[:at] + word + " " + question[at:]
     return _draft(job, question, word, "insert_vague_word", concept=concept)
+
+
+def asks_bare(job: Job, column: str) -> bool:
+    """Whether the parent's outer SELECT returns ``column`` itself (not inside an
+    aggregate): the question asks that figure of its rows."""
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    if not isinstance(tree, exp.Select):
+        return False
+    return any(
+        isinstance(e.unalias(), exp.Column) and e.unalias().name.lower() == column.lower()
+        for e in tree.expressions
+    )
 
 
 CREATION_WORDS = frozenset(["opened", "founded", "built", "established", "created", "open"])
@@ -236,7 +274,9 @@ def noun_group_start(question: str, phrases: list[str], inside: list[str] = ()) 
         if word in ("or", "and") and start < span[0] and k and _modifier(before[k - 1]):
             start = match.start()  # "Brazilian or Portuguese players": the whole group
             continue
-        if word in QUESTION_STOPWORDS or word in NUMBER_WORDS or word.endswith("est"):
+        if word.endswith("est") and word not in QUESTION_STOPWORDS:
+            return None  # "the largest high population": a superlative settles the noun
+        if word in QUESTION_STOPWORDS or word in NUMBER_WORDS:
             break
         start = match.start()
     return start
@@ -258,8 +298,11 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
     question = job.parent["question"]
     values = named_values(job, context)
     rng.shuffle(values)
-    for _value, column, (start, end) in values:
+    patterns = _pattern_parts(job.parent["sql"], context)
+    for value, column, (start, end) in values:
         noun = reference_noun(column, context)
+        if noun is None or (value, column) in patterns:
+            continue  # "a name ending in United" -> "ending in that team" means nothing
         if _replaceable(question, start, end, noun):
             start, end = _widen(question, start, end, noun)
             phrase = f"that {noun}"
@@ -270,22 +313,38 @@ def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Rando
         return None  # "... with its dose for that admission?" asks nothing
     other = related_table(table, context) or table
     noun = table_noun(other, plural=False)
-    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
-        return None  # "... of which team for that team?" has its referent already
-    if re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE):
-        return None  # "How many patients are there for that admission?"
+    if not appendable(job, context, other, noun):
+        return None
     phrase = f"that {noun}"
     text = f"{question.rstrip('?.! ')} for {phrase}?"
     return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
 
 
+def appendable(job: Job, context: DatabaseContext, other: Table, noun: str) -> bool:
+    """Whether "... for that <noun>?" (a row of ``other``) would leave its referent
+    open: not when the question says the noun ("... of which team for that team?"),
+    names one of ``other``'s values ("Which Gloverland Borough players ... for that
+    team?"), or ends in "there" or "when"."""
+    question = job.parent["question"]
+    if find_phrase(question, noun) or find_phrase(question, table_noun(other)):
+        return False
+    owner = other.name.lower()
+    if any(
+        column.split(".", 1)[0].lower() == owner for _v, column, _s in named_values(job, context)
+    ):
+        return False
+    return not re.search(r"\b(there|when)\W*$", question, flags=re.IGNORECASE)
+
+
 POSSESSIVES = frozenset(["their", "his", "her", "its", "my", "our", "your", "whose"])
 
 
-def reference_noun(column: str, context: DatabaseContext) -> str:
+def reference_noun(column: str, context: DatabaseContext) -> str | None:
     """What "that ..." calls a value of ``table.column``: ``date`` for a date or time,
     else the column's last word; when that word says nothing (``label``, ``name``), the
-    word before it (a lake's ``state_name`` is a state), else the table's noun."""
+    word before it when it is a noun (a lake's ``state_name`` is a state), else the
+    table's noun (a diagnosis's ``long_title``: "that diagnosis", not "that long"). None
+    when the word is no noun (``traverse``): "that ..." cannot call the value anything."""
     table_name, column_name = column.split(".", 1)
     table = context.schema.table(table_name)
     found = table.column(column_name) if table else None
@@ -295,10 +354,23 @@ def reference_noun(column: str, context: DatabaseContext) -> str:
     noun = parts[-1]
     if noun in GENERIC_WORDS:
         owner = [w for w in parts[:-1] if w not in GENERIC_WORDS]
-        if owner:
+        if owner and not _never_a_noun(owner[-1]):
             return singular(owner[-1])
         noun = table_noun(table, plural=False).split()[-1] if table else "one"
-    return noun
+    return None if _never_a_noun(noun) else noun
+
+
+def _never_a_noun(word: str) -> bool:
+    """Whether WordNet's sense counts know ``word`` as a verb or an adjective and never
+    as a noun: "that traverse" (a river's ``traverse``) and "that long" (a diagnosis's
+    ``long_title``) name nothing. Without WordNet, no."""
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        return False
+    reader = wordnet.wordnet()
+    said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
+    return said.pop("n") == 0 and any(said.values())
 
 
 def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
@@ -348,14 +420,13 @@ def _widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
 
 
 def related_table(table: Table, context: DatabaseContext) -> Table | None:
-    """A table ``table`` points at by a foreign key, else one that points at it."""
+    """A table ``table`` points at by a foreign key: what its rows belong to (an ICU
+    stay's admission, a player's team). Not one that points at it: a stadium has many
+    matches, so "stadiums ... for that match" asks nothing a reader could resolve."""
     for _column, other, _other_column in table.foreign_keys:
         found = context.schema.table(other)
         if found is not None and found.name != table.name:
             return found
-    for other in context.schema.tables:
-        if other.name != table.name and any(t == table.name for _c, t, _o in other.foreign_keys):
-            return other
     return None
 
 

@@ -46,7 +46,7 @@ from answerable.builders.drafting.prompts import schema_text
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
-from answerable.builders.drafting.twins import make_twin, twin_example, twin_item
+from answerable.builders.drafting.twins import TwinQueries, make_twin, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.seeds import Unverified, verified_sql
 from answerable.builders.sources.common import spider_schema, spider_tables
@@ -384,12 +384,15 @@ def draft_check(
     draft made again from the item and its anchor (``parent`` of its id). The drafts
     come in job order, each parent's in a row, so the last anchor looked up is kept (in a
     plain dict: the check travels to Ray's workers by cloudpickle, which cannot carry an
-    ``lru_cache`` around a local function)."""
+    ``lru_cache`` around a local function). An answerable twin's SQL passed the checks
+    of every answerable item; it fails only when it repeats an earlier twin's
+    (:class:`~answerable.builders.drafting.twins.TwinQueries`)."""
     last: dict[str, dict] = {}
+    twin_queries = TwinQueries()
 
     def check(item: dict) -> Failure | None:
         if item["label"] == "answerable":
-            return None  # a twin: its SQL passed the checks of every answerable item
+            return twin_queries.check(item)
         anchor_id = item["provenance"]["params"]["anchor"]
         if anchor_id not in last:
             last.clear()

@@ -13,8 +13,10 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   adds that bound (the column's median, or its range's half for ``early``/``late``)
   to the parent's WHERE. Kept only when :func:`~.settled_by_question.vague_word_settled` agrees;
 - ``resolved_reference`` (ambiguous-reference): "that <noun>" for the value the
-  question names first ("For the state texas, which rivers run through that state?");
-  the gold SQL is the parent's;
+  question names, with the value beside it ("which rivers run through that state,
+  texas"); the gold SQL is the parent's; or ``appended_reference``, the reference the
+  drafter appends ("... for that team?") with a name of that table beside it ("... for
+  that team, West Ritaberg Rangers?"), the gold SQL the parent's with that condition;
 - ``present_column`` (missing-column): the column the parent's question says swapped
   for another column of the same table, in the question and in the SQL; or, when the
   question says none, ", with their <column>?" with that column added to the SELECT;
@@ -23,11 +25,14 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   position."), the ORDER BY or GROUP BY added to the parent's tree; or one about the
   whole result in the out-of-scope requests' frames ("Show the result as a table.",
   "Then count them."), the parent's SQL or a COUNT(*) over it;
-- ``keyword_then_question`` (vague-question): the keyword a vague question is cut to,
-  followed by the parent's whole question ("Sodium? What was ...?"); the parent's SQL;
-  or ``short_question``, as short as a vague question and in its frames, that leaves
-  nothing open ("How many prescriptions with route PO?"), a COUNT(*) of the rows of the
-  table that hold a value the parent names.
+- ``attribute_question`` (vague-question): the keyword a vague question is cut to
+  with the value the parent names, in the vague questions' frames ("Texas population?",
+  "What about the Robinsonberg Arena capacity?"), when the value picks one
+  row; the gold SQL reads that column of that row; else ``short_question``, as short and
+  in the same frames, that leaves nothing open ("How many prescriptions with route
+  PO?"), a COUNT(*) of the rows of the table that hold a value the parent names; else
+  ``aggregate_question``, the highest, lowest or average of a number the parent reads
+  ("Highest capacity?").
 
 Out-of-domain and small-talk questions have no twin made here: a small-talk question's
 device is its topic, and an out-of-domain question borrowed from another database is
@@ -52,6 +57,7 @@ from answerable.builders.drafting.context import DatabaseContext, is_key, is_num
 from answerable.builders.drafting.drafts import Job
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
 from answerable.builders.items import plain_item
+from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS
 from answerable.builders.schema import Column, Table
 from answerable.kernel.errors import SQLError
@@ -151,6 +157,8 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     if table is None or select is None or database is None:
         return None
     kind, concept = offline.vague_kind(table)
+    if kind == "amount" and offline.asks_bare(job, concept.split(".", 1)[1]):
+        return None  # as the drafter: no vague word before the one figure asked
     phrases = offline.described_phrases(kind, table, concept)
     question = job.parent["question"]
     names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
@@ -178,7 +186,21 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled_by_question.vague_word_settled(text, word) is None:
         return None
-    return Twin(job, text, as_sql(select.where(condition), job), "settled_vague_word", word)
+    sql = as_sql(select.where(condition), job)
+    if _nothing_counted(database, sql):
+        return None  # the bound and the parent's own conditions meet no row
+    return Twin(job, text, sql, "settled_vague_word", word)
+
+
+def _nothing_counted(database, sql: str) -> bool:
+    """Whether ``sql`` returns one row of zeros and NULLs only (a count or an average
+    of no rows: "early matches (... 2021-08-13 and 2022-01-30) ... in the 2022-23
+    season" asks about none), or fails."""
+    try:
+        rows = database.execute(sql, row_cap=2).rows
+    except SQLError:
+        return True
+    return len(rows) == 1 and all(value in (0, None) for value in rows[0])
 
 
 def _noun_end(question: str, phrases: list[str], start: int) -> int | None:
@@ -226,8 +248,11 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
     question = job.parent["question"]
     values = offline.named_values(job, context)
     rng.shuffle(values)
-    for _value, column, (start, end) in values:
+    patterns = offline._pattern_parts(job.parent["sql"], context)
+    for value, column, (start, end) in values:
         noun = offline.reference_noun(column, context)
+        if noun is None or (value, column) in patterns:
+            continue
         if not offline._replaceable(question, start, end, noun):
             continue
         start, end = offline._widen(question, start, end, noun)
@@ -243,10 +268,99 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
 NAMING_WORDS = frozenset(["name", "label", "title"])
 
 
+def reference_twin(job, context, rng, database) -> Twin | None:
+    """ambiguous-reference: as the drafter does, a named value first
+    (:func:`resolved_reference`), else the reference it appends, resolved
+    (:func:`appended_reference`)."""
+    made = resolved_reference(job, context, rng, database)
+    return made if made is not None else appended_reference(job, context, rng, database)
+
+
+def appended_reference(job, context, rng, database) -> Twin | None:
+    """ambiguous-reference: the draft's appended "... for that <noun>?" with its
+    referent beside it, a name of the related table ("Which players are taller than 195
+    cm for that team, West Ritaberg Rangers?"); the gold SQL is the parent's, joined to
+    that table when it is not already, with the name as a condition. The name is one of
+    the parent's own rows (a seeded pick), so the answer is not empty. None when the
+    draft would append nothing, or the table has no name column or no join to it."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    question = job.parent["question"]
+    if table is None or select is None or database is None or not question.rstrip().endswith("?"):
+        return None
+    other = offline.related_table(table, context) or table
+    noun = offline.table_noun(other, plural=False)
+    if not offline.appendable(job, context, other, noun):
+        return None
+    naming = _naming_column(other)
+    joined = _joined(select, table, other)
+    if naming is None or joined is None:
+        return None
+    target = column_of(joined, other, naming)
+    value = _one_of_its_names(joined, target, database, rng)
+    if value is None:
+        return None
+    text = f"{question.rstrip().rstrip('?.! ')} for that {noun}, {value}?"
+    tree = joined.where(target.copy().eq(literal(value)))
+    return Twin(job, text, as_sql(tree, job), "appended_reference", "that")
+
+
+def _naming_column(table: Table) -> Column | None:
+    """The column that names a row of ``table`` (``name``, ``team_name``, ``label``)."""
+    for column in table.columns:
+        last = name_words(column.name)[-1:]
+        named = last and last[0] in NAMING_WORDS and not is_key(column.name)
+        if named and not is_numeric(column.type):
+            return column
+    return None
+
+
+def _joined(select: exp.Select, table: Table, other: Table) -> exp.Select | None:
+    """The parent's tree reading ``other`` too: as it is when it does, else with a JOIN
+    on a foreign key between ``table`` and ``other`` (None when there is none)."""
+    if own_table(select, other) is not None:
+        return select.copy()
+    mine = own_table(select, table)
+    theirs = {c.name.lower() for c in other.columns}
+    if mine is None or any(
+        not c.table and c.name.lower() in theirs for c in select.find_all(exp.Column)
+    ):
+        return None  # a bare column both tables have would be ambiguous after the join
+    owner = mine.alias_or_name
+    pairs = [(c, o) for c, t, o in table.foreign_keys if t.lower() == other.name.lower()]
+    pairs += [(o, c) for c, t, o in other.foreign_keys if t.lower() == table.name.lower()]
+    if not pairs:
+        return None
+    column, other_column = pairs[0]
+    on = exp.column(column, table=owner, quoted=True).eq(
+        exp.column(other_column, table=other.name, quoted=True)
+    )
+    return select.copy().join(exp.to_table(other.name, quoted=True), on=on)
+
+
+def _one_of_its_names(select: exp.Select, target: exp.Column, database, rng) -> str | None:
+    """A seeded pick among the names the parent's rows have in ``target`` (its WHERE
+    kept; its grouping, order and limit dropped), or None when there are none."""
+    names = select.copy()
+    for part in ("group", "having", "order", "limit", "offset"):
+        names.set(part, None)
+    names.set("expressions", [target.copy()])
+    names.set("distinct", exp.Distinct())
+    try:
+        rows = database.execute(names.sql(dialect="sqlite"), row_cap=50).rows
+    except SQLError:
+        return None
+    found = sorted(str(row[0]) for row in rows if row[0] not in (None, ""))
+    return rng.choice(found) if found else None
+
+
 def _kind_noun(column: str, noun: str) -> str:
     """What the value is called beside it: a value of a kind column (``admission_type``)
     is a kind, not the thing (not "that admission, emergency" but "that admission type,
-    emergency"); a name's owner is the thing itself ("that state, texas")."""
+    emergency"); a name's owner is the thing itself ("that state, texas"); a date is a
+    date, as the draft calls it ("since that date, 2018-07-06")."""
+    if noun == "date":
+        return noun
     last = name_words(column.split(".", 1)[1])[-1]
     if last in GENERIC_WORDS and last not in NAMING_WORDS:
         return humanize(column.split(".", 1)[1])
@@ -429,7 +543,8 @@ def short_question(job, context, rng, database) -> Twin | None:
     table = offline.parent_table(job, context)
     if table is None:
         return None
-    where, noun = None, offline.table_noun(table)
+    named = offline.table_noun(table).split()
+    where, noun = None, " ".join([*named[:-1], plural(singular(named[-1]))])  # "cities"
     for value, column, _span in offline.named_values(job, context):
         owner, name = column.split(".", 1)
         found = table.column(name)
@@ -437,6 +552,10 @@ def short_question(job, context, rng, database) -> Twin | None:
             continue  # a date is compared as a range: no row may hold it
         if owner.lower() == table.name.lower() and not is_key(name):
             target = exp.column(name, table=table.name, quoted=True)
+            if database is not None and not _rows_holding(
+                database, table, target.eq(literal(value))
+            ):
+                continue  # a pattern's part ("ending in United"): no row holds it whole
             where = target.eq(literal(value))
             noun = f"{noun} with {humanize(name)} {value}"
             break
@@ -455,40 +574,129 @@ SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the
 
 
 def vague_question_twin(job, context, rng, database) -> Twin | None:
-    """vague-question: a short question that is answerable (:func:`short_question`) or
-    the keyword then the whole question (:func:`keyword_then_question`), half each (the
-    latter also when there is no short question to make)."""
-    if rng.random() < 0.5:
-        made = short_question(job, context, rng, database)
+    """vague-question: a question as short as a vague one and in its frames that leaves
+    nothing open: what the parent asks of the one row its named value picks
+    (:func:`attribute_question`, "Texas population?"); without one, a count of the rows
+    holding that value (:func:`short_question`); else an aggregate of a number it reads
+    (:func:`aggregate_question`). The vague question says the attribute alone
+    ("Population?"), so the two differ by the row the twin names."""
+    for rule in (attribute_question, short_question, aggregate_question):
+        made = rule(job, context, rng, database)
         if made is not None:
             return made
-    return keyword_then_question(job, context, rng, database)
+    return None
 
 
-def keyword_then_question(job, context, rng, database) -> Twin | None:
-    """vague-question: the keyword a vague question is cut to, then the whole question."""
-    select = parent_tree(job)
+AGGREGATES = {"highest": exp.Max, "lowest": exp.Min, "average": exp.Avg}
+AGGREGATE_FRAMES = ("{A} {c}?", "{A} {c}, please.", "What about the {a} {c}?")
+"""A short question about a whole column in the vague frames ("Capacity?" is vague,
+"Highest capacity?" is not)."""
+
+
+def aggregate_question(job, context, rng, database) -> Twin | None:
+    """vague-question: the highest, lowest or average of a number the parent reads of
+    its main table, in the vague frames ("Highest capacity?"), with the table's noun
+    when another table has a column of that name ("Highest city population?"); the
+    gold SQL that aggregate over the table. None when the parent reads no number of it,
+    or the table has no other number a wrong candidate could read."""
     table = offline.parent_table(job, context)
-    if select is None:
+    if table is None:
         return None
-    values = offline.named_values(job, context)
-    if values:
-        keyword = values[0][0]
-    elif table is not None:
-        columns = offline.read_columns(job, table)
-        keyword = columns[0] if columns else offline.table_noun(table)
-    else:
+    by_name = {humanize(c.name): c for c in table.columns}
+    read = [by_name[name] for name in offline.read_columns(job, table) if name in by_name]
+    numbers = [c for c in read if is_numeric(c.type) and not is_temporal(c.name, c.type)]
+    if not numbers or not _numeric_sibling(table, numbers[0]):
         return None
-    pattern = rng.choice(("{K}? {Q}", "{K}, please. {Q}", "What about {k}? {Q}"))
-    question = capitalize(job.parent["question"].strip())
-    text = pattern.format(K=capitalize(keyword), k=keyword, Q=question)
-    return Twin(job, text, as_sql(select, job), "keyword_then_question", keyword)
+    column = numbers[0]
+    word = rng.choice(sorted(AGGREGATES))
+    target = exp.column(column.name, table=table.name, quoted=True)
+    query = exp.select(AGGREGATES[word](this=target)).from_(exp.to_table(table.name, quoted=True))
+    said = humanize(column.name)
+    noun = offline.table_noun(table, plural=False)
+    elsewhere = [t for t in context.schema.tables if t is not table and t.column(column.name)]
+    if elsewhere and not set(noun.split()) & set(said.split()):
+        said = f"{noun} {said}"  # "city population": states have a population too
+    text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
+    return Twin(job, text, as_sql(query, job), "aggregate_question", word)
+
+
+def _numeric_sibling(table: Table, column: Column) -> bool:
+    """Whether ``table`` has another number that is no key: a whole-table aggregate
+    has no condition, join or grouping, so a wrong candidate SQL (SCARE pairs each
+    item with one) can only read another number of the table."""
+    return any(
+        c.name.lower() != column.name.lower() and is_numeric(c.type) and not is_key(c.name)
+        for c in table.columns
+    )
+
+
+ATTRIBUTE_FRAMES = ("{V} {c}?", "{V} {c}, please.", "What about the {v} {c}?")
+"""The frames of a short answerable question about one row: a vague question's frames
+("Texas?", "Texas, please.", "What about texas?") with the attribute asked."""
+
+
+def attribute_question(job, context, rng, database) -> Twin | None:
+    """vague-question: the keyword a vague question is cut to (the attribute the parent
+    asks) with the value the parent names, which picks its row, in the vague frames
+    ("Texas population?", "What about the Robinsonberg Arena capacity?"); the gold SQL reads
+    that column of the one row of the parent's main table holding the value. None when
+    the value picks no single row (a drug prescribed many times), when the parent asks
+    no plain column of that table, or without a database to count the rows."""
+    table = offline.parent_table(job, context)
+    select = parent_tree(job)
+    if table is None or select is None or database is None:
+        return None
+    asked = _asked_columns(select, table)
+    for value, column, _span in offline.named_values(job, context):
+        owner, name = column.split(".", 1)
+        found = table.column(name)
+        if owner.lower() != table.name.lower() or found is None or is_key(name):
+            continue
+        if is_temporal(found.name, found.type):
+            continue  # a date is compared as a range: it names no row
+        wanted = [c for c in asked if c.name.lower() != name.lower()]
+        where = exp.column(name, table=table.name, quoted=True).eq(literal(value))
+        if not wanted or _rows_holding(database, table, where) != 1:
+            continue
+        target = wanted[0]
+        query = exp.select(exp.column(target.name, table=table.name, quoted=True))
+        query = query.from_(exp.to_table(table.name, quoted=True)).where(where)
+        said = humanize(target.name)
+        pattern = rng.choice(ATTRIBUTE_FRAMES)
+        text = pattern.format(V=capitalize(value), v=value, c=said)
+        return Twin(job, text, as_sql(query, job), "attribute_question", value)
+    return None
+
+
+def _asked_columns(select: exp.Select, table: Table) -> list[Column]:
+    """The columns of ``table`` the outer SELECT returns bare (no keys, no flags)."""
+    found = own_table(select, table)
+    owner = found.alias_or_name.lower() if found is not None else None
+    asked = []
+    for expression in select.expressions:
+        column = expression.unalias()
+        if not isinstance(column, exp.Column) or column.table.lower() not in ("", owner):
+            continue
+        known = table.column(column.name)
+        if known is not None and not is_key(known.name) and offline._describable([known.name]):
+            asked.append(known)
+    return asked if owner is not None else []
+
+
+def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
+    """How many rows of ``table`` meet ``where`` (None when the count fails)."""
+    query = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
+    try:
+        rows = database.execute(query.where(where.copy()).sql(dialect="sqlite")).rows
+    except SQLError:
+        return None
+    return rows[0][0] if rows else None
 
 
 TWINS = {
     "vague-question": vague_question_twin,
     "vague-word": settled_vague_word,
-    "ambiguous-reference": resolved_reference,
+    "ambiguous-reference": reference_twin,
     "missing-column": present_column,
     "out-of-scope": sql_task,
 }
@@ -542,3 +750,23 @@ def twin_item(twin: Twin, example: dict, result: dict | None, sql_meta: dict, se
             "parent": parent["id"],
         },
     )
+
+
+class TwinQueries:
+    """The gold SQL of the twins kept so far, per database: a twin that asks what an
+    earlier twin asks (the same SQL: "How many lab events with flag abnormal?" and "What
+    about the number of lab events with flag abnormal?") is a repeat, whatever its
+    words. Twins of one parent are never compared as text (they are its kin), so the
+    SQL is what tells them apart. Checking the same twin again finds no repeat."""
+
+    def __init__(self):
+        self.first: dict[tuple[str, str], str] = {}
+
+    def check(self, item: dict) -> tuple[str, str] | None:
+        """``("repeated-twin", detail)`` when an earlier twin has the item's SQL, else
+        None (and the item's SQL is remembered)."""
+        key = (item["db_id"], " ".join(item["sql"].split()))
+        first = self.first.setdefault(key, item["id"])
+        if first == item["id"]:
+            return None
+        return "repeated-twin", f"same SQL as twin {first}"
