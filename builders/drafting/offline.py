@@ -597,11 +597,7 @@ def counted(job: Job) -> bool:
     source = tree.args.get("from_")
     if source is None or (isinstance(source.this, exp.Subquery) and not tree.args.get("joins")):
         return True  # a figure worked out of subqueries, or a value read off a derived table
-    return any(
-        node.find_ancestor(exp.Select) is tree
-        for e in tree.expressions
-        for node in e.find_all(exp.AggFunc)
-    )
+    return sqlkit.folds_rows(tree)
 
 
 def one_result(job: Job) -> bool:

@@ -104,17 +104,6 @@ def column_of(select: exp.Select, table: Table, column: Column) -> exp.Column | 
     return exp.column(column.name, table=found.alias_or_name, quoted=True)
 
 
-def aggregated(select: exp.Select) -> bool:
-    """Whether the outer SELECT folds its rows (an aggregate or a GROUP BY)."""
-    if select.args.get("group"):
-        return True
-    return any(
-        node.find_ancestor(exp.Select) is select
-        for e in select.expressions
-        for node in e.find_all(exp.AggFunc)
-    )
-
-
 def as_sql(tree: exp.Expr, job: Job) -> str:
     """The tree's SQL in the parent's dialect."""
     return tree.sql(dialect=job.parent.get("dialect", "sqlite"))
@@ -397,7 +386,7 @@ def present_column(job, context, rng, database) -> Twin | None:
             return None
         text = question[: said[0]] + humanize(new.name) + question[said[1] :]
         return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
-    if aggregated(select) or select.args.get("distinct"):
+    if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
     pool = _other_columns(table, read)
     if not pool or not question.rstrip().endswith("?"):
@@ -465,7 +454,7 @@ def sql_task(job, context, rng, database) -> Twin | None:
         return None
     if rng.random() < 0.5:
         return whole_result(job, select, rng)
-    if aggregated(select):
+    if sqlkit.folds_rows(select):
         return rounded_average(job, select)
     if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
         return None
@@ -505,7 +494,7 @@ def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
     parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT, more
     than one row: "how many there are" of one row is no question)."""
     rows = (job.parent.get("result") or {}).get("row_count", 2)
-    countable = rows >= 2 and not aggregated(select) and not select.args.get("limit")
+    countable = rows >= 2 and not sqlkit.folds_rows(select) and not select.args.get("limit")
     task = rng.choice(sorted(RESULT_REQUESTS)) if countable else "table"
     request = rng.choice(RESULT_REQUESTS[task])
     if task == "count":

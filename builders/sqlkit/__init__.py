@@ -9,7 +9,7 @@ descriptions (:func:`skeleton`, :func:`hardness`, :func:`operations`) fill an it
 - :func:`quote_identifier` (from :mod:`answerable.builders.schema`, which sqlkit builds on)
 - ``refs``: :func:`references`, :class:`Refs`, :class:`Literal`
 - ``describe``: :func:`skeleton`, :func:`hardness`, :func:`operations`,
-  :func:`has_order_by`, :func:`is_read_only`
+  :func:`has_order_by`, :func:`folds_rows`, :func:`is_read_only`
 
 >>> analyze("SELECT name FROM singer WHERE age > 30", None)["operations"]
 ['Select', 'Threshold']
@@ -25,6 +25,7 @@ from answerable.builders.schema import DatabaseSchema, quote_identifier
 from answerable.builders.sqlkit.binding import qualify, qualify_in_place
 from answerable.builders.sqlkit.describe import (
     OPERATIONS,
+    folds_rows,
     hardness,
     has_order_by,
     is_read_only,
@@ -48,6 +49,7 @@ __all__ = [
     "Literal",
     "Refs",
     "analyze",
+    "folds_rows",
     "hardness",
     "has_order_by",
     "is_read_only",

@@ -226,6 +226,23 @@ def has_order_by(expression: exp.Expr) -> bool:
     return expression.args.get("order") is not None
 
 
+def folds_rows(select: exp.Select) -> bool:
+    """Whether the outer SELECT folds its rows into groups or one row (a GROUP BY, or an
+    aggregate of its own, not one inside a subquery).
+
+    >>> from answerable.builders.sqlkit import parse
+    >>> folds_rows(parse("SELECT a FROM t WHERE a > (SELECT AVG(a) FROM t)"))
+    False
+    """
+    if select.args.get("group"):
+        return True
+    return any(
+        node.find_ancestor(exp.Select) is select
+        for e in select.expressions
+        for node in e.find_all(exp.AggFunc)
+    )
+
+
 def is_read_only(expression: exp.Expr) -> bool:
     """True only for a query (SELECT, set operation, WITH ... SELECT) that writes nothing.
 
