@@ -10,7 +10,8 @@ step's floor: the irreducible work of the same items, one process, wall seconds:
 - every step: each of its output items' SQL (and candidate SQL) parsed once with sqlglot,
   and its items written once to Parquet (``records.write_parquet``);
 - steps that execute SQL (``seed_v1``, ``template_v1``, ``counterfactual``,
-  ``candidate_sql``): each such SQL over an unedited database also executed once with
+  ``drafting``, whose answerable twins are verified by execution as templated pairs are,
+  and ``candidate_sql``): each such SQL over an unedited database also executed once with
   ``sqlite3`` on a read-only connection, rows fetched; ``counterfactual`` also copies a
   database file once per variant it made (each edit is made on a copy);
 - ``checks`` and ``audit``: parse and write over every candidate (they read them all);
@@ -50,7 +51,7 @@ from answerable.errors import SQLError
 from answerable.recipe import load_recipe
 from answerable.records import read_parquet, write_parquet
 
-EXECUTING = {"seed_v1", "template_v1", "counterfactual", "candidate_sql"}
+EXECUTING = {"seed_v1", "template_v1", "counterfactual", "drafting", "candidate_sql"}
 READ_ALL = {"checks", "audit"}  # steps over every candidate
 
 
