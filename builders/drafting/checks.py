@@ -186,14 +186,17 @@ def schema_links(question: str, context: DatabaseContext) -> list[str]:
     >>> schema_links("Which players are taller than Ada?", context)
     ['ada', 'players']
     """
+    return sorted({word for word in words(question) if _links(word, context)})
+
+
+@functools.lru_cache(maxsize=65536)  # templated questions share most of their words
+def _links(word: str, context: DatabaseContext) -> bool:
+    """Whether one word of a question links it to the context's database (see
+    :func:`schema_links`), worked out once per word and context (hashed by identity)."""
+    if word in QUESTION_STOPWORDS or word in GENERIC_WORDS or word.isdigit():
+        return False
     known = _linkable_words(context)
-    found = set()
-    for word in words(question):
-        if word in QUESTION_STOPWORDS or word in GENERIC_WORDS or word.isdigit():
-            continue
-        if canonical(word) in known or near_synonym(word, context.schema) is not None:
-            found.add(word)
-    return sorted(found)
+    return canonical(word) in known or near_synonym(word, context.schema) is not None
 
 
 @functools.lru_cache(maxsize=64)

@@ -41,7 +41,7 @@ from answerable.builders.drafting.drafts import (
     plan_jobs,
 )
 from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
-from answerable.builders.drafting.offline import draft_offline
+from answerable.builders.drafting.offline import draft_offline, unlinked_questions
 from answerable.builders.drafting.prompts import schema_text
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.drafting.text import name_words
@@ -286,11 +286,27 @@ def draft_offline_in_shards(
         drafts, rejects, twins = offline_drafts(ctx, mine, contexts, config.twin_rate)
         return StepOutput([draft_item(draft, seed) for draft in drafts] + twins, rejects)
 
-    drafted = run_in_shards(ctx, folder, STEP, jobs, draft, key=lambda job: "/".join(map(str, job)))
+    drafted = run_in_shards(
+        ctx,
+        folder,
+        STEP,
+        jobs,
+        draft,
+        key=lambda job: "/".join(map(str, job)),
+        prepare=lambda: unlinked_once(contexts) if "out-of-domain" in categories else None,
+    )
     check = draft_check(contexts, lambda parent_id: parents.load([parent_id])[0])
     return without_repeats(
         ctx, drafted, config.dedup_threshold, so_far, folder, Counter(databases), check
     )
+
+
+def unlinked_once(contexts: dict[str, DatabaseContext]) -> None:
+    """Each context's foreign questions that do not link to its database (what
+    out-of-domain drafts are dealt), worked out here once, before the workers fork, so
+    that they share them instead of each working them out again."""
+    for context in contexts.values():
+        unlinked_questions(context)
 
 
 def draft_with_model(

@@ -41,41 +41,60 @@ def to_frame(items: Iterable[dict]) -> pl.DataFrame:
     error naming the item and the key.
     """
     schema = polars_schema()
-    rows = [_typed_row(item, schema) for item in sorted(items, key=lambda i: i["id"])]
+    typers = [(name, DEFAULTS.get(name), _typer(dtype, name)) for name, dtype in schema.items()]
+    rows = [_typed_row(item, typers) for item in sorted(items, key=lambda i: i["id"])]
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def _typed_row(item: dict, schema: pl.Schema) -> list:
-    unknown = set(item) - set(schema)
+def _typed_row(item: dict, typers: list[tuple[str, Any, Callable]]) -> list:
+    unknown = item.keys() - {name for name, _default, _typed in typers}
     if unknown:
         raise SchemaShapeError(
             f"item {item.get('id')}: field(s) {sorted(unknown)} are not in "
             "schemas/item.schema.json (fix: declare them there)"
         )
-    return [
-        _typed(item.get(name, DEFAULTS.get(name)), dtype, name, item)
-        for name, dtype in schema.items()
-    ]
+    return [typed(item.get(name, default), item) for name, default, typed in typers]
 
 
-def _typed(value: Any, dtype: pl.DataType, path: str, item: dict) -> Any:
-    if value is None:
-        return None
+def _kept(value: Any, _item: dict) -> Any:
+    return value
+
+
+@cache
+def _typer(dtype: pl.DataType, path: str) -> Callable[[Any, dict], Any]:
+    """The function that types one value at ``path`` (of the item it is given with, for
+    the error): open fields as canonical JSON text, a struct with every declared key
+    (an undeclared one is an error), a list item by item. Made once per field, so a
+    million rows do not walk the struct's type again and again."""
     if path in OPEN_FIELDS:
-        return canonical_json(value)
+        return lambda value, _item: None if value is None else canonical_json(value)
     if isinstance(dtype, pl.Struct):
-        names = {field.name: field.dtype for field in dtype.fields}
-        unknown = set(value) - set(names)
+        return _struct_typer(dtype, path)
+    if isinstance(dtype, pl.List):
+        inner = _typer(dtype.inner, path)
+        if inner is _kept:
+            return lambda value, _item: None if value is None else list(value)
+        return lambda value, item: None if value is None else [inner(v, item) for v in value]
+    return _kept
+
+
+def _struct_typer(dtype: pl.Struct, path: str) -> Callable[[Any, dict], Any]:
+    parts = [(f.name, _typer(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
+    declared = {name for name, _part in parts}
+
+    def typed(value: Any, item: dict) -> Any:
+        if value is None:
+            return None
+        unknown = value.keys() - declared
         if unknown:
             raise SchemaShapeError(
                 f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
                 "schemas/item.schema.json does not declare (fix: declare them there, or "
                 "list the field in OPEN_FIELDS in src/answerable/kernel/item_model.py)"
             )
-        return {k: _typed(value.get(k), t, f"{path}.{k}", item) for k, t in names.items()}
-    if isinstance(dtype, pl.List):
-        return [_typed(v, dtype.inner, path, item) for v in value]
-    return value
+        return {key: part(value.get(key), item) for key, part in parts}
+
+    return typed
 
 
 def to_items(frame: pl.DataFrame) -> list[dict]:

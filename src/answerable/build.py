@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -425,9 +426,8 @@ def _step_line(output: StepOutput, cached: bool, log: Log, name: str) -> dict:
 def _write_outputs(
     workspace: Workspace, output: StepOutput, counts: dict, steps: dict, recipe: Recipe, extra: dict
 ) -> BuildReport:
-    reject_counts = dict(sorted(output.reject_counts().items()))
     candidates = workspace.candidates  # written by finished_items
-    rejects_file = write_jsonl(output.rejects.in_order(), workspace.reports / "rejects.jsonl")
+    rejects_file, reject_counts = written_rejects(workspace, output.rejects)
     report_file = write_json(
         {
             "dataset": recipe.dataset,
@@ -441,3 +441,34 @@ def _write_outputs(
         workspace.reports / "build.json",
     )
     return BuildReport(candidates, rejects_file, report_file, counts, reject_counts, steps)
+
+
+def written_rejects(workspace: Workspace, rejects: Rejects) -> tuple[Path, dict]:
+    """The rejects report (``reports/rejects.jsonl``, every reject in order) and its
+    counts per reason: written from ``rejects``, or the one an earlier build wrote from
+    the same parts (``steps/rejects-<hash of the parts>.json``) when it is still the
+    file it wrote: a cached rerun then reads and writes no reject."""
+    file = workspace.reports / "rejects.jsonl"
+    marker = workspace.steps / f"rejects-{content_hash(_parts_key(rejects))}.json"
+    if marker.is_file() and file.is_file():
+        stored = read_json(marker)
+        if stored["sha256"] == sha256_file(file):
+            return file, stored["counts"]
+    counts = dict(sorted(Counter(r["reason"] for r in rejects).items()))
+    write_jsonl(rejects.in_order(), file)
+    write_json({"sha256": sha256_file(file), "counts": counts}, marker)
+    return file, counts
+
+
+def _parts_key(rejects: Rejects) -> list:
+    """What the rejects are made of: each stored file by path, size and modification
+    time (a stored step's, a shard's), each list by its records."""
+    key = []
+    for part in rejects.parts:
+        files = [part.path] if hasattr(part, "path") else getattr(part, "files", None)
+        if files is None:
+            key.append(list(part))
+            continue
+        stats = [(path, os.stat(path)) for path in map(str, files)]
+        key.append([[path, stat.st_size, stat.st_mtime_ns] for path, stat in stats])
+    return key

@@ -10,8 +10,10 @@ step's floor: the irreducible work of the same items, one process, wall seconds:
 - every step: each of its output items' SQL (and candidate SQL) parsed once with sqlglot,
   and its items written once to Parquet (``records.write_parquet``);
 - steps that execute SQL (``seed_v1``, ``template_v1``, ``counterfactual``,
-  ``candidate_sql``): each such SQL over an unedited database also executed once with
-  ``sqlite3`` on a read-only connection, rows fetched; ``counterfactual`` also copies a
+  ``drafting``, whose answerable twins are verified by execution as templated pairs are,
+  and ``candidate_sql``): each such SQL also executed once with ``sqlite3`` on a
+  read-only connection over the database its item is about (a counterfactual item's
+  edited copy under ``variants/``), rows fetched; ``counterfactual`` also copies a
   database file once per variant it made (each edit is made on a copy);
 - ``checks`` and ``audit``: parse and write over every candidate (they read them all);
 - ``release``: the released rows read and written again by polars (Parquet and JSON
@@ -50,7 +52,7 @@ from answerable.kernel.errors import SQLError
 from answerable.kernel.recipe import load_recipe
 from answerable.kernel.records import read_parquet, write_parquet
 
-EXECUTING = {"seed_v1", "template_v1", "counterfactual", "candidate_sql"}
+EXECUTING = {"seed_v1", "template_v1", "counterfactual", "drafting", "candidate_sql"}
 READ_ALL = {"checks", "audit"}  # steps over every candidate
 
 
@@ -71,17 +73,17 @@ def parse_all(items: list[dict]) -> None:
             parse(sql, item.get("dialect") or "sqlite")
 
 
-def execute_all(items: list[dict], databases: Path) -> None:
-    """Every SQL text over an unedited database executed once, rows fetched."""
+def execute_all(items: list[dict], databases: Path, variants: Path) -> None:
+    """Every SQL text executed once over the database its item is about, rows fetched:
+    the unedited database, or the edited copy of a counterfactual item (``variants``,
+    when the build kept its file)."""
     connections: dict[str, sqlite3.Connection] = {}
     for item, sql in item_sql(items):
-        if item.get("db_variant"):
-            continue
-        db = item["db_id"]
-        if db not in connections:
-            uri = f"file:{databases / f'{db}.sqlite'}?mode=ro"
-            connections[db] = sqlite3.connect(uri, uri=True)
-        with contextlib.suppress(sqlite3.Error):
+        db = item.get("db_variant") or item["db_id"]
+        file = (variants if item.get("db_variant") else databases) / f"{db}.sqlite"
+        if db not in connections and file.is_file():
+            connections[db] = sqlite3.connect(f"file:{file}?mode=ro", uri=True)
+        with contextlib.suppress(sqlite3.Error, KeyError):
             connections[db].execute(sql).fetchall()
     for connection in connections.values():
         connection.close()
@@ -106,7 +108,7 @@ def step_floor(step: str, root: Path, scratch: Path) -> float:
     seconds = timed(lambda: parse_all(items))
     seconds += timed(lambda: write_parquet(items, scratch / f"{step}.parquet"))
     if step in EXECUTING:
-        seconds += timed(lambda: execute_all(items, root.parent / "demo"))
+        seconds += timed(lambda: execute_all(items, root.parent / "demo", root / "variants"))
     if step == "counterfactual":
         variants = {i["db_variant"]: i["db_id"] for i in items if i.get("db_variant")}
         base = root.parent / "demo"
