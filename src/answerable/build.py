@@ -69,7 +69,7 @@ from answerable.release.cut.guards import guard_rejects
 from answerable.release.cut.publish import Release, cut_release
 from answerable.release.documents.beside_data import source_licenses
 from answerable.release.documents.card import About
-from answerable.release.reader import count_items, read_release_manifest
+from answerable.release.reader import MANIFEST, count_items, read_release_manifest
 from answerable.release.verify import check_files
 from answerable.schemas import validate
 
@@ -377,9 +377,9 @@ def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release 
     cached rerun then skips cutting it again only to find it unchanged."""
     marker = workspace.steps / f"release-{key[:16]}.json"
     target = recipe.out / recipe.dataset / recipe.version
-    if not marker.is_file() or not (target / "manifest.json").is_file():
+    if not marker.is_file() or not (target / MANIFEST).is_file():
         return None
-    if sha256_file(target / "manifest.json") != read_json(marker)["manifest_sha256"]:
+    if sha256_file(target / MANIFEST) != read_json(marker)["manifest_sha256"]:
         return None
     manifest = read_release_manifest(target)
     if check_files(target, manifest):
@@ -389,7 +389,7 @@ def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release 
 
 def remember_release(workspace: Workspace, key: str, release: Release) -> None:
     """Note which manifest the release of ``key`` has, for :func:`published_before`."""
-    digest = sha256_file(release.path / "manifest.json")
+    digest = sha256_file(release.path / MANIFEST)
     write_json({"manifest_sha256": digest}, workspace.steps / f"release-{key[:16]}.json")
 
 
