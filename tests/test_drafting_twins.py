@@ -430,6 +430,37 @@ def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlativ
     neither_draft_nor_twin(geography(tmp_path), "vague-word", offline.insert_vague_word, asked)
 
 
+def test_a_size_word_qualifies_the_rows_a_question_lists_and_never_a_named_one(tmp_path):
+    """ "what river runs through texas" becomes "what large river ..." or "what small
+    river ...": how large is not said. Not when the rows are named ("the ohio river",
+    "a city named austin") or ranked ("the longest river"), and not for one row."""
+    from answerable.builders.drafting import offline
+
+    asked = {
+        "what river runs through texas": "SELECT river_name FROM river WHERE traverse = 'texas'",
+        "what states does the ohio river run through": "SELECT traverse FROM river "
+        "WHERE river_name = 'ohio'",
+        "what states have a city named austin": "SELECT state_name FROM city "
+        "WHERE city_name = 'austin'",
+        "what is the longest river in texas": "SELECT river_name FROM river "
+        "WHERE traverse = 'texas' ORDER BY length DESC LIMIT 1",
+    }
+    contexts, parents = asked_of(geography(tmp_path), asked)
+    for seed in range(4):
+        drafts = [
+            offline.insert_vague_word(
+                Job(p, "vague-word", seed), contexts["geo"], rng_for(SEED, str(seed))
+            )
+            for p in parents
+        ]
+        assert drafts[0].question in (
+            "what large river runs through texas",
+            "what small river runs through texas",
+        )
+        assert drafts[0].trigger in ("large", "small")
+        assert drafts[1:] == [None, None, None]
+
+
 def asked_of(path, asked: dict) -> tuple[dict, list[dict]]:
     """The drafting contexts of the database at ``path`` (its id: the file's stem) and
     the parents of ``asked`` (question -> SQL) over it."""

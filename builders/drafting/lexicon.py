@@ -18,6 +18,9 @@ VAGUE_BY_KIND = {
     "other": ("typical", "notable", "important"),
 }
 """Vague adjectives the offline drafter inserts, by what the noun they qualify is."""
+SIZE_WORDS = ("large", "small")
+"""The amount words that also fit the noun of the thing measured ("large cities"),
+when the question does not name the measure itself."""
 
 # ---- reference words (SCARE ambiguous reference, NAQ contextual ambiguous) --------------
 

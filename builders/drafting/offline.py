@@ -183,15 +183,46 @@ def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) ->
     kind, concept = vague_kind(table)
     if kind == "amount" and concept and asks_bare(job, concept.split(".", 1)[1]):
         return None  # "the high population of austin": the one figure asked is no set
-    phrases = described_phrases(kind, table, concept)
     question = job.parent["question"]
     names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
-    at = noun_group_start(question, phrases, inside=names)
+    at = noun_group_start(question, described_phrases(kind, table, concept), inside=names)
+    words = lexicon.VAGUE_BY_KIND[kind]
+    if at is None and kind == "amount" and ranks_nothing(job):
+        # "what large cities are in texas": how large is not said, and no ranking settles it
+        at = noun_group_start(question, described_phrases("other", table, None), inside=names)
+        if at is not None and names_its_rows(job, context, at):
+            at = None  # "the large mississippi river": a named row is as large as it is
+        words = lexicon.SIZE_WORDS
     if at is None:
         return None
-    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    word = rng.choice(words)
     question = question[:at] + word + " " + question[at:]
     return _draft(job, question, word, "insert_vague_word", concept=concept)
+
+
+def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
+    """Whether the noun group at ``at`` is about rows the question names: a value of the
+    parent's SQL within its first three words ("mississippi river", "city flint", "city
+    named austin"), or a parent that gives one row at most."""
+    question = job.parent["question"]
+    words = list(re.finditer(r"\S+", question[at:]))[:3]
+    end = at + words[-1].end() if words else at
+    if any(at <= span[0] < end for _value, _column, span in named_values(job, context)):
+        return True
+    result = job.parent.get("result") or {}
+    return isinstance(result, dict) and result.get("row_count", 2) <= 1
+
+
+def ranks_nothing(job: Job) -> bool:
+    """Whether the parent's SQL neither orders, limits nor takes a MAX or MIN: its rows
+    are all that meet its conditions, so a size word would choose among them."""
+    try:
+        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return False
+    if any(node.args.get("order") or node.args.get("limit") for node in tree.find_all(exp.Query)):
+        return False
+    return tree.find(exp.Max, exp.Min) is None
 
 
 def asks_bare(job: Job, column: str) -> bool:
