@@ -329,7 +329,7 @@ def test_no_reference_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
-        pytest.skip(wordnet.missing_reason())
+        pytest.skip(str(wordnet.missing()))
     path = geography(tmp_path)
     asked = {
         "what rivers run through texas": "SELECT river_name FROM river WHERE traverse = 'texas'"
@@ -493,7 +493,7 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
-        pytest.skip(wordnet.missing_reason())
+        pytest.skip(str(wordnet.missing()))
     assert offline._never_a_noun("long") and not offline._never_a_noun("state")
     path = tmp_path / "league.sqlite"
     with sqlite3.connect(path) as db:

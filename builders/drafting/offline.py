@@ -213,12 +213,20 @@ def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
     return isinstance(result, dict) and result.get("row_count", 2) <= 1
 
 
+def parent_tree(job: Job) -> exp.Expr | None:
+    """The parent's SQL parsed (a tree of the caller's own), or None when it does not
+    parse."""
+    try:
+        return sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    except SQLError:
+        return None
+
+
 def ranks_nothing(job: Job) -> bool:
     """Whether the parent's SQL neither orders, limits nor takes a MAX or MIN: its rows
     are all that meet its conditions, so a size word would choose among them."""
-    try:
-        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
-    except SQLError:
+    tree = parent_tree(job)
+    if tree is None:
         return False
     if any(node.args.get("order") or node.args.get("limit") for node in tree.find_all(exp.Query)):
         return False
@@ -228,9 +236,8 @@ def ranks_nothing(job: Job) -> bool:
 def asks_bare(job: Job, column: str) -> bool:
     """Whether the parent's outer SELECT returns ``column`` itself (not inside an
     aggregate): the question asks that figure of its rows."""
-    try:
-        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
-    except SQLError:
+    tree = parent_tree(job)
+    if tree is None:
         return False
     if not isinstance(tree, exp.Select):
         return False
@@ -619,9 +626,8 @@ def counted(job: Job) -> bool:
     SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
     FROM of its own, or reads only a derived table: "What is the percentile of 2.71 in
     ...?"), so that no row has an attribute to add."""
-    try:
-        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
-    except SQLError:
+    tree = parent_tree(job)
+    if tree is None:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
         return False
@@ -636,9 +642,8 @@ def one_result(job: Job) -> bool:
     outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
     if counted(job):
         return True
-    try:
-        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
-    except SQLError:
+    tree = parent_tree(job)
+    if tree is None:
         return False
     limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
     return limit is not None and limit.expression.sql() == "1"

@@ -81,10 +81,7 @@ class Twin:
 
 def parent_tree(job: Job) -> exp.Select | None:
     """The parent's SQL parsed, when it is one SELECT (no UNION, no WITH at the top)."""
-    try:
-        tree = sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
-    except SQLError:
-        return None
+    tree = offline.parent_tree(job)
     return tree if isinstance(tree, exp.Select) and not tree.args.get("with") else None
 
 

@@ -12,7 +12,6 @@ import fcntl
 import hashlib
 import os
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -427,7 +426,7 @@ def _write_outputs(
     workspace: Workspace, output: StepOutput, counts: dict, steps: dict, recipe: Recipe, extra: dict
 ) -> BuildReport:
     candidates = workspace.candidates  # written by finished_items
-    rejects_file, reject_counts = written_rejects(workspace, output.rejects)
+    rejects_file, reject_counts = written_rejects(workspace, output)
     report_file = write_json(
         {
             "dataset": recipe.dataset,
@@ -443,18 +442,18 @@ def _write_outputs(
     return BuildReport(candidates, rejects_file, report_file, counts, reject_counts, steps)
 
 
-def written_rejects(workspace: Workspace, rejects: Rejects) -> tuple[Path, dict]:
+def written_rejects(workspace: Workspace, output: StepOutput) -> tuple[Path, dict]:
     """The rejects report (``reports/rejects.jsonl``, every reject in order) and its
-    counts per reason: written from ``rejects``, or the one an earlier build wrote from
+    counts per reason: written from ``output.rejects``, or the one an earlier build wrote from
     the same parts (``steps/rejects-<hash of the parts>.json``) when it is still the
     file it wrote: a cached rerun then reads and writes no reject."""
-    file = workspace.reports / "rejects.jsonl"
+    file, rejects = workspace.reports / "rejects.jsonl", output.rejects
     marker = workspace.steps / f"rejects-{content_hash(_parts_key(rejects))}.json"
     if marker.is_file() and file.is_file():
         stored = read_json(marker)
         if stored["sha256"] == sha256_file(file):
             return file, stored["counts"]
-    counts = dict(sorted(Counter(r["reason"] for r in rejects).items()))
+    counts = dict(sorted(output.reject_counts().items()))
     write_jsonl(rejects.in_order(), file)
     write_json({"sha256": sha256_file(file), "counts": counts}, marker)
     return file, counts
