@@ -102,11 +102,16 @@ def to_items(frame: pl.DataFrame) -> list[dict]:
     fields parsed, null keys inside structs left out unless the schema requires them (an
     absent key and a null one read back alike)."""
     frame = frame.select([name for name in polars_schema() if name in frame.columns])
-    converters = [(name, _converter(dtype, name)) for name, dtype in frame.schema.items()]
-    return [
-        {name: convert(row[name]) for name, convert in converters}
-        for row in frame.iter_rows(named=True)
-    ]
+    columns = [_column_values(frame.get_column(name)) for name in frame.columns]
+    return [dict(zip(frame.columns, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _column_values(column: pl.Series) -> list:
+    """One column's values in item form: read whole by polars, converted value by value
+    only where the field needs it (a plain field is kept as polars gives it)."""
+    convert = _converter(column.dtype, column.name)
+    values = column.to_list()
+    return values if convert is _same else [convert(value) for value in values]
 
 
 def _same(value: Any) -> Any:
@@ -133,16 +138,16 @@ def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
     parts = [(f.name, _converter(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
     required = required_keys(path)
 
+    nested = [(name, part) for name, part in parts if part is not _same]
+
     def convert(value: Any) -> Any:
         if value is None:
             return None
-        out = {}
-        for key, part in parts:
-            field = value.get(key)
+        out = {key: field for key, field in value.items() if field is not None or key in required}
+        for key, part in nested:
+            field = out.get(key)
             if field is not None:
                 out[key] = part(field)
-            elif key in required:
-                out[key] = None
         return out
 
     return convert

@@ -80,7 +80,7 @@ def evaluate(
         raise ConfigError(
             "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
         )
-    runnable = {i["id"] for i in items if shipped(i, opened.path)}
+    runnable = runnable_ids(items, opened.path)
     tasks = _tasks([i for i in items if i["id"] in runnable], given, opened.path)
     outcomes = execute_all(opened.path, tasks, mode, opened.limits, workers)
     scored = [
@@ -88,6 +88,20 @@ def evaluate(
         for item in items
     ]
     return build_report(scored, given, source, opened, split, mode, resamples, seed, profile=chosen)
+
+
+def runnable_ids(items: list[dict], release: Path) -> set[str]:
+    """Ids of the items whose database the release ships; each database's files are
+    looked up once, however many items are asked over it."""
+    ships: dict[str, bool] = {}
+    runnable = set()
+    for item in items:
+        key = repr(item.get("database"))
+        if key not in ships:
+            ships[key] = shipped(item, release)
+        if ships[key]:
+            runnable.add(item["id"])
+    return runnable
 
 
 def _profile(name: str | None) -> Profile | None:
