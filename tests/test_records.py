@@ -20,6 +20,7 @@ from answerable.kernel.records import (
     write_jsonl,
     write_parquet,
 )
+from answerable.kernel.typed_items import to_frame
 from answerable.pipeline import ItemsSoFar
 
 ITEMS = [
@@ -228,12 +229,12 @@ def test_a_file_with_the_columns_in_an_older_order_is_read_by_name(tmp_path, mon
     """Items files are read by column name, so an earlier version's candidates (the same
     columns in another order) read back as the items they hold, and a rewrite without
     some ids gives what this version writes for the rest."""
-    assert set(OLDER_ORDER) == set(records.FIELDS) and OLDER_ORDER != records.FIELDS
+    assert set(OLDER_ORDER) == set(records.COLUMNS) and list(OLDER_ORDER) != records.COLUMNS
     items = [complete(item) for item in many(12) + ITEMS]
     for item, n in zip(items, range(len(items)), strict=True):
         item["split"], item["answer"] = f"s{n % 3}", f"answer {n}"
     older = tmp_path / "older.parquet"
-    records.to_frame(items).select(OLDER_ORDER).write_parquet(older)
+    to_frame(items).select(OLDER_ORDER).write_parquet(older)
     assert pq.ParquetFile(older).schema_arrow.names == list(OLDER_ORDER)
     by_id = sorted(items, key=lambda item: item["id"])
     assert read_parquet(older) == list(iter_parquet(older)) == list(ItemFiles([older])) == by_id
