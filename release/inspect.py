@@ -6,7 +6,8 @@ from pathlib import Path
 
 from answerable.kernel.errors import ConfigError
 from answerable.kernel.records import read_jsonl, read_parquet
-from answerable.release.cut.write import read_split, to_items
+from answerable.kernel.typed_items import to_items
+from answerable.release.cut.write import read_split
 from answerable.release.reader import MANIFEST, count_items, read_frame, tally
 
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))

@@ -28,7 +28,8 @@ from answerable.kernel.ids import sha256_file
 from answerable.kernel.item_model import polars_schema
 from answerable.kernel.names import inside
 from answerable.kernel.records import complete
-from answerable.release.cut.write import read_split, to_items
+from answerable.kernel.typed_items import to_items
+from answerable.release.cut.write import read_split
 from answerable.release.databases import item_files
 from answerable.schemas import validate
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.kernel.ids import item_id
-from answerable.release.cut.write import to_frame, write_data
+from answerable.kernel.typed_items import to_frame
+from answerable.release.cut.write import write_data
 from answerable.release.reader import count_items, file_entry
 
 TINY_TABLES = """

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from answerable.kernel.ids import sha256_file
 from answerable.kernel.records import read_jsonl, write_json
-from answerable.release.cut.write import to_frame, write_data
+from answerable.kernel.typed_items import to_frame
+from answerable.release.cut.write import write_data
 from answerable.release.documents.beside_data import write_documents
 from answerable.release.documents.card import About
 from answerable.release.reader import count_items, tally

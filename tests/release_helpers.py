@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
+from answerable.kernel.typed_items import to_frame
 from answerable.release.cut.config import release_config
-from answerable.release.cut.write import to_frame
 
 
 def hex_id(name: str) -> str:

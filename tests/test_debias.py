@@ -179,8 +179,8 @@ def test_debias_short_of_its_target_still_refuses_a_release_above_the_bound():
     """With ``max_shortcut_gain`` the filter aims at the bound; held to its cap short of
     it, the release is refused as without the filter, naming the carriers."""
     from answerable.kernel.errors import ConfigError
+    from answerable.kernel.typed_items import to_frame
     from answerable.release.cut.publish import prepare_release
-    from answerable.release.cut.write import to_frame
 
     items = [{**i, "id": hexed(i["id"])} | parent_hexed(i) for i in shortcut_and_pairs()]
     bound = release_config({"debias": "aflite", "max_shortcut_gain": 0.3, "debias_max_share": 0.05})
@@ -206,8 +206,8 @@ def test_max_shortcut_gain_refuses_a_release_the_words_give_away_and_names_why()
     import pytest
 
     from answerable.kernel.errors import ConfigError
+    from answerable.kernel.typed_items import to_frame
     from answerable.release.cut.publish import prepare_release
-    from answerable.release.cut.write import to_frame
 
     items = [{**i, "id": hexed(i["id"])} | parent_hexed(i) for i in planted()]
     bound = release_config({"max_shortcut_gain": 0.3})

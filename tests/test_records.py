@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
+import polars as pl
 import pyarrow.parquet as pq
 
+from answerable import pipeline
 from answerable.kernel import records
 from answerable.kernel.ids import content_hash, item_id, rng_for, sha256_file
+from answerable.kernel.item_model import polars_schema
 from answerable.kernel.records import (
     ItemFiles,
     RowReader,
@@ -20,7 +24,8 @@ from answerable.kernel.records import (
     write_jsonl,
     write_parquet,
 )
-from answerable.pipeline import ItemsSoFar
+from answerable.kernel.typed_items import to_frame
+from answerable.pipeline import BuildContext, ItemsSoFar
 
 ITEMS = [
     {
@@ -228,12 +233,12 @@ def test_a_file_with_the_columns_in_an_older_order_is_read_by_name(tmp_path, mon
     """Items files are read by column name, so an earlier version's candidates (the same
     columns in another order) read back as the items they hold, and a rewrite without
     some ids gives what this version writes for the rest."""
-    assert set(OLDER_ORDER) == set(records.FIELDS) and OLDER_ORDER != records.FIELDS
+    assert set(OLDER_ORDER) == set(records.COLUMNS) and list(OLDER_ORDER) != records.COLUMNS
     items = [complete(item) for item in many(12) + ITEMS]
     for item, n in zip(items, range(len(items)), strict=True):
         item["split"], item["answer"] = f"s{n % 3}", f"answer {n}"
     older = tmp_path / "older.parquet"
-    records.to_frame(items).select(OLDER_ORDER).write_parquet(older)
+    to_frame(items).select(OLDER_ORDER).write_parquet(older)
     assert pq.ParquetFile(older).schema_arrow.names == list(OLDER_ORDER)
     by_id = sorted(items, key=lambda item: item["id"])
     assert read_parquet(older) == list(iter_parquet(older)) == list(ItemFiles([older])) == by_id
@@ -243,3 +248,23 @@ def test_a_file_with_the_columns_in_an_older_order_is_read_by_name(tmp_path, mon
     expected = write_parquet([i for i in items if i["id"] not in dropped], tmp_path / "new.parquet")
     assert read_parquet(without_ids(older, dropped)) == read_parquet(expected)
     assert sha256_file(older) == sha256_file(expected)
+
+
+def test_items_are_stored_typed_as_a_release_stores_them(tmp_path):
+    """An items file (candidates, a step's output) has the release's typed columns, and
+    an item read back gains no struct key it did not have."""
+    path = write_parquet(ITEMS, tmp_path / "items.parquet")
+    assert pq.read_schema(path).names == list(polars_schema())
+    assert pl.read_parquet_schema(path) == dict(polars_schema())
+    back = {item["id"]: item for item in read_parquet(path)}
+    assert back["a" * 16]["provenance"] == {"generator": "offline_v1"}
+    assert back["a" * 16]["spans"] == ITEMS[1]["spans"]
+
+
+def test_a_step_signature_names_the_items_layout(monkeypatch):
+    """A work folder an earlier items layout wrote is not read as this one: the layout is
+    part of every step's signature."""
+    context = SimpleNamespace(recipe=SimpleNamespace(seed=3))
+    now = BuildContext.signature(context, "template_v1", {"a": 1}, ["x"])
+    monkeypatch.setattr(pipeline, "ITEMS_LAYOUT", records.ITEMS_LAYOUT - 1)
+    assert BuildContext.signature(context, "template_v1", {"a": 1}, ["x"]) != now

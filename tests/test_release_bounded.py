@@ -15,9 +15,10 @@ import pytest
 
 from answerable.kernel import records
 from answerable.kernel.records import ItemFiles, write_parquet
+from answerable.kernel.typed_items import to_frame
 from answerable.release.cut import publish, write
 from answerable.release.cut.publish import choose, items_frame, left_out_of_choice, prepare_release
-from answerable.release.cut.write import read_split, to_frame, write_data
+from answerable.release.cut.write import read_split, write_data
 from answerable.release.documents.card import About
 from tests.release_helpers import config, make_item
 

@@ -19,7 +19,7 @@ import pytest
 from answerable.builders.executor import ReadOnlyDatabase, result_hash
 from answerable.builders.schema import DatabaseSchema
 from answerable.kernel.ids import sha256_file
-from answerable.release.cut.write import to_frame, to_items
+from answerable.kernel.typed_items import to_frame, to_items
 from answerable.release.databases import (
     ReleaseDatabaseError,
     open_item_database,

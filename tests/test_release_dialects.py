@@ -13,6 +13,7 @@ import yaml
 
 from answerable.builders.engines.duckdb import DuckDBDatabase, copy_sqlite_to_duckdb
 from answerable.kernel.errors import ConfigError
+from answerable.kernel.typed_items import to_items
 from answerable.release.cut.dialects import (
     FIELD,
     DialectSettings,
@@ -22,7 +23,7 @@ from answerable.release.cut.dialects import (
     dialect_settings,
     translate,
 )
-from answerable.release.cut.write import read_split, to_items
+from answerable.release.cut.write import read_split
 from answerable.release.databases import item_files
 from answerable.schemas import validate
 from tests import postgres_server as server

@@ -12,7 +12,8 @@ import pytest
 
 from answerable.kernel.item_model import SchemaShapeError, open_fields, polars_schema
 from answerable.kernel.records import read_jsonl
-from answerable.release.cut.write import read_split, to_frame, to_items, write_data
+from answerable.kernel.typed_items import to_frame, to_items
+from answerable.release.cut.write import read_split, write_data
 from answerable.release.reader import count_items
 from tests.conftest import REPO
 from tests.release_helpers import make_item

@@ -5,8 +5,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from answerable.kernel.typed_items import to_frame
 from answerable.release.cut import write
-from answerable.release.cut.write import to_frame, write_data
+from answerable.release.cut.write import write_data
 from tests.test_release_bounded import items
 
 

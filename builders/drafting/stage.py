@@ -562,7 +562,7 @@ class ParentSql:
         self.units = units
         stored = pl.scan_parquet(units.file)
         sqls = stored.select(parent="id", parent_sql="sql").filter(pl.col("parent_sql") != "")
-        parents = stored.select(parent=pl.col("provenance").str.json_path_match("$.parent"))
+        parents = stored.select(parent=pl.col("provenance").struct.field("parent"))
         found = parents.join(sqls, on="parent", how="left", maintain_order="left").collect()
         found.write_parquet(file, compression="zstd", statistics=False, row_group_size=RUN_ROWS)
         self._reader = PerProcess(functools.partial(RowReader, file, convert=_rows))

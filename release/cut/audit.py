@@ -265,10 +265,10 @@ def audited_rows(items: Iterable[dict], limit: int, seed: int) -> tuple[list[dic
 
 def _audited_frame(items: ItemFiles) -> pl.DataFrame:
     """:func:`_audited` of every item with a label and a question, as columns sorted by
-    id, from the stored columns (the provenance's two parts read from its JSON text)."""
+    id, from the stored columns (the provenance's two parts read from its struct)."""
     provenance = pl.col("provenance")
-    parent = provenance.str.json_path_match("$.parent")
-    generator = provenance.str.json_path_match("$.generator")
+    parent = provenance.struct.field("parent")
+    generator = provenance.struct.field("generator")
     read = ["id", "label", "question", "db_id", "provenance", "edit", "category"]
     stored = pl.concat([pl.scan_parquet(file).select(read) for file in items.files])
     present = (pl.col("label").fill_null("") != "") & (pl.col("question").fill_null("") != "")

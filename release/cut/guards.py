@@ -101,7 +101,7 @@ SHORT_FIELDS = ("id", "db_id", "db_variant", "question", "hash")  # what contrad
 
 def _short_fields(items: ItemFiles) -> pl.DataFrame:
     """:data:`SHORT_FIELDS` of items in Parquet files, read as columns (the result's hash
-    taken from its JSON text): no item is decoded whole, none held as a dict."""
+    its struct's field): no item is decoded whole, none held as a dict."""
     columns = ["id", "db_id", "db_variant", "question", "result"]
     frames = [pl.scan_parquet(file).select(columns) for file in items.files]
     short = pl.concat(frames).select(
@@ -109,9 +109,9 @@ def _short_fields(items: ItemFiles) -> pl.DataFrame:
         "db_id",
         pl.col("db_variant").fill_null(""),
         "question",
-        hash=pl.col("result").str.json_path_match("$.hash"),
+        hash=pl.col("result").struct.field("hash"),
     )
-    return short.collect(engine="streaming")  # the results' JSON is read a piece at a time
+    return short.collect(engine="streaming")  # the results are read a piece at a time
 
 
 def contradictions(items: Iterable[dict]) -> dict[str, list[str]]:

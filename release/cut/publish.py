@@ -26,9 +26,9 @@ from answerable import __version__
 from answerable.builders.executor import Limits
 from answerable.kernel.errors import AnswerableError
 from answerable.kernel.ids import canonical_json
-from answerable.kernel.item_model import NESTED_FIELDS, OPEN_FIELDS, polars_schema
+from answerable.kernel.item_model import polars_schema
 from answerable.kernel.records import RUN_ROWS, ItemFiles, in_chunks, row_count, write_json
-from answerable.kernel.records import to_frame as stored_frame
+from answerable.kernel.typed_items import to_frame, to_items
 from answerable.release.cut.audit import audit, release_schemas
 from answerable.release.cut.config import ReleaseConfig
 from answerable.release.cut.debias import aflite
@@ -39,7 +39,7 @@ from answerable.release.cut.guards import require_items
 from answerable.release.cut.leakage import check_leakage
 from answerable.release.cut.sample import balance_test, sample_items
 from answerable.release.cut.split import split_items
-from answerable.release.cut.write import to_frame, to_items, write_data
+from answerable.release.cut.write import write_data
 from answerable.release.databases import ship_files, with_database
 from answerable.release.documents.beside_data import write_documents
 from answerable.release.documents.card import PROVENANCE, About
@@ -270,47 +270,28 @@ def choose_narrow(
 
 def narrow_frame(items: Sequence[dict], config: ReleaseConfig) -> pl.DataFrame:
     """The items typed as :func:`narrow_schema` says, sorted by id, made from their
-    stored columns (:func:`stored_frames`: plain text and JSON text), each JSON field
-    decoded by polars into only the parts read: no item becomes a Python dict. A part
-    kept as JSON text inside a struct (write.OPEN_FIELDS) polars cannot decode: a
-    stratum naming one, or debiasing, takes the items' dicts instead."""
+    stored columns (:func:`stored_frames`, typed as a release is), each struct cast to
+    only the parts read: no item becomes a Python dict."""
     schema = narrow_schema(config)
     read = [field for field in schema if field not in left_out_of_choice(config)]
-    if any(_holds_open(schema[field], field) for field in read if field in NESTED_FIELDS):
-        return items_frame(fields_of(items, read))
-    decoded = [
-        pl.col(field).str.json_decode(schema[field])
-        for field in read
-        if field in NESTED_FIELDS and field not in OPEN_FIELDS
-    ]
-    # a piece decoded at a time: only one piece's JSON text is held, never all of it
-    frames = [frame.with_columns(decoded).collect() for frame in stored_frames(items, read)]
-    frame = _sorted(frames or [pl.DataFrame(schema={field: schema[field] for field in read})])
+    narrowed = {field: schema[field] for field in read}
+    # a piece cast at a time: only one piece's wide columns are held, never all of them
+    frames = [frame.cast(narrowed).collect() for frame in stored_frames(items, read)]
+    frame = _sorted(frames or [pl.DataFrame(schema=narrowed)])
     left_out = [pl.lit(None, schema[field]).alias(field) for field in schema if field not in read]
     return frame.with_columns(left_out).select(list(schema))
 
 
-def _holds_open(dtype: pl.DataType, path: str) -> bool:
-    """Whether a field's type holds a part :data:`OPEN_FIELDS` keeps as JSON text."""
-    if path in OPEN_FIELDS:
-        return True
-    if isinstance(dtype, pl.List):
-        return _holds_open(dtype.inner, path)
-    if isinstance(dtype, pl.Struct):
-        return any(_holds_open(f.dtype, f"{path}.{f.name}") for f in dtype.fields)
-    return False
-
-
 def stored_frames(items: Sequence[dict], names: list[str]) -> Iterator[pl.LazyFrame]:
-    """The fields ``names`` of the items in their stored form (records.to_frame: text
-    columns, nested fields as JSON): the Parquet files of :class:`ItemFiles` scanned, else
-    the items put in that form, :data:`RUN_ROWS` at a time either way (a slice of a
-    file reads only the row groups it covers)."""
+    """The fields ``names`` of the items in their stored form (typed as a release is,
+    :func:`~answerable.kernel.typed_items.to_frame`): the Parquet files of
+    :class:`ItemFiles` scanned, else the items put in that form, :data:`RUN_ROWS` at a
+    time either way (a slice of a file reads only the row groups it covers)."""
     if isinstance(items, ItemFiles):
         yield from _pieces(items.files, names)
         return
     for chunk in in_chunks(fields_of(items, names), RUN_ROWS):
-        yield stored_frame(chunk).lazy().select(names)
+        yield to_frame(chunk).lazy().select(names)
 
 
 def _pieces(files: list[Path], names: list[str]) -> Iterator[pl.LazyFrame]:
@@ -347,12 +328,11 @@ def released_chunks(
 def _released_fields(
     items: Sequence[dict], released: pl.Series, names: list[str]
 ) -> Iterator[pl.DataFrame]:
-    """``id`` and the fields ``names`` of the released items, typed as the release writes
-    them, :data:`RUN_ROWS` items read at a time in id order, from their stored form
-    (:func:`typed_fields`)."""
+    """``id`` and the fields ``names`` of the released items, :data:`RUN_ROWS` items read
+    at a time in id order, from their stored form (typed as the release writes them)."""
     kept, wanted = ["id", *names], released.implode()
     for chunk in stored_chunks(items, kept):
-        yield typed_fields(chunk.filter(pl.col("id").is_in(wanted)), kept)
+        yield chunk.filter(pl.col("id").is_in(wanted))
 
 
 def stored_chunks(items: Sequence[dict], names: list[str]) -> Iterator[pl.DataFrame]:
@@ -364,31 +344,7 @@ def stored_chunks(items: Sequence[dict], names: list[str]) -> Iterator[pl.DataFr
         yield from (piece.collect() for piece in _pieces(items.files, names))
         return
     for chunk in in_chunks(fields_of(in_id_order(items), names), RUN_ROWS):
-        yield stored_frame(chunk).select(names)
-
-
-def typed_fields(stored: pl.DataFrame, names: list[str]) -> pl.DataFrame:
-    """The columns ``names`` of items in their stored form (records.to_frame: nested
-    fields as JSON text), sorted by id, typed as the release writes them
-    (write.polars_schema), by polars: each JSON field decoded into its struct or list,
-    and an open field (write.OPEN_FIELDS) copied, its stored text being the canonical
-    JSON the release writes. Only a field that holds an open part inside (result and
-    readings rows, generator parameters) is decoded and typed through Python."""
-    schema = polars_schema()
-    nested = [name for name in names if name in NESTED_FIELDS and name not in OPEN_FIELDS]
-    by_python = [name for name in nested if _holds_open(schema[name], name)]
-    frame = stored.select(names).with_columns(
-        pl.col(name).str.json_decode(schema[name]) for name in nested if name not in by_python
-    )
-    if by_python:
-        texts = stored.select("id", *by_python).iter_rows()
-        items = [{"id": i, **dict(zip(by_python, map(_loaded, t), strict=True))} for i, *t in texts]
-        frame = frame.with_columns(to_frame(items).select(by_python).get_columns())
-    return frame.cast({name: schema[name] for name in names})
-
-
-def _loaded(text: str | None):
-    return None if text is None else json.loads(text)
+        yield to_frame(chunk).select(names)
 
 
 def in_id_order(items: Sequence[dict]) -> Sequence[dict]:

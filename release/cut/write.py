@@ -2,10 +2,9 @@
 the item schema.
 
 The release's ``data/<split>.parquet`` and ``data/<split>.jsonl`` hold one column per
-top-level item field, typed from ``schemas/item.schema.json``: a closed object is a
-struct of its declared properties, an array a list of its items' type, an enum of
-strings a string. Only the fields in :data:`OPEN_FIELDS` stay JSON text, because their
-keys or cell types vary from item to item (result rows, edit scripts ...).
+top-level item field, typed from ``schemas/item.schema.json`` as a build's candidates
+are (:mod:`answerable.kernel.typed_items`: a closed object is a struct of its declared
+properties, an array a list of its items' type; only the open fields stay JSON text).
 
 Every row carries every column and every struct every key (null when absent), so a
 reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops nothing.
@@ -14,144 +13,14 @@ reader that infers types from the first rows (``pl.read_ndjson``, pandas) drops 
 from __future__ import annotations
 
 import contextlib
-import json
-from collections.abc import Callable, Iterable
-from functools import cache
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
-from answerable.kernel.ids import canonical_json, sha256_file
-from answerable.kernel.item_model import (
-    OPEN_FIELDS,
-    SchemaShapeError,
-    polars_schema,
-    required_keys,
-)
-from answerable.kernel.records import DEFAULTS, atomic_path
-
-# ---- items <-> typed frame -------------------------------------------------------------
-
-
-def to_frame(items: Iterable[dict]) -> pl.DataFrame:
-    """A typed frame of items, sorted by id; open fields become JSON text.
-
-    A key that the schema does not declare inside a struct would be lost, so it is an
-    error naming the item and the key.
-    """
-    schema = polars_schema()
-    typers = [(name, DEFAULTS.get(name), _typer(dtype, name)) for name, dtype in schema.items()]
-    rows = [_typed_row(item, typers) for item in sorted(items, key=lambda i: i["id"])]
-    return pl.DataFrame(rows, schema=schema, orient="row")
-
-
-def _typed_row(item: dict, typers: list[tuple[str, Any, Callable]]) -> list:
-    unknown = item.keys() - {name for name, _default, _typed in typers}
-    if unknown:
-        raise SchemaShapeError(
-            f"item {item.get('id')}: field(s) {sorted(unknown)} are not in "
-            "schemas/item.schema.json (fix: declare them there)"
-        )
-    return [typed(item.get(name, default), item) for name, default, typed in typers]
-
-
-def _kept(value: Any, _item: dict) -> Any:
-    return value
-
-
-@cache
-def _typer(dtype: pl.DataType, path: str) -> Callable[[Any, dict], Any]:
-    """The function that types one value at ``path`` (of the item it is given with, for
-    the error): open fields as canonical JSON text, a struct with every declared key
-    (an undeclared one is an error), a list item by item. Made once per field, so a
-    million rows do not walk the struct's type again and again."""
-    if path in OPEN_FIELDS:
-        return lambda value, _item: None if value is None else canonical_json(value)
-    if isinstance(dtype, pl.Struct):
-        return _struct_typer(dtype, path)
-    if isinstance(dtype, pl.List):
-        inner = _typer(dtype.inner, path)
-        if inner is _kept:
-            return lambda value, _item: None if value is None else list(value)
-        return lambda value, item: None if value is None else [inner(v, item) for v in value]
-    return _kept
-
-
-def _struct_typer(dtype: pl.Struct, path: str) -> Callable[[Any, dict], Any]:
-    parts = [(f.name, _typer(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
-    declared = {name for name, _part in parts}
-
-    def typed(value: Any, item: dict) -> Any:
-        if value is None:
-            return None
-        unknown = value.keys() - declared
-        if unknown:
-            raise SchemaShapeError(
-                f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
-                "schemas/item.schema.json does not declare (fix: declare them there, or "
-                "list the field in OPEN_FIELDS in src/answerable/kernel/item_model.py)"
-            )
-        return {key: part(value.get(key), item) for key, part in parts}
-
-    return typed
-
-
-def to_items(frame: pl.DataFrame) -> list[dict]:
-    """Items back from a typed frame: every top-level field (null when absent), open
-    fields parsed, null keys inside structs left out unless the schema requires them (an
-    absent key and a null one read back alike)."""
-    frame = frame.select([name for name in polars_schema() if name in frame.columns])
-    columns = [_column_values(frame.get_column(name)) for name in frame.columns]
-    return [dict(zip(frame.columns, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
-def _column_values(column: pl.Series) -> list:
-    """One column's values in item form: read whole by polars, converted value by value
-    only where the field needs it (a plain field is kept as polars gives it)."""
-    convert = _converter(column.dtype, column.name)
-    values = column.to_list()
-    return values if convert is _same else [convert(value) for value in values]
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-@cache
-def _converter(dtype: pl.DataType, path: str) -> Callable[[Any], Any]:
-    """The function that turns one typed value at ``path`` back into its item form; made
-    once per field, so a million rows do not walk the struct's type again and again."""
-    if path in OPEN_FIELDS:
-        return lambda value: None if value is None else json.loads(value)
-    if isinstance(dtype, pl.Struct):
-        return _struct_converter(dtype, path)
-    if isinstance(dtype, pl.List):
-        inner = _converter(dtype.inner, path)
-        if inner is _same:
-            return _same
-        return lambda value: None if value is None else [inner(v) for v in value]
-    return _same
-
-
-def _struct_converter(dtype: pl.Struct, path: str) -> Callable[[Any], Any]:
-    parts = [(f.name, _converter(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
-    required = required_keys(path)
-
-    nested = [(name, part) for name, part in parts if part is not _same]
-
-    def convert(value: Any) -> Any:
-        if value is None:
-            return None
-        out = {key: field for key, field in value.items() if field is not None or key in required}
-        for key, part in nested:
-            field = out.get(key)
-            if field is not None:
-                out[key] = part(field)
-        return out
-
-    return convert
-
+from answerable.kernel.ids import sha256_file
+from answerable.kernel.item_model import polars_schema
+from answerable.kernel.records import atomic_path
 
 # ---- files -----------------------------------------------------------------------------
 
@@ -161,7 +30,9 @@ SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
 # whole frame is (the demo's and most releases' bytes); a larger one goes a row group at a
 # time through pyarrow's Parquet writer (polars has no writer fed piece by piece, and its
 # streaming sink reads the pieces ahead of the writer, holding a share of the split).
-ROW_GROUP_ROWS = 4_096
+# pyarrow's cost per row group is most of a write in small groups: 4,096 rows took 4.2x
+# the CPU of 65,536 writing 300,000 rows.
+ROW_GROUP_ROWS = 65_536
 
 
 class SplitFiles:

@@ -91,15 +91,11 @@ def dataset_info(manifest: dict) -> dict:
 
 
 def provenance_column(frame: pl.DataFrame, name: str) -> pl.Series:
-    """One provenance field of every item, whether provenance is a struct or JSON text."""
-    if "provenance" not in frame.columns:
+    """One provenance field of every item (null where the frame does not hold it)."""
+    column = frame.get_column("provenance") if "provenance" in frame.columns else None
+    if column is None or name not in [f.name for f in column.dtype.fields]:
         return pl.Series(name, [None] * frame.height, dtype=pl.String)
-    column = frame.get_column("provenance")
-    if isinstance(column.dtype, pl.Struct):
-        if name not in [f.name for f in column.dtype.fields]:
-            return pl.Series(name, [None] * frame.height, dtype=pl.String)
-        return column.struct.field(name).cast(pl.String)
-    return column.str.json_path_match(f"$.{name}").alias(name)
+    return column.struct.field(name).cast(pl.String)
 
 
 def generators(frame: pl.DataFrame) -> pl.DataFrame:

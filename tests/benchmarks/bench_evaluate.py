@@ -34,7 +34,8 @@ from answerable.builders import sqlite_files
 from answerable.cli import main
 from answerable.kernel.ids import content_hash, rng_for
 from answerable.kernel.records import write_json
-from answerable.release.cut.write import to_frame, write_data
+from answerable.kernel.typed_items import to_frame
+from answerable.release.cut.write import write_data
 from answerable.release.databases import item_files
 from answerable.release.evaluate.report import evaluate
 from answerable.release.reader import MANIFEST, count_items, open_release, read_release_manifest

@@ -1,11 +1,11 @@
 """Items on disk: Parquet through polars, and JSON Lines.
 
 An item is a dict under ``schemas/item.schema.json`` (its fields from
-:mod:`answerable.kernel.item_model`). In Parquet its plain fields are string columns and its
-nested fields (spans, result, provenance ...) are JSON text, so
-every item round-trips exactly whatever its nesting. Writers sort by id and write to a
-temporary file renamed into place, so output bytes depend on content only and a killed
-run never leaves half a file.
+:mod:`answerable.kernel.item_model`). In Parquet it is stored typed as a release stores
+it, one column per field, by the rule of :mod:`answerable.kernel.typed_items` (a null key
+of a struct reads back left out unless the schema requires it). Writers sort by id and
+write to a temporary file renamed into place, so output bytes depend on content only and
+a killed run never leaves half a file.
 
 Memory stays bounded by :data:`RUN_ROWS`, not by the number of items: a writer sorts at
 most that many items at once (more are sorted in runs on disk, then merged), and
@@ -31,10 +31,21 @@ import polars as pl
 
 from answerable.kernel.errors import ConfigError
 from answerable.kernel.ids import canonical_json
-from answerable.kernel.item_model import FIELDS, NESTED_FIELDS, PLAIN_FIELDS
+from answerable.kernel.item_model import FIELDS, polars_schema
+from answerable.kernel.typed_items import (
+    DEFAULTS,
+    by_id,
+    from_arrow,
+    to_items,
+    unsorted_frame,
+)
 
-DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
-PARQUET_SCHEMA = {name: pl.String for name in FIELDS}
+# The layout of an items file, part of every cached step's signature: a build over a work
+# folder an earlier layout wrote computes its steps again instead of misreading them
+# (1: nested fields as JSON text; 2: typed columns).
+ITEMS_LAYOUT = 2
+PARQUET_SCHEMA = polars_schema()
+COLUMNS = list(PARQUET_SCHEMA)  # the columns of an items file, ``id`` first
 RUN_ROWS = 2048  # items a writer sorts at once (as columns); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes, or a writer holds as dicts, at once
 # a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
@@ -50,52 +61,6 @@ def complete(item: dict) -> dict:
 def sort_items(items: Iterable[dict]) -> list[dict]:
     """Items sorted by id: the one order every output uses."""
     return sorted(items, key=lambda item: item["id"])
-
-
-def to_frame(items: Iterable[dict]) -> pl.DataFrame:
-    """A polars frame of items, nested fields as JSON text, sorted by id."""
-    return _by_id(_unsorted_frame(items))
-
-
-def _unsorted_frame(items: Iterable[dict]) -> pl.DataFrame:
-    rows = []
-    for item in map(complete, items):
-        row = {name: item[name] for name in PLAIN_FIELDS}
-        row.update({name: _dump(item[name]) for name in NESTED_FIELDS})
-        rows.append(row)
-    return pl.DataFrame(rows, schema=PARQUET_SCHEMA, orient="row")
-
-
-def _by_id(frame: pl.DataFrame) -> pl.DataFrame:
-    """Sorted by id as :func:`sort_items` sorts (stable; a string's UTF-8 bytes order it
-    as its code points do)."""
-    return frame.sort("id", maintain_order=True)
-
-
-def from_frame(frame: pl.DataFrame) -> list[dict]:
-    """Items back from a frame made by :func:`to_frame`."""
-    return [_item(row) for row in frame.iter_rows(named=True)]
-
-
-def from_arrow(table) -> list[dict]:
-    """Items back from an Arrow table or record batch of a file :func:`write_parquet`
-    wrote. Arrow only, no polars: safe in a forked worker, where polars' thread pool,
-    started by the parent, would hang."""
-    return [_item(row) for row in table.to_pylist()]
-
-
-def _item(row: dict) -> dict:
-    item = {name: row.get(name) for name in PLAIN_FIELDS}
-    item.update({name: _load(row.get(name)) for name in NESTED_FIELDS})
-    return item
-
-
-def _dump(value: Any) -> str | None:
-    return None if value is None else canonical_json(value)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
 
 
 def write_parquet(items: Iterable[dict], path: str | Path) -> Path:
@@ -130,13 +95,13 @@ def _run_frames(items: Iterable[dict]) -> Iterator[pl.DataFrame]:
     otherwise hold two runs of dicts, ~100 MB, while the first is written)."""
     held, rows, made = [], 0, 0
     for piece in in_chunks(items, math.gcd(BATCH_ROWS, RUN_ROWS)):  # whole runs of pieces
-        held.append(_unsorted_frame(piece))
+        held.append(unsorted_frame(piece))
         rows, piece = rows + len(piece), None  # its dicts go before the next are read
         if rows == RUN_ROWS:
-            yield _by_id(pl.concat(held))
+            yield by_id(pl.concat(held))
             held, rows, made = [], 0, made + 1
     if held or not made:
-        yield _by_id(pl.concat(held) if held else _unsorted_frame([]))
+        yield by_id(pl.concat(held) if held else unsorted_frame([]))
 
 
 def in_chunks(values: Iterable, size: int) -> Iterator[list]:
@@ -166,7 +131,7 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
 
 
 def _write_groups(rows: Iterable[tuple], out: Path) -> None:
-    """Rows (tuples in the order of :data:`FIELDS`), sorted by id, written to ``out`` in
+    """Rows (tuples in the order of :data:`COLUMNS`), sorted by id, written to ``out`` in
     row groups of :data:`RUN_ROWS`, as :func:`write_parquet` writes more than that many."""
     import pyarrow.parquet as pq  # the [build] extra: a core install only reads
 
@@ -200,12 +165,12 @@ def without_ids(path: str | Path, ids: set[str]) -> Path:
 
 
 def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
-    """A file's rows as tuples in the order of :data:`FIELDS` (``id`` first), whatever
+    """A file's rows as tuples in the order of :data:`COLUMNS` (``id`` first), whatever
     the order of its columns (a file an earlier version wrote may hold them in another)."""
     import pyarrow.parquet as pq
 
     for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
-        yield from pl.from_arrow(part).select(FIELDS).iter_rows()
+        yield from pl.from_arrow(part).select(COLUMNS).iter_rows()
 
 
 def _write_failed(path: Path, error: Exception) -> OSError:
@@ -223,7 +188,7 @@ def row_count(path: str | Path) -> int:
 
 def read_parquet(path: str | Path) -> list[dict]:
     """Read items from a Parquet file written by :func:`write_parquet`."""
-    return from_frame(pl.read_parquet(path))
+    return to_items(pl.read_parquet(path))
 
 
 def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
@@ -316,8 +281,8 @@ class ItemFiles(StoredRecords):
         return self.column("id")
 
     def column(self, name: str) -> list:
-        """One field of every item, in order, reading only that column (nested fields as
-        their JSON text)."""
+        """One field of every item, in order, reading only that column (as stored: typed,
+        open fields as JSON text)."""
         return [v for file in self.files for v in pl.read_parquet(file, columns=[name])[name]]
 
     def fields(self, *names: str) -> Iterator[dict]:

@@ -28,6 +28,7 @@ from answerable.kernel.ids import content_hash, rng_for
 from answerable.kernel.progress import SILENT, Progress
 from answerable.kernel.recipe import Recipe
 from answerable.kernel.records import (
+    ITEMS_LAYOUT,
     ItemFiles,
     StoredRecords,
     read_json,
@@ -385,10 +386,10 @@ class BuildContext:
         return rng_for(self.recipe.seed, step, key)
 
     def signature(self, step: str, config: Any, inputs: Any) -> str:
-        """The cache key of a step: name, configuration, inputs and the recipe seed."""
-        return content_hash(
-            {"step": step, "config": config, "inputs": inputs, "seed": self.recipe.seed}
-        )
+        """The cache key of a step: name, configuration, inputs, the recipe seed and the
+        layout of its stored items."""
+        key = {"step": step, "config": config, "inputs": inputs, "seed": self.recipe.seed}
+        return content_hash(key | {"layout": ITEMS_LAYOUT})
 
     def __getstate__(self) -> dict:
         """What a process that is not forked gets (a Ray worker): the context without

@@ -197,7 +197,8 @@ class StoredUnits:
         return bisect.bisect_left(self.ids, ids[0])
 
     def columns(self, *names: str) -> pl.DataFrame:
-        """Some columns of every item, in id order (nested ones as JSON text)."""
+        """Some columns of every item, in id order, as stored (typed, open fields as JSON
+        text)."""
         return pl.read_parquet(self.file, columns=list(names))
 
 
