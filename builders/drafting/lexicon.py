@@ -138,6 +138,10 @@ MANY_ROW_TASKS = frozenset(["clustering"])
 """Tasks only a result of many rows can be asked for: one figure or one row has nothing
 to cluster ("When was the first time ...? Then cluster them with k-means.")."""
 
+PLOTTED_TASKS = frozenset(["chart", "clustering"])
+"""Tasks a yes or no cannot be asked for: "Has patient 1 been tested ...? Plot the result
+as a histogram." has nothing to draw or segment."""
+
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 
 ABSENT_ATTRIBUTES = {

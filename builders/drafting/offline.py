@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import query_shapes
+from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
@@ -479,8 +480,11 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     The kind rotates with the job's sample, from a start the parent's id picks, so a
     parent drafted three times gets one of each; a kind with nothing to offer (no
     unlinked table, no other database) falls back to ``related``. The swapped phrase is
-    the longest name of a column the parent reads that its question says (an aggregated
-    one takes a numeric attribute); a question that names none of its columns asks for
+    the longest name of a column the parent reads that its question says, else the
+    phrase its question uses, as an attribute, for a column its SQL returns ("the dose
+    of glucagon": :func:`asked_column_phrase`; an aggregated one takes a numeric
+    attribute); the surface and unrelated names are spoken words
+    (:func:`readable_names`). A question that names none of its columns asks for
     the attribute beside what it asks (", with their eye colour?"). A template ("What is
     the ... of each ...?") would be a second register whose words alone tell the label.
     """
@@ -491,6 +495,9 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     said = said_column(question, read_columns(job, table))
     if said is not None and beside_a_value(said, named_values(job, context), question):
         return None  # "via the neb route", "at careunit discharge lounge": a value's noun
+    aggregated = False
+    if said is None and (found := asked_column_phrase(job, context)) is not None:
+        said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
             counted(job)
@@ -503,7 +510,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         question = question.rstrip().rstrip("?.!") + ", with their "
         said = (len(question), len(question))
     start, end = said
-    aggregated = bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.IGNORECASE))
+    aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
     pool = _fitting(absent_columns(subtype, table, context), aggregated)
     if not pool:
@@ -523,6 +530,95 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+def asked_column_phrase(
+    job: Job, context: DatabaseContext
+) -> tuple[tuple[int, int], Table, str, bool] | None:
+    """Where the question says, as the attribute it asks, a column its SQL returns: the
+    span, the column's table and name, and whether the SQL aggregates it. The question is
+    grounded on the SQL's columns (stems, synonyms, glued compounds: "dose" for
+    ``dose_val_rx``, "total amount" for ``totalamount``); a mention counts only in an
+    attribute's slot (:func:`attribute_slot`: "the dose of glucagon", "patient 10005866's
+    gender"), not as the noun of the rows listed ("which drugs", "the drug that ..."),
+    the noun of a value or the object of another noun ("the name of the drug"), nor
+    when it is asked of a value of another table (the cost table's "cost of the drug
+    named lactulose": an absent attribute of a cost would be asked of a drug)."""
+    tree = parent_tree(job)
+    if tree is None:
+        return None
+    try:
+        refs = query_shapes.shared().query(job.parent["sql"], context.schema).refs
+    except SQLError:
+        return None
+    returned = returned_columns(tree)
+    question = job.parent["question"]
+    values = named_values(job, context)
+    for mention in ground(question, refs).mentions():
+        table_name, _, column = mention.concept.rpartition(".")
+        table = context.schema.table(table_name)
+        if mention.kind != "column" or table is None or column.lower() not in returned:
+            continue
+        span = (mention.start, mention.end)
+        if not attribute_slot(question, span) or beside_a_value(span, values, question):
+            continue
+        if any(v[2][0] >= span[1] and not _owned_by(v[1], table) for v in values):
+            continue  # "the cost of the drug named lactulose": a drug has no billing clerk
+        return span, table, column, returned[column.lower()]
+    return None
+
+
+def _owned_by(column: str, table: Table) -> bool:
+    """Whether ``table.column`` (qualified) is a column of ``table``."""
+    return column.split(".", 1)[0].lower() == table.name.lower()
+
+
+def returned_columns(tree: exp.Expr) -> dict[str, bool]:
+    """The names (lower case) of the columns any SELECT of ``tree`` returns, each with
+    whether it is returned inside an aggregate (``SUM(dose_val_rx)``)."""
+    found: dict[str, bool] = {}
+    for select in tree.find_all(exp.Select):
+        for expression in select.expressions:
+            for column in expression.find_all(exp.Column):
+                folded = column.find_ancestor(exp.AggFunc, exp.Select)
+                name = column.name.lower()
+                found[name] = found.get(name, False) or isinstance(folded, exp.AggFunc)
+    return found
+
+
+ATTRIBUTE_OPENERS = frozenset(["the", "its", "their", "his", "her"])
+"""Words an attribute asked of something follows ("the dose of ...", "their age")."""
+FIGURE_WORDS = frozenset(
+    ["average", "mean", "total", "sum", "maximum", "minimum", "highest", "lowest", "overall"]
+)
+"""Words that make a figure of the attribute after them ("the total amount")."""
+ATTRIBUTE_FOLLOWERS = r"\s*($|[?.!]|(of|for|during|in|on|at|when|since)\b)"
+"""What may follow an attribute's phrase: its owner ("of patient ...") or the end."""
+
+
+def attribute_slot(question: str, span: tuple[int, int]) -> bool:
+    """Whether the phrase at ``span`` stands where a question names the attribute it
+    asks: right after "the" (or a possessive: "patient 10005866's gender", "their age"),
+    the words between only figures' words ("the total", "the maximum"), and before
+    "of ...", "for ...", "during ..." or the end; not the object of another noun ("the
+    name of the drug") and not before a relative clause ("the drug that was
+    prescribed"), where the phrase names the rows, not an attribute of them."""
+    start, end = span
+    if not re.match(ATTRIBUTE_FOLLOWERS, question[end:], flags=re.IGNORECASE):
+        return False
+    before = list(re.finditer(r"[\w']+", question[:start]))
+    at = start
+    for k in range(len(before) - 1, -1, -1):
+        match, word = before[k], before[k].group().lower()
+        if question[match.end() : at].strip():
+            return False  # punctuation in between
+        if word.endswith("'s") or word in ATTRIBUTE_OPENERS:  # "the name of patient 1's"
+            reach = 3 if word.endswith("'s") else 1
+            return "of" not in [w.group().lower() for w in before[max(k - reach, 0) : k]]
+        if word not in FIGURE_WORDS:
+            return False
+        at = match.start()
+    return False
 
 
 def asked_table(job: Job, context: DatabaseContext) -> Table | None:
@@ -686,10 +782,49 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     if subtype == "surface":
         found = surface_columns(table, context.schema, context.surface_any_kind)
-        return [a for a in found if not _near_in(a, table)]
-    if subtype == "unrelated":
-        return list(context.other_columns)  # already without this schema's near-synonyms
+        return readable_names([a for a in found if not _near_in(a, table)])
+    if subtype == "unrelated":  # already without this schema's near-synonyms
+        return readable_names(context.other_columns)
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
+
+
+def readable_names(names) -> list[str]:
+    """Column names (humanized) as words a person would type, in order, once each: a
+    glued pair of words split (``careunit`` -> ``care unit``); a name with a word that
+    is neither a word nor one of two glued words is left out (``linksto``, ``num of
+    staff``, ``f2``): no one asks for a patient's "linksto"."""
+    kept = [readable_name(name) for name in names]
+    return list(dict.fromkeys(name for name in kept if name))
+
+
+@lru_cache(maxsize=1 << 14)
+def readable_name(name: str) -> str | None:
+    """``name`` with each word one WordNet knows (function words pass), a glued pair
+    split into two it knows, or None when a word is neither. Without WordNet, ``name``."""
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        return name
+    spoken = []
+    for word in name.split():
+        if word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word)):
+            spoken.append(word)
+            continue
+        split = _glued_pair(word, wordnet.is_word)
+        if split is None:
+            return None
+        spoken.extend(split)
+    return " ".join(spoken)
+
+
+def _glued_pair(word: str, known) -> tuple[str, str] | None:
+    """``word`` as two glued words of three letters or more that ``known`` knows
+    (``admittime`` -> ``admit``, ``time``), the longer first part first; else None."""
+    for cut in range(len(word) - 3, 2, -1):
+        head, tail = word[:cut], word[cut:]
+        if known(head) and known(tail):
+            return head, tail
+    return None
 
 
 def entity_attributes(table: Table) -> tuple[str, ...]:
@@ -779,6 +914,8 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
     if one_result(job):  # one figure or one row has nothing to cluster
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
+    if yes_or_no(job.parent["question"]):  # a yes or a no has nothing to plot either
+        tasks = [t for t in tasks if t not in lexicon.PLOTTED_TASKS]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"

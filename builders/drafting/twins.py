@@ -370,8 +370,11 @@ def present_column(job, context, rng, database) -> Twin | None:
     read = offline.read_columns(job, table)
     said = offline.said_column(question, read)
     by_name = {humanize(c.name): c for c in table.columns}
+    old = by_name.get(question[said[0] : said[1]].lower()) if said else None
+    if said is None and (found := offline.asked_column_phrase(job, context)) is not None:
+        said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
+        old, read = table.column(name), offline.read_columns(job, table)
     if said is not None:
-        old = by_name.get(question[said[0] : said[1]].lower())
         if old is None or not _selected(select, old):
             return None  # a column the question compares ("play at home") is no attribute
         numeric = is_numeric(old.type)
