@@ -322,11 +322,12 @@ EHR = DatabaseSchema(
                 Column("drug"),
                 Column("dose_val_rx"),
                 Column("route"),
+                Column("starttime", "TIME"),
             ],
         ),
         Table(
             "cost",
-            [Column("row_id"), Column("event_type"), Column("event_id"), Column("cost")],
+            [Column("row_id"), Column("event_type"), Column("event_id"), Column("cost", "REAL")],
         ),
         Table("d_items", [Column("itemid"), Column("label"), Column("linksto")]),
         Table("icustays", [Column("stay_id"), Column("first_careunit")]),
@@ -433,3 +434,41 @@ def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
         for n in range(40)
     }
     assert tasks == {"prediction", "explanation"}
+
+
+@pytest.mark.parametrize(
+    ("question", "sql"),
+    [
+        (
+            "What is the price of the drug vitamin e?",
+            "SELECT DISTINCT cost.cost FROM cost WHERE cost.event_id IN (SELECT "
+            "prescriptions.row_id FROM prescriptions WHERE prescriptions.drug = 'vitamin e')",
+        ),
+        (
+            "When was the last time patient 1 was prescribed glucagon?",
+            "SELECT prescriptions.starttime FROM prescriptions WHERE prescriptions.subject_id"
+            " = 1 AND prescriptions.drug = 'glucagon' ORDER BY prescriptions.starttime DESC",
+        ),
+        (
+            "What number of hours have elapsed since patient 1 got glucagon?",
+            "SELECT 24 * (strftime('%J', current_time) - strftime('%J', "
+            "prescriptions.starttime)) FROM prescriptions WHERE prescriptions.subject_id = 1",
+        ),
+    ],
+)
+def test_no_attribute_is_asked_of_a_price_a_time_a_figure_or_one_row(question, sql):
+    """ "What is the price of the drug vitamin e, with their room?", "When was the last
+    time ..., with their long title?", "What number of hours have elapsed since ...,
+    with their long title?": "their" has no rows to stand for."""
+    job = ehr_job(question, sql, ["cost", "prescriptions"])
+    made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "f"))
+    assert made is None
+
+
+def test_rows_named_by_a_column_still_get_an_attribute_beside_them():
+    """The drugs a patient was given are things: ", with their <attribute>?" asks of them."""
+    question = "Which drugs were prescribed to patient 1?"
+    sql = "SELECT prescriptions.drug FROM prescriptions WHERE prescriptions.subject_id = 1"
+    job = ehr_job(question, sql, ["prescriptions"])
+    made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "f"))
+    assert made is not None and made.question.startswith("Which drugs were prescribed")

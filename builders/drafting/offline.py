@@ -500,7 +500,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
-            counted(job)
+            not lists_named_rows(job, context)
             or yes_or_no(question)
             or find_phrase(question, "with their")  # "..., with their type, with their ..."
             or names_another_entity(job, context, table)
@@ -715,6 +715,43 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
     if before and before.group(1)[:1].isdigit():
         return True
     return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
+
+
+def lists_named_rows(job: Job, context: DatabaseContext) -> bool:
+    """Whether the parent's answer lists things an attribute can be asked of: its outer
+    SELECT returns a bare column that is neither a number nor a date or time (a drug, a
+    lab test's label, or a key, which names its row), and it is not one figure
+    (:func:`counted`). "What
+    is the price of the drug vitamin e, with their room?", "When was the last time ...,
+    with their long title?" and "What number of hours have elapsed since ..., with their
+    long title?" ask an attribute of a price, a time and a worked-out figure."""
+    tree = parent_tree(job)
+    while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
+        tree = tree.this
+    if not isinstance(tree, exp.Select) or counted(job):
+        return False
+    tables = (job.parent.get("sql_meta") or {}).get("tables", [])
+    for expression in tree.expressions:
+        column = expression.unalias()
+        if not isinstance(column, exp.Column):
+            continue
+        found = _column_named(column, tables, context)
+        if found is None or is_key(found.name):
+            return True
+        if not (is_numeric(found.type) or is_temporal(found.name, found.type)):
+            return True
+    return False
+
+
+def _column_named(column: exp.Column, tables: list[str], context: DatabaseContext):
+    """The schema column a SELECT's column names: of its own table when qualified by a
+    table's name, else of the first of ``tables`` that has it; None when none does."""
+    for name in [column.table, *tables] if column.table else tables:
+        table = context.schema.table(name)
+        found = table.column(column.name) if table is not None else None
+        if found is not None:
+            return found
+    return None
 
 
 def counted(job: Job) -> bool:
