@@ -500,14 +500,16 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
-            not lists_named_rows(job, context)
-            or yes_or_no(question)
+            yes_or_no(question)
             or find_phrase(question, "with their")  # "..., with their type, with their ..."
             or names_another_entity(job, context, table)
         ):
-            return None  # one figure or a yes/no has no "their"; nor another entity's rows
+            return None  # a yes/no has no "their"; nor another entity's rows
         table = asked_table(job, context) or table
-        question = question.rstrip().rstrip("?.!") + ", with their "
+        asking = appended_question(job, context, table)
+        if asking is None:
+            return None
+        question = question.rstrip().rstrip("?.!") + asking
         said = (len(question), len(question))
     start, end = said
     aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
@@ -680,13 +682,24 @@ def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
     """Where the question says the longest of ``columns`` (humanized names), if it does
     as the thing asked about: not as the noun of a value before it (``the IV route``,
     ``the Blood Gas category``), nor as the label of a number after it (``matchday
-    26``), nor as what "how many" counts (``how many yellow cards``), where another
-    attribute would make no sentence."""
+    26``), nor as what "how many" counts (``how many yellow cards``), nor after "what"
+    or "which" (``what drug was prescribed``), where another attribute would make no
+    sentence."""
     for column in sorted(columns, key=lambda c: (-len(c), c)):
         found = find_phrase(question, column)
-        if found and not _after_a_value(question, found[0]) and not _labels(question, found):
+        if not found or _after_a_value(question, found[0]) or _labels(question, found):
+            continue
+        if not _after_which(question, found[0]):
             return found
     return None
+
+
+def _after_which(question: str, start: int) -> bool:
+    """Whether the phrase at ``start`` follows "what" or "which" ("What drug was first
+    prescribed ...?"): it names the rows asked for, and "What prescribing doctor was
+    first prescribed ...?" is no question."""
+    before = words(question[:start])
+    return bool(before) and before[-1] in ("what", "which")
 
 
 def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
@@ -715,6 +728,39 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
     if before and before.group(1)[:1].isdigit():
         return True
     return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
+
+
+def appended_question(job: Job, context: DatabaseContext, table: Table) -> str | None:
+    """How an attribute is asked after the parent's question: ", with their " beside
+    rows it lists (:func:`lists_named_rows`, more than one); ", and what was its " (or
+    "is", "their", as the question's tense and the table's rows say) after one row, a
+    time or a value read off a row ("When did patient 1 first get a chloride test, and what was
+    its turnaround time?"); None after a figure worked out of rows or a calculation,
+    which has no attribute to ask."""
+    if lists_named_rows(job, context) and not one_result(job):
+        return ", with their "
+    tree = parent_tree(job)
+    if not isinstance(tree, exp.Select) or counted(job):
+        return None
+    if not any(isinstance(e.unalias(), exp.Column) for e in tree.expressions):
+        return None  # "how many hours have passed since ...": a calculation
+    owner = "their" if table_kind(table) == "person" else "its"
+    return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+PAST_WORDS = frozenset(["was", "were", "did", "had"])
+PRESENT_WORDS = frozenset(["is", "are", "does", "do", "has", "have", "s"])
+
+
+def question_tense(question: str) -> str:
+    """``was`` when the first verb of the question's first five words is a past one
+    ("When did ...", "What was ..."), else ``is``."""
+    for word in words(question)[:5]:
+        if word in PAST_WORDS:
+            return "was"
+        if word in PRESENT_WORDS:
+            return "is"
+    return "was" if re.search(r"\b\w+ed\b", question) else "is"
 
 
 def lists_named_rows(job: Job, context: DatabaseContext) -> bool:
@@ -826,42 +872,24 @@ def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> lis
 
 
 def readable_names(names) -> list[str]:
-    """Column names (humanized) as words a person would type, in order, once each: a
-    glued pair of words split (``careunit`` -> ``care unit``); a name with a word that
-    is neither a word nor one of two glued words is left out (``linksto``, ``num of
-    staff``, ``f2``): no one asks for a patient's "linksto"."""
-    kept = [readable_name(name) for name in names]
-    return list(dict.fromkeys(name for name in kept if name))
+    """The column names (humanized) made of words a person would type, in order: a
+    name with a word WordNet does not know (function words pass) is left out
+    (``linksto``, ``num of staff``, ``f2``, ``admittime``): no one asks for a patient's
+    "linksto". Without WordNet, every name."""
+    return [name for name in names if readable_name(name)]
 
 
 @lru_cache(maxsize=1 << 14)
-def readable_name(name: str) -> str | None:
-    """``name`` with each word one WordNet knows (function words pass), a glued pair
-    split into two it knows, or None when a word is neither. Without WordNet, ``name``."""
+def readable_name(name: str) -> bool:
+    """Whether each word of ``name`` is one WordNet knows or a function word."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
-        return name
-    spoken = []
-    for word in name.split():
-        if word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word)):
-            spoken.append(word)
-            continue
-        split = _glued_pair(word, wordnet.is_word)
-        if split is None:
-            return None
-        spoken.extend(split)
-    return " ".join(spoken)
-
-
-def _glued_pair(word: str, known) -> tuple[str, str] | None:
-    """``word`` as two glued words of three letters or more that ``known`` knows
-    (``admittime`` -> ``admit``, ``time``), the longer first part first; else None."""
-    for cut in range(len(word) - 3, 2, -1):
-        head, tail = word[:cut], word[cut:]
-        if known(head) and known(tail):
-            return head, tail
-    return None
+        return True
+    return all(
+        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word))
+        for word in name.split()
+    )
 
 
 def entity_attributes(table: Table) -> tuple[str, ...]:
