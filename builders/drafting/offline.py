@@ -818,13 +818,27 @@ def counted(job: Job) -> bool:
 
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
-    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
+    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or keeps the
+    rows whose column equals a value a subquery cut to ``LIMIT 1`` picks: "What drug
+    was first prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``)."""
     if counted(job):
         return True
     tree = parent_tree(job)
-    if tree is None:
+    if not isinstance(tree, exp.Select):
         return False
-    limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+    if _limited_to_one(tree):
+        return True
+    where = tree.args.get("where")
+    return where is not None and any(
+        isinstance(eq.expression, exp.Subquery) and _limited_to_one(eq.expression.this)
+        for eq in where.find_all(exp.EQ)
+        if eq.find_ancestor(exp.Select) is tree
+    )
+
+
+def _limited_to_one(query: exp.Expr) -> bool:
+    """Whether a SELECT is cut to ``LIMIT 1``."""
+    limit = query.args.get("limit") if isinstance(query, exp.Select) else None
     return limit is not None and limit.expression.sql() == "1"
 
 
@@ -977,10 +991,8 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     if parent_table(job, context) is None:
         return None
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    if one_result(job):  # one figure or one row has nothing to cluster
-        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
-    if yes_or_no(job.parent["question"]):  # a yes or a no has nothing to plot either
-        tasks = [t for t in tasks if t not in lexicon.PLOTTED_TASKS]
+    if one_result(job) or yes_or_no(job.parent["question"]):
+        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
