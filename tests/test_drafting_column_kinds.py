@@ -385,9 +385,9 @@ def test_only_an_attribute_asked_of_something_is_swapped(question, phrase, slot)
     assert attribute_slot(question, (start, start + len(phrase))) is slot
 
 
-def test_an_attribute_asked_of_another_tables_value_is_not_swapped():
+def test_an_attribute_asked_of_another_tables_value_is_the_values_tables():
     """ "Can you tell me the cost of the drug named lactulose?": the cost table's absent
-    attribute ("billing clerk") would be asked of a drug."""
+    attribute ("billing clerk") would be asked of a drug; the drug's table's is."""
     from answerable.builders.drafting.offline import asked_column_phrase
 
     question = "Can you tell me the cost of the drug named lactulose?"
@@ -397,7 +397,12 @@ def test_an_attribute_asked_of_another_tables_value_is_not_swapped():
         "prescriptions.drug = 'lactulose')"
     )
     job = ehr_job(question, sql, ["cost", "prescriptions"])
-    assert asked_column_phrase(job, DatabaseContext("ehr", EHR)) is None
+    span, table, column, _aggregated = asked_column_phrase(job, DatabaseContext("ehr", EHR))
+    assert question[span[0] : span[1]] == "cost" and column == "cost"
+    assert table.name == "prescriptions"
+    made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "c"))
+    assert made.details["table"] == "prescriptions"
+    assert made.question.endswith(" of the drug named lactulose?")
 
 
 def test_column_names_no_one_would_type_are_not_asked_for():
@@ -442,10 +447,10 @@ def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
     ("question", "sql", "asked"),
     [
         (
-            "What is the price of the drug vitamin e?",
-            "SELECT DISTINCT cost.cost FROM cost WHERE cost.event_id IN (SELECT "
-            "prescriptions.row_id FROM prescriptions WHERE prescriptions.drug = 'vitamin e')",
-            "What is the price of the drug vitamin e, and what is its ",
+            "How much glucagon was patient 1 given last time?",
+            "SELECT prescriptions.dose_val_rx FROM prescriptions WHERE prescriptions.drug ="
+            " 'glucagon' ORDER BY prescriptions.starttime DESC LIMIT 1",
+            "How much glucagon was patient 1 given last time, and what was its ",
         ),
         (
             "When was the last time patient 1 was prescribed glucagon?",
@@ -468,8 +473,8 @@ def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
     ],
 )
 def test_their_is_said_only_of_listed_rows(question, sql, asked):
-    """ "What is the price of the drug vitamin e, with their room?", "When was the last
-    time ..., with their long title?", "What number of hours have elapsed since ...,
+    """ "How much does patient 10009628 weigh ..., with their measurement device?", "When
+    was the last time ..., with their long title?", "What number of hours have elapsed since ...,
     with their long title?": "their" had no rows to stand for. One row, a time or a value
     read off a row is asked "and what was its ...?"; a calculation gets no attribute."""
     job = ehr_job(question, sql, ["prescriptions"])

@@ -492,12 +492,12 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if table is None:
         return None
     question = job.parent["question"]
-    said = said_column(question, read_columns(job, table))
-    if said is not None and beside_a_value(said, named_values(job, context), question):
-        return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     aggregated = False
-    if said is None and (found := asked_column_phrase(job, context)) is not None:
+    said = said_column(question, read_columns(job, table))
+    if (found := asked_column_phrase(job, context)) is not None:
         said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
+    elif said is not None and beside_a_value(said, named_values(job, context), question):
+        return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
             yes_or_no(question)
@@ -543,9 +543,10 @@ def asked_column_phrase(
     ``dose_val_rx``, "total amount" for ``totalamount``); a mention counts only in an
     attribute's slot (:func:`attribute_slot`: "the dose of glucagon", "patient 10005866's
     gender"), not as the noun of the rows listed ("which drugs", "the drug that ..."),
-    the noun of a value or the object of another noun ("the name of the drug"), nor
-    when it is asked of a value of another table (the cost table's "cost of the drug
-    named lactulose": an absent attribute of a cost would be asked of a drug)."""
+    the noun of a value or the object of another noun ("the name of the drug"). Asked
+    of a value of another table ("the cost of the drug named lactulose"), the table is
+    the value's, whose attribute the draft asks ("the refill count of the drug named
+    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
     tree = parent_tree(job)
     if tree is None:
         return None
@@ -564,9 +565,13 @@ def asked_column_phrase(
         span = (mention.start, mention.end)
         if not attribute_slot(question, span) or beside_a_value(span, values, question):
             continue
-        if any(v[2][0] >= span[1] and not _owned_by(v[1], table) for v in values):
-            continue  # "the cost of the drug named lactulose": a drug has no billing clerk
-        return span, table, column, returned[column.lower()]
+        aggregated = returned[column.lower()]
+        owners = [v[1] for v in values if v[2][0] >= span[1] and not _owned_by(v[1], table)]
+        if owners and aggregated:
+            continue  # "the minimum total cost of the visits that involve a drug ...": no pair
+        if owners:  # "the price of the drug vitamin e": an attribute of the drug is asked
+            table = context.schema.table(owners[0].split(".", 1)[0]) or table
+        return span, table, column, aggregated
     return None
 
 
