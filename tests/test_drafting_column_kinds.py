@@ -455,7 +455,8 @@ def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
         (
             "When was the last time patient 1 was prescribed glucagon?",
             "SELECT prescriptions.starttime FROM prescriptions WHERE prescriptions.subject_id"
-            " = 1 AND prescriptions.drug = 'glucagon' ORDER BY prescriptions.starttime DESC",
+            " = 1 AND prescriptions.drug = 'glucagon' ORDER BY prescriptions.starttime DESC"
+            " LIMIT 1",
             "When was the last time patient 1 was prescribed glucagon, and what was its ",
         ),
         (
@@ -494,3 +495,13 @@ def test_rows_named_by_a_column_still_get_an_attribute_beside_them():
     made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "f"))
     assert made is not None
     assert made.question.startswith("Which drugs were prescribed to patient 1, with their ")
+
+
+def test_the_appended_question_agrees_with_a_plural_attribute():
+    """ "In match 88, how long was player 392 on the pitch, and what is its yellow
+    cards?": the verb takes the attribute's number."""
+    from answerable.builders.drafting.offline import agreeing
+
+    assert agreeing(", and what was its ", "red cards") == ", and what were its "
+    assert agreeing(", and what is their ", "blood type") == ", and what is their "
+    assert agreeing(", with their ", "red cards") == ", with their "

@@ -511,6 +511,8 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
             return None
         question = question.rstrip().rstrip("?.!") + asking
         said = (len(question), len(question))
+    else:
+        asking = ""
     start, end = said
     aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
@@ -520,6 +522,9 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if not pool:
         return None
     attribute = rng.choice(pool)
+    if asking:  # "..., and what were its red cards?"
+        question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
+        start = end = len(question)
     text = question[:start] + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return _draft(
@@ -737,20 +742,31 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
 
 def appended_question(job: Job, context: DatabaseContext, table: Table) -> str | None:
     """How an attribute is asked after the parent's question: ", with their " beside
-    rows it lists (:func:`lists_named_rows`, more than one); ", and what was its " (or
-    "is", "their", as the question's tense and the table's rows say) after one row, a
-    time or a value read off a row ("When did patient 1 first get a chloride test, and what was
-    its turnaround time?"); None after a figure worked out of rows or a calculation,
-    which has no attribute to ask."""
-    if lists_named_rows(job, context) and not one_result(job):
-        return ", with their "
+    the rows it lists; ", and what was its " (or "is", "their", as the question's tense
+    and the table's rows say) after one row (:func:`one_result`: "When did patient 1
+    first get a chloride test, and what was its turnaround time?"); None after a figure
+    worked out of rows or a calculation, which has no attribute to ask ("What number
+    of hours have elapsed since ..., with their long title?")."""
     tree = parent_tree(job)
+    while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
+        tree = tree.this
     if not isinstance(tree, exp.Select) or counted(job):
         return None
     if not any(isinstance(e.unalias(), exp.Column) for e in tree.expressions):
         return None  # "how many hours have passed since ...": a calculation
+    if not one_result(job):
+        return ", with their "
     owner = "their" if table_kind(table) == "person" else "its"
     return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+def agreeing(asking: str, attribute: str) -> str:
+    """``asking`` (:func:`appended_question`) with its verb in the attribute's number:
+    ", and what were its red cards", not "was its red cards"."""
+    last = attribute.split()[-1]
+    if singular(last) == last:
+        return asking
+    return asking.replace(" was ", " were ").replace(" is ", " are ")
 
 
 PAST_WORDS = frozenset(["was", "were", "did", "had"])
@@ -766,43 +782,6 @@ def question_tense(question: str) -> str:
         if word in PRESENT_WORDS:
             return "is"
     return "was" if re.search(r"\b\w+ed\b", question) else "is"
-
-
-def lists_named_rows(job: Job, context: DatabaseContext) -> bool:
-    """Whether the parent's answer lists things an attribute can be asked of: its outer
-    SELECT returns a bare column that is neither a number nor a date or time (a drug, a
-    lab test's label, or a key, which names its row), and it is not one figure
-    (:func:`counted`). "What
-    is the price of the drug vitamin e, with their room?", "When was the last time ...,
-    with their long title?" and "What number of hours have elapsed since ..., with their
-    long title?" ask an attribute of a price, a time and a worked-out figure."""
-    tree = parent_tree(job)
-    while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
-        tree = tree.this
-    if not isinstance(tree, exp.Select) or counted(job):
-        return False
-    tables = (job.parent.get("sql_meta") or {}).get("tables", [])
-    for expression in tree.expressions:
-        column = expression.unalias()
-        if not isinstance(column, exp.Column):
-            continue
-        found = _column_named(column, tables, context)
-        if found is None or is_key(found.name):
-            return True
-        if not (is_numeric(found.type) or is_temporal(found.name, found.type)):
-            return True
-    return False
-
-
-def _column_named(column: exp.Column, tables: list[str], context: DatabaseContext):
-    """The schema column a SELECT's column names: of its own table when qualified by a
-    table's name, else of the first of ``tables`` that has it; None when none does."""
-    for name in [column.table, *tables] if column.table else tables:
-        table = context.schema.table(name)
-        found = table.column(column.name) if table is not None else None
-        if found is not None:
-            return found
-    return None
 
 
 def counted(job: Job) -> bool:
