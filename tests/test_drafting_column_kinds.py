@@ -283,6 +283,7 @@ def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
         "SELECT river_name FROM river ORDER BY length DESC LIMIT 1",
         "SELECT DISTINCT river_name FROM river WHERE length = (SELECT length FROM river"
         " ORDER BY length DESC LIMIT 1)",
+        "SELECT river_name FROM river WHERE length = (SELECT MAX(length) FROM river)",
     ],
 )
 def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):

@@ -803,8 +803,9 @@ def counted(job: Job) -> bool:
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
     outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or keeps the
-    rows whose column equals a value a subquery cut to ``LIMIT 1`` picks: "What drug
-    was first prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``)."""
+    rows whose column equals one value a subquery picks: "What drug was first
+    prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``, "the match with
+    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``)."""
     if counted(job):
         return True
     tree = parent_tree(job)
@@ -814,7 +815,7 @@ def one_result(job: Job) -> bool:
         return True
     where = tree.args.get("where")
     return where is not None and any(
-        isinstance(eq.expression, exp.Subquery) and _limited_to_one(eq.expression.this)
+        isinstance(eq.expression, exp.Subquery) and _one_value(eq.expression.this)
         for eq in where.find_all(exp.EQ)
         if eq.find_ancestor(exp.Select) is tree
     )
@@ -824,6 +825,16 @@ def _limited_to_one(query: exp.Expr) -> bool:
     """Whether a SELECT is cut to ``LIMIT 1``."""
     limit = query.args.get("limit") if isinstance(query, exp.Select) else None
     return limit is not None and limit.expression.sql() == "1"
+
+
+def _one_value(query: exp.Expr) -> bool:
+    """Whether a subquery gives one value: cut to ``LIMIT 1``, or one aggregate of its
+    rows (``SELECT MAX(attendance) ...``: "the match with the highest attendance")."""
+    if _limited_to_one(query):
+        return True
+    return (
+        isinstance(query, exp.Select) and sqlkit.folds_rows(query) and not query.args.get("group")
+    )
 
 
 def _after_a_value(question: str, start: int) -> bool:
