@@ -506,3 +506,38 @@ def test_the_appended_question_agrees_with_a_plural_attribute():
     assert agreeing(", and what was its ", "red cards") == ", and what were its "
     assert agreeing(", and what is their ", "blood type") == ", and what is their "
     assert agreeing(", with their ", "red cards") == ", with their "
+
+
+def test_the_appended_attribute_is_of_the_rows_the_answer_lists():
+    """ "What medication was prescribed to patient 10018081 ... after the diagnosis of
+    hyposmolality ..., with their diagnosing doctor?": the question says a diagnosis
+    first, but the answer lists prescriptions' drugs."""
+    schema = DatabaseSchema(
+        "ehr", [*EHR.tables, Table("diagnoses", [Column("row_id"), Column("icd_code")])]
+    )
+    question = "What medication was prescribed to patient 1 after the diagnosis of sepsis?"
+    sql = (
+        "SELECT prescriptions.drug FROM prescriptions WHERE prescriptions.subject_id = 1 "
+        "AND prescriptions.row_id IN (SELECT diagnoses.row_id FROM diagnoses)"
+    )
+    job = ehr_job(question, sql, ["prescriptions", "diagnoses"], sample=1)
+    context = DatabaseContext("ehr", schema)
+    made = ask_missing_column(job, context, rng_for(1, OFFLINE_DRAFTER, "m"))
+    assert made is not None and made.details["table"] == "prescriptions", made.question
+
+
+def test_no_attribute_is_added_to_groups_of_an_attribute():
+    """ "For tests taken after 2022-06-29, give the mean Potassium per ethnicity ...,
+    with their body weight?": the rows are ethnicities, which have no body weight;
+    groups of a named thing (a team) keep theirs."""
+    from answerable.builders.drafting.offline import groups_by_attribute
+    from answerable.builders.sqlkit import parse
+
+    assert groups_by_attribute(parse("SELECT ethnicity, AVG(v) FROM p GROUP BY ethnicity"))
+    assert not groups_by_attribute(parse("SELECT team_id, COUNT(*) FROM m GROUP BY team_id"))
+    assert not groups_by_attribute(parse("SELECT long_title, COUNT(*) FROM d GROUP BY long_title"))
+    question = "Give the average amount per kind of delivery."
+    sql = "SELECT prescriptions.route, AVG(prescriptions.dose_val_rx) FROM prescriptions"
+    job = ehr_job(question, sql + " GROUP BY prescriptions.route", ["prescriptions"])
+    context = DatabaseContext("ehr", EHR)
+    assert ask_missing_column(job, context, rng_for(1, OFFLINE_DRAFTER, "g")) is None

@@ -505,7 +505,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
             or names_another_entity(job, context, table)
         ):
             return None  # a yes/no has no "their"; nor another entity's rows
-        table = asked_table(job, context) or table
+        table = returned_table(job, context) or asked_table(job, context) or table
         asking = appended_question(job, context, table)
         if asking is None:
             return None
@@ -633,6 +633,31 @@ def attribute_slot(question: str, span: tuple[int, int]) -> bool:
     return False
 
 
+def returned_table(job: Job, context: DatabaseContext) -> Table | None:
+    """The table of the first column the parent's outer SELECT returns (through its
+    alias): the rows the answer lists ("What medication was prescribed ... after the
+    diagnosis of ...?" lists prescriptions' drugs, though the question says a diagnosis
+    first). None when no returned column resolves to one table of the schema."""
+    tree = parent_tree(job)
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    if not isinstance(tree, exp.Select):
+        return None
+    own = [t for t in tree.find_all(exp.Table) if t.find_ancestor(exp.Select) is tree]
+    names = {t.alias_or_name.lower(): t.name for t in own}
+    for expression in tree.expressions:
+        column = expression.unalias()
+        if not isinstance(column, exp.Column):
+            continue
+        name = names.get(column.table.lower()) if column.table else None
+        if not column.table and len(own) == 1:
+            name = own[0].name
+        table = context.schema.table(name) if name else None
+        if table is not None and table.column(column.name) is not None:
+            return table
+    return None
+
+
 def asked_table(job: Job, context: DatabaseContext) -> Table | None:
     """Of the tables the parent's SQL reads, the one whose noun its question says first
     ("Which team scored the most goals ...": the teams, though the SQL reads the matches
@@ -745,8 +770,9 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
     the rows it lists; ", and what was its " (or "is", "their", as the question's tense
     and the table's rows say) after one row (:func:`one_result`: "When did patient 1
     first get a chloride test, and what was its turnaround time?"); None after a figure
-    worked out of rows or a calculation, which has no attribute to ask ("What number
-    of hours have elapsed since ..., with their long title?")."""
+    worked out of rows, a calculation or a figure per group, none of which has the
+    attribute ("What number of hours have elapsed since ..., with their long title?",
+    "... the mean Potassium per ethnicity ..., with their body weight?")."""
     tree = parent_tree(job)
     while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
         tree = tree.this
@@ -754,10 +780,24 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
         return None
     if not any(isinstance(e.unalias(), exp.Column) for e in tree.expressions):
         return None  # "how many hours have passed since ...": a calculation
+    if groups_by_attribute(tree):
+        return None  # "the mean Potassium per ethnicity": a group has no body weight
     if not one_result(job):
         return ", with their "
     owner = "their" if table_kind(table) == "person" else "its"
     return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+def groups_by_attribute(select: exp.Select) -> bool:
+    """Whether ``select`` groups its rows by an attribute (``ethnicity``,
+    ``first_careunit``), not by what names a thing (a key, a name): its rows are then
+    groups, which have no attribute of the table's entity."""
+    group = select.args.get("group")
+    if group is None:
+        return False
+    columns = [c.name for e in group.expressions for c in e.find_all(exp.Column)]
+    naming = {"name", "title", "label"}
+    return not any(_key_like(c) or naming & set(name_words(c)) for c in columns)
 
 
 def agreeing(asking: str, attribute: str) -> str:
