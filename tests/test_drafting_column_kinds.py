@@ -541,3 +541,35 @@ def test_no_attribute_is_added_to_groups_of_an_attribute():
     job = ehr_job(question, sql + " GROUP BY prescriptions.route", ["prescriptions"])
     context = DatabaseContext("ehr", EHR)
     assert ask_missing_column(job, context, rng_for(1, OFFLINE_DRAFTER, "g")) is None
+
+
+def test_a_derived_tables_column_is_of_the_table_it_reads():
+    """ "What was the name of the drug ... after receiving a ... procedure ..., with
+    their anaesthesia type?": EHRSQL's SELECT T2.drug FROM (procedures) AS T1 JOIN
+    (prescriptions) AS T2 returns drugs, though the question says the procedure first."""
+    from answerable.builders.drafting.offline import returned_table
+
+    schema = DatabaseSchema(
+        "ehr", [*EHR.tables, Table("procedures", [Column("row_id"), Column("icd_code")])]
+    )
+    sql = (
+        "SELECT T2.drug FROM (SELECT procedures.row_id FROM procedures) AS T1 JOIN "
+        "(SELECT prescriptions.row_id, prescriptions.drug FROM prescriptions) AS T2 "
+        "ON T1.row_id = T2.row_id"
+    )
+    question = "What was the name of the drug given after the procedure?"
+    job = ehr_job(question, sql, ["procedures", "prescriptions"])
+    assert returned_table(job, DatabaseContext("ehr", schema)).name == "prescriptions"
+
+
+def test_no_attribute_is_added_beside_the_distinct_figures_of_one_thing():
+    """ "What is the selling rate of the drug acetaminophen-caff-butalbital, with their
+    long title?": DISTINCT cost.cost lists the prices of one drug, which have no title."""
+    question = "What is the selling rate of the drug vitamin e?"
+    sql = (
+        "SELECT DISTINCT cost.cost FROM cost WHERE cost.event_id IN (SELECT "
+        "prescriptions.row_id FROM prescriptions WHERE prescriptions.drug = 'vitamin e')"
+    )
+    job = ehr_job(question, sql, ["cost", "prescriptions"])
+    made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "s"))
+    assert made is None

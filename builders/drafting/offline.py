@@ -643,18 +643,34 @@ def returned_table(job: Job, context: DatabaseContext) -> Table | None:
         tree = tree.this
     if not isinstance(tree, exp.Select):
         return None
-    own = [t for t in tree.find_all(exp.Table) if t.find_ancestor(exp.Select) is tree]
-    names = {t.alias_or_name.lower(): t.name for t in own}
-    for expression in tree.expressions:
-        column = expression.unalias()
-        if not isinstance(column, exp.Column):
-            continue
-        name = names.get(column.table.lower()) if column.table else None
-        if not column.table and len(own) == 1:
-            name = own[0].name
-        table = context.schema.table(name) if name else None
-        if table is not None and table.column(column.name) is not None:
+    for column in _returned(tree):
+        table = _table_of(column, tree, context)
+        if table is not None:
             return table
+    return None
+
+
+def _returned(select: exp.Select) -> list[exp.Column]:
+    """The bare columns a SELECT returns."""
+    return [e.unalias() for e in select.expressions if isinstance(e.unalias(), exp.Column)]
+
+
+def _table_of(column: exp.Column, select: exp.Select, context: DatabaseContext):
+    """The schema table of a column ``select`` returns: through a table's alias, or
+    through a derived table's (EHRSQL's ``SELECT T2.drug FROM (...) AS T2``) to the
+    column its own SELECT returns; None when it resolves to no schema table."""
+    own = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    names = {t.alias_or_name.lower(): t.name for t in own}
+    if column.table.lower() in names or (not column.table and len(own) == 1):
+        name = names.get(column.table.lower()) if column.table else own[0].name
+        table = context.schema.table(name)
+        return table if table is not None and table.column(column.name) is not None else None
+    for derived in select.find_all(exp.Subquery):
+        if derived.alias.lower() == column.table.lower() and derived.alias:
+            inner = derived.this
+            if isinstance(inner, exp.Select):
+                same = [c for c in _returned(inner) if c.name.lower() == column.name.lower()]
+                return _table_of(same[0], inner, context) if same else None
     return None
 
 
@@ -772,7 +788,9 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
     first get a chloride test, and what was its turnaround time?"); None after a figure
     worked out of rows, a calculation or a figure per group, none of which has the
     attribute ("What number of hours have elapsed since ..., with their long title?",
-    "... the mean Potassium per ethnicity ..., with their body weight?")."""
+    "... the mean Potassium per ethnicity ..., with their body weight?"), nor beside the
+    distinct figures of one thing ("What is the selling rate of the drug ..., with their
+    long title?")."""
     tree = parent_tree(job)
     while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
         tree = tree.this
@@ -782,10 +800,20 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
         return None  # "how many hours have passed since ...": a calculation
     if groups_by_attribute(tree):
         return None  # "the mean Potassium per ethnicity": a group has no body weight
+    if tree.args.get("distinct") and all(_a_figure(c, tree, context) for c in _returned(tree)):
+        return None  # "What is the selling rate of the drug ...": the prices of one drug
     if not one_result(job):
         return ", with their "
     owner = "their" if table_kind(table) == "person" else "its"
     return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+def _a_figure(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether a returned column holds numbers (a price, a value), not a key that
+    names its row (a patient's id)."""
+    table = _table_of(column, select, context)
+    found = table.column(column.name) if table is not None else None
+    return found is not None and is_numeric(found.type) and not _key_like(found.name)
 
 
 def groups_by_attribute(select: exp.Select) -> bool:
