@@ -573,3 +573,24 @@ def test_no_attribute_is_added_beside_the_distinct_figures_of_one_thing():
     job = ehr_job(question, sql, ["cost", "prescriptions"])
     made = ask_missing_column(job, DatabaseContext("ehr", EHR), rng_for(1, OFFLINE_DRAFTER, "s"))
     assert made is None
+
+
+def test_the_price_of_one_thing_is_never_charted():
+    """ "What is the price of diagnosis of dependence on respirator [ventilator] status?
+    Draw it as a bar chart.": DISTINCT cost.cost is one thing's price."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    parent = {
+        "id": "00000000c0ffee42",
+        "db_id": "ehr",
+        "sql": "SELECT DISTINCT cost.cost FROM cost WHERE cost.event_type = 'diagnoses_icd'",
+        "question": "What is the price of diagnosis of sepsis?",
+    }
+    context = DatabaseContext("ehr", EHR)
+    tasks = {
+        rewrite_out_of_scope(
+            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "p")
+        ).details["task"]
+        for n in range(40)
+    }
+    assert tasks == {"prediction", "explanation"}

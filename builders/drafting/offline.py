@@ -800,12 +800,21 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
         return None  # "how many hours have passed since ...": a calculation
     if groups_by_attribute(tree):
         return None  # "the mean Potassium per ethnicity": a group has no body weight
-    if tree.args.get("distinct") and all(_a_figure(c, tree, context) for c in _returned(tree)):
+    if distinct_figures(tree, context):
         return None  # "What is the selling rate of the drug ...": the prices of one drug
     if not one_result(job):
         return ", with their "
     owner = "their" if table_kind(table) == "person" else "its"
     return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+def distinct_figures(select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether a DISTINCT SELECT returns only figures (no key): the price or the value
+    of one thing ("What is the price of diagnosis of ...?"), however many rows hold it."""
+    returned = _returned(select)
+    return bool(select.args.get("distinct") and returned) and all(
+        _a_figure(c, select, context) for c in returned
+    )
 
 
 def _a_figure(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
@@ -1054,7 +1063,9 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     if parent_table(job, context) is None:
         return None
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    if one_result(job) or yes_or_no(job.parent["question"]):
+    tree = parent_tree(job)
+    one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
+    if one or one_result(job) or yes_or_no(job.parent["question"]):
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
