@@ -98,6 +98,10 @@ def test_present_column_asks_for_a_column_that_exists_and_selects_it(demo_twins)
             parent = sqlkit.parse(twin.job.parent["sql"])
             assert len(tree.expressions) == len(parent.expressions) + 1
             assert twin.question.endswith("?") and ", with their " in twin.question
+        if twin.trigger == "and what":  # one row: the attribute asked of it, selected
+            parent = sqlkit.parse(twin.job.parent["sql"])
+            assert len(tree.expressions) == len(parent.expressions) + 1
+            assert ", and what " in twin.question
 
 
 def test_examples_of_each_twin():

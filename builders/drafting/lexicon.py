@@ -134,9 +134,10 @@ OUT_OF_SCOPE_TASKS = {
 """Requests SQL cannot serve that the offline drafter puts after a parent's question,
 by task (the question's own words kept: a minimal pair)."""
 
-MANY_ROW_TASKS = frozenset(["clustering"])
-"""Tasks only a result of many rows can be asked for: one figure or one row has nothing
-to cluster ("When was the first time ...? Then cluster them with k-means.")."""
+MANY_ROW_TASKS = frozenset(["clustering", "chart"])
+"""Tasks only a result of many rows can be asked for: one figure, one row or a yes or no
+has nothing to cluster or plot ("When was the first time ...? Then cluster them with k-means.",
+"What was patient 1's last discharge time? Plot the result as a histogram.")."""
 
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 

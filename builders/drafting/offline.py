@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import query_shapes
+from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
@@ -479,8 +480,11 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     The kind rotates with the job's sample, from a start the parent's id picks, so a
     parent drafted three times gets one of each; a kind with nothing to offer (no
     unlinked table, no other database) falls back to ``related``. The swapped phrase is
-    the longest name of a column the parent reads that its question says (an aggregated
-    one takes a numeric attribute); a question that names none of its columns asks for
+    the longest name of a column the parent reads that its question says, else the
+    phrase its question uses, as an attribute, for a column its SQL returns ("the dose
+    of glucagon": :func:`asked_column_phrase`; an aggregated one takes a numeric
+    attribute); the surface and unrelated names are spoken words
+    (:func:`readable_names`). A question that names none of its columns asks for
     the attribute beside what it asks (", with their eye colour?"). A template ("What is
     the ... of each ...?") would be a second register whose words alone tell the label.
     """
@@ -488,22 +492,29 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if table is None:
         return None
     question = job.parent["question"]
+    aggregated = False
     said = said_column(question, read_columns(job, table))
-    if said is not None and beside_a_value(said, named_values(job, context), question):
+    if (found := asked_column_phrase(job, context)) is not None:
+        said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
+    elif said is not None and beside_a_value(said, named_values(job, context), question):
         return None  # "via the neb route", "at careunit discharge lounge": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
-            counted(job)
-            or yes_or_no(question)
+            yes_or_no(question)
             or find_phrase(question, "with their")  # "..., with their type, with their ..."
             or names_another_entity(job, context, table)
         ):
-            return None  # one figure or a yes/no has no "their"; nor another entity's rows
-        table = asked_table(job, context) or table
-        question = question.rstrip().rstrip("?.!") + ", with their "
+            return None  # a yes/no has no "their"; nor another entity's rows
+        table = returned_table(job, context) or asked_table(job, context) or table
+        asking = appended_question(job, context, table)
+        if asking is None:
+            return None
+        question = question.rstrip().rstrip("?.!") + asking
         said = (len(question), len(question))
+    else:
+        asking = ""
     start, end = said
-    aggregated = bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.IGNORECASE))
+    aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
     pool = _fitting(absent_columns(subtype, table, context), aggregated)
     if not pool:
@@ -511,6 +522,9 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if not pool:
         return None
     attribute = rng.choice(pool)
+    if asking:  # "..., and what were its red cards?"
+        question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
+        start = end = len(question)
     text = question[:start] + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return _draft(
@@ -523,6 +537,141 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         table=table.name,
         concept=f"{table.name}.{column}",
     )
+
+
+def asked_column_phrase(
+    job: Job, context: DatabaseContext
+) -> tuple[tuple[int, int], Table, str, bool] | None:
+    """Where the question says, as the attribute it asks, a column its SQL returns: the
+    span, the column's table and name, and whether the SQL aggregates it. The question is
+    grounded on the SQL's columns (stems, synonyms, glued compounds: "dose" for
+    ``dose_val_rx``, "total amount" for ``totalamount``); a mention counts only in an
+    attribute's slot (:func:`attribute_slot`: "the dose of glucagon", "patient 10005866's
+    gender"), not as the noun of the rows listed ("which drugs", "the drug that ..."),
+    the noun of a value or the object of another noun ("the name of the drug"). Asked
+    of a value of another table ("the cost of the drug named lactulose"), the table is
+    the value's, whose attribute the draft asks ("the refill count of the drug named
+    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
+    tree = parent_tree(job)
+    if tree is None:
+        return None
+    try:
+        refs = query_shapes.shared().query(job.parent["sql"], context.schema).refs
+    except SQLError:
+        return None
+    returned = returned_columns(tree)
+    question = job.parent["question"]
+    values = named_values(job, context)
+    for mention in ground(question, refs).mentions():
+        table_name, _, column = mention.concept.rpartition(".")
+        table = context.schema.table(table_name)
+        if mention.kind != "column" or table is None or column.lower() not in returned:
+            continue
+        span = (mention.start, mention.end)
+        if not attribute_slot(question, span) or beside_a_value(span, values, question):
+            continue
+        aggregated = returned[column.lower()]
+        owners = [v[1] for v in values if v[2][0] >= span[1] and not _owned_by(v[1], table)]
+        if owners and aggregated:
+            continue  # "the minimum total cost of the visits that involve a drug ...": no pair
+        if owners:  # "the price of the drug vitamin e": an attribute of the drug is asked
+            table = context.schema.table(owners[0].split(".", 1)[0]) or table
+        return span, table, column, aggregated
+    return None
+
+
+def _owned_by(column: str, table: Table) -> bool:
+    """Whether ``table.column`` (qualified) is a column of ``table``."""
+    return column.split(".", 1)[0].lower() == table.name.lower()
+
+
+def returned_columns(tree: exp.Expr) -> dict[str, bool]:
+    """The names (lower case) of the columns any SELECT of ``tree`` returns, each with
+    whether it is returned inside an aggregate (``SUM(dose_val_rx)``)."""
+    found: dict[str, bool] = {}
+    for select in tree.find_all(exp.Select):
+        for expression in select.expressions:
+            for column in expression.find_all(exp.Column):
+                folded = column.find_ancestor(exp.AggFunc, exp.Select)
+                name = column.name.lower()
+                found[name] = found.get(name, False) or isinstance(folded, exp.AggFunc)
+    return found
+
+
+ATTRIBUTE_OPENERS = frozenset(["the", "its", "their", "his", "her"])
+"""Words an attribute asked of something follows ("the dose of ...", "their age")."""
+FIGURE_WORDS = frozenset(
+    ["average", "mean", "total", "sum", "maximum", "minimum", "highest", "lowest", "overall"]
+)
+"""Words that make a figure of the attribute after them ("the total amount")."""
+ATTRIBUTE_FOLLOWERS = r"\s*($|[?.!]|(of|for|during|in|on|at|when|since)\b)"
+"""What may follow an attribute's phrase: its owner ("of patient ...") or the end."""
+
+
+def attribute_slot(question: str, span: tuple[int, int]) -> bool:
+    """Whether the phrase at ``span`` stands where a question names the attribute it
+    asks: right after "the" (or a possessive: "patient 10005866's gender", "their age"),
+    the words between only figures' words ("the total", "the maximum"), and before
+    "of ...", "for ...", "during ..." or the end; not the object of another noun ("the
+    name of the drug") and not before a relative clause ("the drug that was
+    prescribed"), where the phrase names the rows, not an attribute of them."""
+    start, end = span
+    if not re.match(ATTRIBUTE_FOLLOWERS, question[end:], flags=re.IGNORECASE):
+        return False
+    before = list(re.finditer(r"[\w']+", question[:start]))
+    at = start
+    for k in range(len(before) - 1, -1, -1):
+        match, word = before[k], before[k].group().lower()
+        if question[match.end() : at].strip():
+            return False  # punctuation in between
+        if word.endswith("'s") or word in ATTRIBUTE_OPENERS:  # "the name of patient 1's"
+            reach = 3 if word.endswith("'s") else 1
+            return "of" not in [w.group().lower() for w in before[max(k - reach, 0) : k]]
+        if word not in FIGURE_WORDS:
+            return False
+        at = match.start()
+    return False
+
+
+def returned_table(job: Job, context: DatabaseContext) -> Table | None:
+    """The table of the first column the parent's outer SELECT returns (through its
+    alias): the rows the answer lists ("What medication was prescribed ... after the
+    diagnosis of ...?" lists prescriptions' drugs, though the question says a diagnosis
+    first). None when no returned column resolves to one table of the schema."""
+    tree = parent_tree(job)
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    if not isinstance(tree, exp.Select):
+        return None
+    for column in _returned(tree):
+        table = _table_of(column, tree, context)
+        if table is not None:
+            return table
+    return None
+
+
+def _returned(select: exp.Select) -> list[exp.Column]:
+    """The bare columns a SELECT returns."""
+    return [e.unalias() for e in select.expressions if isinstance(e.unalias(), exp.Column)]
+
+
+def _table_of(column: exp.Column, select: exp.Select, context: DatabaseContext):
+    """The schema table of a column ``select`` returns: through a table's alias, or
+    through a derived table's (EHRSQL's ``SELECT T2.drug FROM (...) AS T2``) to the
+    column its own SELECT returns; None when it resolves to no schema table."""
+    own = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    names = {t.alias_or_name.lower(): t.name for t in own}
+    if column.table.lower() in names or (not column.table and len(own) == 1):
+        name = names.get(column.table.lower()) if column.table else own[0].name
+        table = context.schema.table(name)
+        return table if table is not None and table.column(column.name) is not None else None
+    for derived in select.find_all(exp.Subquery):
+        if derived.alias.lower() == column.table.lower() and derived.alias:
+            inner = derived.this
+            if isinstance(inner, exp.Select):
+                same = [c for c in _returned(inner) if c.name.lower() == column.name.lower()]
+                return _table_of(same[0], inner, context) if same else None
+    return None
 
 
 def asked_table(job: Job, context: DatabaseContext) -> Table | None:
@@ -584,13 +733,24 @@ def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
     """Where the question says the longest of ``columns`` (humanized names), if it does
     as the thing asked about: not as the noun of a value before it (``the IV route``,
     ``the Blood Gas category``), nor as the label of a number after it (``matchday
-    26``), nor as what "how many" counts (``how many yellow cards``), where another
-    attribute would make no sentence."""
+    26``), nor as what "how many" counts (``how many yellow cards``), nor after "what"
+    or "which" (``what drug was prescribed``), where another attribute would make no
+    sentence."""
     for column in sorted(columns, key=lambda c: (-len(c), c)):
         found = find_phrase(question, column)
-        if found and not _after_a_value(question, found[0]) and not _labels(question, found):
+        if not found or _after_a_value(question, found[0]) or _labels(question, found):
+            continue
+        if not _after_which(question, found[0]):
             return found
     return None
+
+
+def _after_which(question: str, start: int) -> bool:
+    """Whether the phrase at ``start`` follows "what" or "which" ("What drug was first
+    prescribed ...?"): it names the rows asked for, and "What prescribing doctor was
+    first prescribed ...?" is no question."""
+    before = words(question[:start])
+    return bool(before) and before[-1] in ("what", "which")
 
 
 def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
@@ -621,6 +781,86 @@ def _labels(question: str, span: tuple[int, int]) -> bool:
     return bool(re.search(r"\bhow many\s+$", question[:start], flags=re.IGNORECASE))
 
 
+def appended_question(job: Job, context: DatabaseContext, table: Table) -> str | None:
+    """How an attribute is asked after the parent's question: ", with their " beside
+    the rows it lists; ", and what was its " (or "is", "their", as the question's tense
+    and the table's rows say) after one row (:func:`one_result`: "When did patient 1
+    first get a chloride test, and what was its turnaround time?"); None after a figure
+    worked out of rows, a calculation or a figure per group, none of which has the
+    attribute ("What number of hours have elapsed since ..., with their long title?",
+    "... the mean Potassium per ethnicity ..., with their body weight?"), nor beside the
+    distinct figures of one thing ("What is the selling rate of the drug ..., with their
+    long title?")."""
+    tree = parent_tree(job)
+    while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
+        tree = tree.this
+    if not isinstance(tree, exp.Select) or counted(job):
+        return None
+    if not any(isinstance(e.unalias(), exp.Column) for e in tree.expressions):
+        return None  # "how many hours have passed since ...": a calculation
+    if groups_by_attribute(tree):
+        return None  # "the mean Potassium per ethnicity": a group has no body weight
+    if distinct_figures(tree, context):
+        return None  # "What is the selling rate of the drug ...": the prices of one drug
+    if not one_result(job):
+        return ", with their "
+    owner = "their" if table_kind(table) == "person" else "its"
+    return f", and what {question_tense(job.parent['question'])} {owner} "
+
+
+def distinct_figures(select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether a DISTINCT SELECT returns only figures (no key): the price or the value
+    of one thing ("What is the price of diagnosis of ...?"), however many rows hold it."""
+    returned = _returned(select)
+    return bool(select.args.get("distinct") and returned) and all(
+        _a_figure(c, select, context) for c in returned
+    )
+
+
+def _a_figure(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether a returned column holds numbers (a price, a value), not a key that
+    names its row (a patient's id)."""
+    table = _table_of(column, select, context)
+    found = table.column(column.name) if table is not None else None
+    return found is not None and is_numeric(found.type) and not _key_like(found.name)
+
+
+def groups_by_attribute(select: exp.Select) -> bool:
+    """Whether ``select`` groups its rows by an attribute (``ethnicity``,
+    ``first_careunit``), not by what names a thing (a key, a name): its rows are then
+    groups, which have no attribute of the table's entity."""
+    group = select.args.get("group")
+    if group is None:
+        return False
+    columns = [c.name for e in group.expressions for c in e.find_all(exp.Column)]
+    naming = {"name", "title", "label"}
+    return not any(_key_like(c) or naming & set(name_words(c)) for c in columns)
+
+
+def agreeing(asking: str, attribute: str) -> str:
+    """``asking`` (:func:`appended_question`) with its verb in the attribute's number:
+    ", and what were its red cards", not "was its red cards"."""
+    last = attribute.split()[-1]
+    if singular(last) == last:
+        return asking
+    return asking.replace(" was ", " were ").replace(" is ", " are ")
+
+
+PAST_WORDS = frozenset(["was", "were", "did", "had"])
+PRESENT_WORDS = frozenset(["is", "are", "does", "do", "has", "have", "s"])
+
+
+def question_tense(question: str) -> str:
+    """``was`` when the first verb of the question's first five words is a past one
+    ("When did ...", "What was ..."), else ``is``."""
+    for word in words(question)[:5]:
+        if word in PAST_WORDS:
+            return "was"
+        if word in PRESENT_WORDS:
+            return "is"
+    return "was" if re.search(r"\b\w+ed\b", question) else "is"
+
+
 def counted(job: Job) -> bool:
     """Whether the parent's question is answered by one count or total (its SQL's outer
     SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
@@ -639,14 +879,39 @@ def counted(job: Job) -> bool:
 
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
-    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
+    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or keeps the
+    rows whose column equals one value a subquery picks: "What drug was first
+    prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``, "the match with
+    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``)."""
     if counted(job):
         return True
     tree = parent_tree(job)
-    if tree is None:
+    if not isinstance(tree, exp.Select):
         return False
-    limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+    if _limited_to_one(tree):
+        return True
+    where = tree.args.get("where")
+    return where is not None and any(
+        isinstance(eq.expression, exp.Subquery) and _one_value(eq.expression.this)
+        for eq in where.find_all(exp.EQ)
+        if eq.find_ancestor(exp.Select) is tree
+    )
+
+
+def _limited_to_one(query: exp.Expr) -> bool:
+    """Whether a SELECT is cut to ``LIMIT 1``."""
+    limit = query.args.get("limit") if isinstance(query, exp.Select) else None
     return limit is not None and limit.expression.sql() == "1"
+
+
+def _one_value(query: exp.Expr) -> bool:
+    """Whether a subquery gives one value: cut to ``LIMIT 1``, or one aggregate of its
+    rows (``SELECT MAX(attendance) ...``: "the match with the highest attendance")."""
+    if _limited_to_one(query):
+        return True
+    return (
+        isinstance(query, exp.Select) and sqlkit.folds_rows(query) and not query.args.get("group")
+    )
 
 
 def _after_a_value(question: str, start: int) -> bool:
@@ -686,10 +951,31 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     if subtype == "surface":
         found = surface_columns(table, context.schema, context.surface_any_kind)
-        return [a for a in found if not _near_in(a, table)]
-    if subtype == "unrelated":
-        return list(context.other_columns)  # already without this schema's near-synonyms
+        return readable_names([a for a in found if not _near_in(a, table)])
+    if subtype == "unrelated":  # already without this schema's near-synonyms
+        return readable_names(context.other_columns)
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
+
+
+def readable_names(names) -> list[str]:
+    """The column names (humanized) made of words a person would type, in order: a
+    name with a word WordNet does not know (function words pass) is left out
+    (``linksto``, ``num of staff``, ``f2``, ``admittime``): no one asks for a patient's
+    "linksto". Without WordNet, every name."""
+    return [name for name in names if readable_name(name)]
+
+
+@lru_cache(maxsize=1 << 14)
+def readable_name(name: str) -> bool:
+    """Whether each word of ``name`` is one WordNet knows or a function word."""
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        return True
+    return all(
+        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word))
+        for word in name.split()
+    )
 
 
 def entity_attributes(table: Table) -> tuple[str, ...]:
@@ -777,8 +1063,10 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     if parent_table(job, context) is None:
         return None
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    if one_result(job):  # one figure or one row has nothing to cluster
-        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
+    tree = parent_tree(job)
+    one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
+    if one or one_result(job) or yes_or_no(job.parent["question"]):
+        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"

@@ -361,7 +361,9 @@ def _bare(named: str, noun: str) -> str:
 
 def present_column(job, context, rng, database) -> Twin | None:
     """missing-column: the column the question says swapped for another of its table
-    (in the question and the SQL), or ", with their <column>?" with it selected."""
+    (in the question and the SQL), or, asked as the drafts ask it
+    (:func:`offline.appended_question`), ", with their <column>?" beside listed rows or
+    ", and what was its <column>?" after one row, with the column selected."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
@@ -370,8 +372,11 @@ def present_column(job, context, rng, database) -> Twin | None:
     read = offline.read_columns(job, table)
     said = offline.said_column(question, read)
     by_name = {humanize(c.name): c for c in table.columns}
+    old = by_name.get(question[said[0] : said[1]].lower()) if said else None
+    if said is None and (found := offline.asked_column_phrase(job, context)) is not None:
+        said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
+        old, read = table.column(name), offline.read_columns(job, table)
     if said is not None:
-        old = by_name.get(question[said[0] : said[1]].lower())
         if old is None or not _selected(select, old):
             return None  # a column the question compares ("play at home") is no attribute
         numeric = is_numeric(old.type)
@@ -385,15 +390,18 @@ def present_column(job, context, rng, database) -> Twin | None:
         return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
+    asking = offline.appended_question(job, context, table)  # as the drafts ask it
     pool = _other_columns(table, read)
-    if not pool or not question.rstrip().endswith("?"):
+    if asking is None or not pool or not question.rstrip().endswith("?"):
         return None
     new = rng.choice(pool)
     target = column_of(select, table, new)
     if target is None:
         return None
-    text = f"{question.rstrip().rstrip('?.! ')}, with their {humanize(new.name)}?"
-    return Twin(job, text, as_sql(select.select(target), job), "present_column", "with their")
+    asked = offline.agreeing(asking, humanize(new.name))
+    text = f"{question.rstrip().rstrip('?.! ')}{asked}{humanize(new.name)}?"
+    device = " ".join(asking.strip(", ").split()[:2])  # "with their", "and what"
+    return Twin(job, text, as_sql(select.select(target), job), "present_column", device)
 
 
 def _other_columns(table: Table, read: list[str]) -> list[Column]:
