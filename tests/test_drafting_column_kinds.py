@@ -306,3 +306,25 @@ def test_a_column_labelling_a_number_before_it_is_not_swapped():
     question = "List the goals of match 287 scored after the 47th minute."
     assert said_column(question, ["minute"]) is None
     assert said_column("List the goals and their minute.", ["minute"]) is not None
+
+
+def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_clustered():
+    """ "how big is alaska Then cluster them with k-means.": no COUNT and no LIMIT 1,
+    but the parent's verified result is one row (one figure), so nothing to cluster."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    parent = {
+        "id": "00000000c0ffee42",
+        "db_id": "geo",
+        "sql": "SELECT length FROM river WHERE river_name = 'potomac'",
+        "question": "how long is the potomac",
+        "result": {"row_count": 1, "columns": ["length"], "rows": [[462]]},
+    }
+    context = DatabaseContext("geo", GEO)
+    tasks = set()
+    for n in range(40):
+        made = rewrite_out_of_scope(
+            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
+        )
+        tasks.add(made.details["task"])
+    assert "clustering" not in tasks and len(tasks) == 3

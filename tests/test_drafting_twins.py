@@ -516,3 +516,44 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
         "stadiums ORDER BY capacity DESC LIMIT 2",
     }
     neither_draft_nor_twin(path, "ambiguous-reference", offline.replace_with_reference, asked)
+
+
+def test_a_greeting_around_a_real_question_is_its_answerable_twin(tmp_path):
+    """Small talk is conversation that asks for no data; "Good morning! What rivers run
+    through texas?" asks for the parent's data, in small talk's own greetings and
+    thanks, so the greeting alone does not tell the label. The gold SQL is the parent's."""
+    from answerable.builders.drafting import lexicon, twins
+    from answerable.builders.drafting.text import words
+
+    path = geography(tmp_path)
+    sql = "SELECT river_name FROM river WHERE traverse = 'texas'"
+    contexts, (parent,) = asked_of(path, {"what rivers run through texas": sql})
+    chat_words = {w for _topic, text in lexicon.SMALL_TALK for w in words(text)}
+    seen = set()
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(30):
+            rng = rng_for(SEED, "twin", str(seed))
+            twin = twins.courtesy_question(
+                Job(parent, "small-talk", 0), contexts["geo"], rng, database
+            )
+            assert "What rivers run through texas?" in twin.question
+            assert twin.sql == parent["sql"] and database.execute(twin.sql).row_count == 2
+            assert set(words(twin.trigger)) - {"first", "name"} <= chat_words, twin.trigger
+            seen.add(twin.trigger)
+    assert len(seen) >= 4
+
+
+def test_a_present_column_twin_follows_a_question_without_a_question_mark(tmp_path):
+    """GeoQuery's questions end in no "?" ("what rivers run through texas"), and the
+    drafter appends its absent attribute to them ("..., with their gdp?"); the twin
+    appends a column the table has, selected in the SQL."""
+    from answerable.builders.drafting import twins
+
+    path = geography(tmp_path)
+    sql = "SELECT river_name FROM river WHERE traverse = 'texas'"
+    contexts, (parent,) = asked_of(path, {"what rivers run through texas": sql})
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parent, "missing-column", 0)
+        twin = twins.present_column(job, contexts["geo"], rng_for(SEED, "t"), database)
+        assert twin.question == "what rivers run through texas, with their length?"
+        assert sorted(database.execute(twin.sql).rows) == [["red", 1951], ["rio grande", 3033]]

@@ -639,8 +639,9 @@ def counted(job: Job) -> bool:
 
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
-    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?")."""
-    if counted(job):
+    outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or its verified
+    result has one row: "how big is alaska")."""
+    if counted(job) or (job.parent.get("result") or {}).get("row_count") == 1:
         return True
     tree = parent_tree(job)
     if tree is None:

@@ -34,8 +34,12 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   ``aggregate_question``, the highest, lowest or average of a number the parent reads
   ("Highest capacity?").
 
-Out-of-domain and small-talk questions have no twin made here: a small-talk question's
-device is its topic, and an out-of-domain question borrowed from another database is
+- ``courtesy_question`` (small-talk): the parent's question with a greeting before it or
+  thanks after it, in the small-talk templates' words ("Good morning! Which rivers run
+  through texas?"); the gold SQL is the parent's. SCARE's small talk is conversation
+  unrelated to the data; a greeting around a request for data is still the request.
+
+Out-of-domain questions have no twin made here: one borrowed from another database is
 its own twin there (answerable on its own database).
 
 Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
@@ -361,7 +365,9 @@ def _bare(named: str, noun: str) -> str:
 
 def present_column(job, context, rng, database) -> Twin | None:
     """missing-column: the column the question says swapped for another of its table
-    (in the question and the SQL), or ", with their <column>?" with it selected."""
+    (in the question and the SQL), or ", with their <column>?" with it selected, after
+    a question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas"),
+    as the drafter appends its absent attribute."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
@@ -386,8 +392,8 @@ def present_column(job, context, rng, database) -> Twin | None:
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
     pool = _other_columns(table, read)
-    if not pool or not question.rstrip().endswith("?"):
-        return None
+    if not pool or question.rstrip()[-1:] in (".", "!"):
+        return None  # a request ("List ...") takes no ", with their ...?"; a bare question does
     new = rng.choice(pool)
     target = column_of(select, table, new)
     if target is None:
@@ -432,8 +438,12 @@ def _swap(select: exp.Select, table: Table, old: Column, new: Column) -> bool:
 
 
 SQL_TASKS = {
-    "sort": ("Order the result by {column}.", "Sort them by {column}."),
-    "rank": ("Rank them by {column}, highest first.",),
+    "sort": (
+        "Order the result by {column}.",
+        "Sort them by {column}.",
+        "Then sort them by {column}.",
+    ),
+    "rank": ("Rank them by {column}, highest first.", "And list them by {column}, highest first."),
     "group": ("Count them by {column}.", "Then group them by {column} and count each group."),
 }
 """Requests SQL does serve, put after the parent's question (the twins of
@@ -478,8 +488,12 @@ def sql_task(job, context, rng, database) -> Twin | None:
 
 
 RESULT_REQUESTS = {
-    "table": ("Show the result as a table.", "Give it as a table."),
-    "count": ("Then count them.", "And tell me how many there are."),
+    "table": ("Show the result as a table.", "Give it as a table.", "Show the result as a list."),
+    "count": (
+        "Then count them.",
+        "And tell me how many there are.",
+        "Then tell me how many of them there are.",
+    ),
 }
 """Requests SQL does serve, in the frames of the out-of-scope requests ("Plot the result
 as a histogram.", "Then cluster them with k-means.", "And tell me why."): a result is a
@@ -679,14 +693,34 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
     return rows[0][0] if rows else None
 
 
+def courtesy_question(job, context, rng, database) -> Twin | None:
+    """small-talk: the parent's question with a greeting before it or thanks after it, in
+    the small-talk templates' own words (:data:`lexicon.COURTESIES`: "Good morning! Which
+    rivers run through texas?"); the gold SQL is the parent's. Small talk names nothing
+    in the schema and asks for no data; this asks for the parent's data, so it is
+    answerable, and a greeting alone no longer tells the label."""
+    question = job.parent.get("question", "").strip()
+    if not question or not job.parent.get("sql"):
+        return None
+    if question[-1] not in "?.!":
+        question += "?"
+    fake = offline._faker()
+    fake.seed_instance(rng.getrandbits(64))
+    pattern = rng.choice(lexicon.COURTESIES)
+    text = pattern.format(first_name=fake.first_name(), question=capitalize(question))
+    courtesy = pattern.replace("{question}", "").strip()
+    return Twin(job, text, job.parent["sql"], "courtesy_question", courtesy)
+
+
 TWINS = {
     "vague-question": vague_question_twin,
     "vague-word": settled_vague_word,
     "ambiguous-reference": reference_twin,
     "missing-column": present_column,
     "out-of-scope": sql_task,
+    "small-talk": courtesy_question,
 }
-"""The twin of each category's device (none for out-of-domain and small-talk)."""
+"""The twin of each category's device (none for out-of-domain)."""
 
 
 def make_twin(job: Job, context: DatabaseContext, rng: random.Random, database) -> Twin | None:
