@@ -322,6 +322,8 @@ SMALL_TALK = (
     ("song", "Hello there! Can you sing me a song about {subject}?"),
     ("holiday", "Hi, I'm {first_name}. Any tips for a holiday in {city}?"),
     ("mood", "Hi! Quick question: are you having a good day?"),
+    ("cooking", "Could you help me with something? I can't decide what to cook tonight."),
+    ("plans", "Can you help me, please? I need ideas for a weekend in {city}."),
 )
 """Small-talk templates (topic, text); fields are filled with Faker, ``{subject}`` from
 :data:`SMALL_TALK_SUBJECTS` (Faker's lorem words include "at" and "between"). Their
@@ -333,6 +335,8 @@ COURTESIES = (
     "Good morning! {question}",
     "Hello there! {question}",
     "Hi! Quick question: {question}",
+    "Could you help me with something? {question}",
+    "Can you help me, please? {question}",
     "{question} Thanks a lot, you have been very helpful!",
     "{question} Thanks in advance, and have a nice evening!",
 )

@@ -151,17 +151,18 @@ def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Dr
     table = parent_table(job, context)
     values = named_values(job, context)
     columns = read_columns(job, table) if table is not None else []
+    article = "the "  # "What about the population?", as the twins say "What about the ..."
     if columns:  # the one the question says, if it says one ("Category, please.")
         said = [c for c in columns if find_phrase(job.parent["question"], c)]
         keyword = (said or columns)[0]
     elif values:
-        keyword = values[0][0]
+        keyword, article = values[0][0], ""  # a name takes no article ("What about Texas?")
     elif table is not None:
         keyword = table_noun(table)
     else:
         return None
-    pattern = rng.choice(("{K}?", "{K}, please.", "What about {k}?"))
-    question = pattern.format(K=capitalize(keyword), k=keyword)
+    pattern = rng.choice(("{K}?", "{K}, please.", "What about {a}{k}?"))
+    question = pattern.format(K=capitalize(keyword), k=keyword, a=article)
     return _draft(job, question, keyword, "cut_to_keyword")
 
 

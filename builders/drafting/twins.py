@@ -452,15 +452,22 @@ SQL_TASKS = {
 
 def sql_task(job, context, rng, database) -> Twin | None:
     """out-of-scope: the parent's question and a request SQL does serve, added to its
-    tree: a sort, rank or count per group of its rows by a column of its table, or, for
-    an average, rounding it (:data:`SQL_TASKS`); or, a seeded half of the time, a request
-    in the out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
+    tree (:func:`added_task`); or, a seeded half of the time and whenever no such task
+    fits, a request in the out-of-scope requests' own frames that any query serves
+    (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
         return None
     if rng.random() < 0.5:
         return whole_result(job, select, rng)
+    return added_task(job, table, select, rng) or whole_result(job, select, rng)
+
+
+def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -> Twin | None:
+    """The parent's question and a sort, rank or count per group of its rows by a column
+    of its table (:data:`SQL_TASKS`), or, for an average, rounding it; None when none
+    fits (one row, rows already ordered, distinct or cut)."""
     if sqlkit.folds_rows(select):
         return rounded_average(job, select)
     if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
