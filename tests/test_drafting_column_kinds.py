@@ -281,10 +281,11 @@ def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
         "SELECT river_name FROM river ORDER BY length DESC LIMIT 1",
     ],
 )
-def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
+def test_one_figure_or_one_row_is_never_asked_to_be_clustered_or_charted(sql):
     """ "Tell me the difference between the total input and output ... Then cluster them
     with k-means." and "When was the first time ...? Then cluster them with k-means.":
-    whatever the draw, a single result gets another out-of-scope request."""
+    whatever the draw, a single result gets another out-of-scope request (nor a chart:
+    "what is the population of california Show the result as a pie chart.")."""
     from answerable.builders.drafting.offline import rewrite_out_of_scope
 
     parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which one?"}
@@ -295,7 +296,7 @@ def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
             Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
         )
         tasks.add(made.details["task"])
-    assert "clustering" not in tasks and len(tasks) == 3
+    assert "clustering" not in tasks and "chart" not in tasks and len(tasks) == 2
 
 
 def test_a_column_labelling_a_number_before_it_is_not_swapped():
@@ -310,7 +311,8 @@ def test_a_column_labelling_a_number_before_it_is_not_swapped():
 
 def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_clustered():
     """ "how big is alaska Then cluster them with k-means.": no COUNT and no LIMIT 1,
-    but the parent's verified result is one row (one figure), so nothing to cluster."""
+    but the parent's verified result is one row (one figure), so nothing to cluster or
+    to chart ("how many people are there in iowa Draw it as a bar chart.")."""
     from answerable.builders.drafting.offline import rewrite_out_of_scope
 
     parent = {
@@ -327,4 +329,4 @@ def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_cluste
             Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
         )
         tasks.add(made.details["task"])
-    assert "clustering" not in tasks and len(tasks) == 3
+    assert "clustering" not in tasks and "chart" not in tasks and len(tasks) == 2

@@ -575,3 +575,29 @@ def test_an_out_of_scope_twin_falls_back_to_the_whole_result_when_no_task_fits(t
             twin = twins.sql_task(job, contexts["geo"], rng_for(SEED, str(seed)), database)
             assert twin.device == "sql_task_table", twin
             assert database.execute(twin.sql).rows == [[2]]
+
+
+def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
+    """ "had a dose above that cost's average dose": "drug" after "that" names the kind
+    of the drug the question names, not an attribute asked for, so no missing-column
+    draft swaps it, and no twin."""
+    import sqlite3
+
+    from answerable.builders.drafting.offline import ask_missing_column
+
+    path = tmp_path / "pharmacy.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE prescriptions (prescription_id INTEGER PRIMARY KEY, drug TEXT, "
+            "dose_value REAL, route TEXT, start_date TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO prescriptions VALUES (?, ?, ?, ?, ?)",
+            [(i, ["Heparin", "Insulin"][i % 2], i, "IV", f"2020-01-{10 + i}") for i in range(9)],
+        )
+    sql = (
+        "SELECT prescription_id FROM prescriptions WHERE drug = 'Heparin' AND dose_value > "
+        "(SELECT AVG(dose_value) FROM prescriptions WHERE drug = 'Heparin')"
+    )
+    asked = {"Which Heparin orders were above that drug's average dose?": sql}
+    neither_draft_nor_twin(path, "missing-column", ask_missing_column, asked)

@@ -157,9 +157,10 @@ the requests SQL does serve that answerable twins put there ("Show the result as
 table.", "Then count them.", "Sort them by age.", "And tell me how many there are."), so
 that only the task's own word differs."""
 
-MANY_ROW_TASKS = frozenset(["clustering"])
-"""Tasks only a result of many rows can be asked for: one figure or one row has nothing
-to cluster ("When was the first time ...? Then cluster them with k-means.")."""
+MANY_ROW_TASKS = frozenset(["clustering", "chart"])
+"""Tasks only a result of many rows can be asked for: one figure or one row has nothing to
+cluster or to chart ("When was the first time ...? Then cluster them with k-means.",
+"what is the population of california Show the result as a pie chart.")."""
 
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 

@@ -596,9 +596,10 @@ def said_column(question: str, columns: list[str]) -> tuple[int, int] | None:
 
 def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
     """Whether the phrase at ``span`` stands next to a value the parent's SQL names
-    (``values``: :func:`named_values`), only spaces between, or is used as a verb
-    ("what does it cost"): it names the value's kind, not an attribute asked for, and
-    another attribute there makes no sentence ("via neb prescribing doctor")."""
+    (``values``: :func:`named_values`), only spaces between, is used as a verb ("what
+    does it cost") or follows a reference word ("above that drug's average dose"): it
+    names the value's kind, not an attribute asked for, and another attribute there
+    makes no sentence ("via neb prescribing doctor", "that cost's average dose")."""
     start, end = span
     for _value, _column, (v_start, v_end) in values:
         if v_end <= start and not question[v_end:start].strip():
@@ -606,7 +607,14 @@ def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
         if v_start >= end and not question[end:v_start].strip():
             return True
     before = re.findall(r"[\w'-]+", question[:start])
-    return bool(before) and before[-1].lower() in {"it", "they", "does", "do", "did", "will"}
+    return bool(before) and before[-1].lower() in KIND_NOT_ATTRIBUTE_AFTER
+
+
+KIND_NOT_ATTRIBUTE_AFTER = frozenset(
+    ["it", "they", "does", "do", "did", "will", "that", "this", "those", "these"]
+)
+"""Words after which a column's name is a verb or the kind of a referent, not an
+attribute asked for (:func:`beside_a_value`)."""
 
 
 def _labels(question: str, span: tuple[int, int]) -> bool:
@@ -779,7 +787,7 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     if parent_table(job, context) is None:
         return None
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    if one_result(job):  # one figure or one row has nothing to cluster
+    if one_result(job):  # one figure or one row has nothing to cluster or to chart
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])

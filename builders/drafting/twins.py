@@ -377,6 +377,8 @@ def present_column(job, context, rng, database) -> Twin | None:
     said = offline.said_column(question, read)
     by_name = {humanize(c.name): c for c in table.columns}
     if said is not None:
+        if offline.beside_a_value(said, offline.named_values(job, context), question):
+            return None  # as the drafter: "that drug's average dose" names a kind
         old = by_name.get(question[said[0] : said[1]].lower())
         if old is None or not _selected(select, old):
             return None  # a column the question compares ("play at home") is no attribute
