@@ -330,3 +330,27 @@ def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_cluste
         )
         tasks.add(made.details["task"])
     assert "clustering" not in tasks and "chart" not in tasks and len(tasks) == 2
+
+
+def test_only_a_figure_is_asked_to_be_forecast():
+    """ "what state is dallas in And tell me what it will be next year.": the answer is
+    a name, and a name has no forecast; a figure has ("what is the population of
+    mississippi And forecast it for next year.")."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    context = DatabaseContext("geo", GEO)
+    for rows, forecast in (([["texas"]], False), ([[2520000]], True)):
+        parent = {
+            "id": "00000000c0ffee42",
+            "db_id": "geo",
+            "sql": "SELECT length FROM river WHERE river_name = 'potomac'",
+            "question": "how long is the potomac",
+            "result": {"row_count": 1, "columns": ["x"], "rows": rows},
+        }
+        tasks = set()
+        for n in range(40):
+            job = Job(parent, "out-of-scope", 0)
+            tasks.add(
+                rewrite_out_of_scope(job, context, rng_for(n, OFFLINE_DRAFTER, "p")).details["task"]
+            )
+        assert ("prediction" in tasks) == forecast, tasks

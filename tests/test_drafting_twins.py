@@ -577,15 +577,11 @@ def test_an_out_of_scope_twin_falls_back_to_the_whole_result_when_no_task_fits(t
             assert database.execute(twin.sql).rows == [[2]]
 
 
-def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
-    """ "had a dose above that cost's average dose": "drug" after "that" names the kind
-    of the drug the question names, not an attribute asked for, so no missing-column
-    draft swaps it, and no twin."""
+def pharmacy(folder):
+    """Prescriptions of two drugs by two routes."""
     import sqlite3
 
-    from answerable.builders.drafting.offline import ask_missing_column
-
-    path = tmp_path / "pharmacy.sqlite"
+    path = folder / "pharmacy.sqlite"
     with sqlite3.connect(path) as db:
         db.execute(
             "CREATE TABLE prescriptions (prescription_id INTEGER PRIMARY KEY, drug TEXT, "
@@ -593,8 +589,33 @@ def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
         )
         db.executemany(
             "INSERT INTO prescriptions VALUES (?, ?, ?, ?, ?)",
-            [(i, ["Heparin", "Insulin"][i % 2], i, "IV", f"2020-01-{10 + i}") for i in range(9)],
+            [
+                (i, ["Heparin", "Insulin"][i % 2], i, ["IV", "SC"][i % 3 // 2], f"2020-01-{10 + i}")
+                for i in range(9)
+            ],
         )
+    return path
+
+
+def test_no_absent_attribute_is_asked_of_groups_of_a_value(tmp_path):
+    """ "On average, how much Enoxaparin was prescribed per order via SC ..., with their
+    prescribing doctor?" (grouped by dose unit) and "the mean Potassium per ethnicity
+    ..., with their body weight?": a group of a value has no attribute to add."""
+    from answerable.builders.drafting.offline import ask_missing_column
+
+    sql = "SELECT AVG(dose_value), route FROM prescriptions WHERE drug = 'Heparin' GROUP BY route"
+    asked = {"On average, how much Heparin was prescribed per order?": sql}
+    neither_draft_nor_twin(pharmacy(tmp_path), "missing-column", ask_missing_column, asked)
+
+
+def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
+    """ "had a dose above that cost's average dose": "drug" after "that" names the kind
+    of the drug the question names, not an attribute asked for, so no missing-column
+    draft swaps it, and no twin."""
+
+    from answerable.builders.drafting.offline import ask_missing_column
+
+    path = pharmacy(tmp_path)
     sql = (
         "SELECT prescription_id FROM prescriptions WHERE drug = 'Heparin' AND dose_value > "
         "(SELECT AVG(dose_value) FROM prescriptions WHERE drug = 'Heparin')"

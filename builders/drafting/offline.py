@@ -495,6 +495,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
             counted(job)
+            or grouped_by_a_value(job)
             or yes_or_no(question)
             or find_phrase(question, "with their")  # "..., with their type, with their ..."
             or names_another_entity(job, context, table)
@@ -646,6 +647,32 @@ def counted(job: Job) -> bool:
     return sqlkit.folds_rows(tree)
 
 
+def grouped_by_a_value(job: Job) -> bool:
+    """Whether the parent's rows are groups of a value, not of an entity: its outer
+    SELECT groups by columns none of which is a key or names something ("the mean
+    Potassium per ethnicity", "the average dose per dose unit"); a group of a value has
+    no attribute to add ("..., with their body weight?")."""
+    tree = parent_tree(job)
+    group = tree.args.get("group") if isinstance(tree, exp.Select) else None
+    if group is None:
+        return False
+    columns = [c for e in group.expressions for c in e.find_all(exp.Column)]
+    return bool(columns) and not any(
+        _key_like(c.name) or {"name", "title", "label"} & set(name_words(c.name)) for c in columns
+    )
+
+
+def numeric_result(job: Job) -> bool:
+    """Whether the parent's verified answer is figures only (its first row's values are
+    all numbers), or is not known: only a figure can be forecast ("what state is dallas
+    in And tell me what it will be next year." asks to forecast a name)."""
+    rows = (job.parent.get("result") or {}).get("rows")
+    if not rows:
+        return True
+    first = rows[0]
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in first)
+
+
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
     outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or its verified
@@ -789,6 +816,8 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
     if one_result(job):  # one figure or one row has nothing to cluster or to chart
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]
+    if not numeric_result(job):  # a name or a list of names has no forecast
+        tasks = [t for t in tasks if t != "prediction"]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
