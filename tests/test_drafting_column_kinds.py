@@ -339,13 +339,17 @@ def test_only_a_figure_is_asked_to_be_forecast():
     from answerable.builders.drafting.offline import rewrite_out_of_scope
 
     context = DatabaseContext("geo", GEO)
-    for rows, forecast in (([["texas"]], False), ([[2520000]], True)):
+    for columns, rows, forecast in (
+        (["state_name"], [["texas"]], False),
+        (["subject_id"], [[10017]], False),  # "Which patients ...?": ids, no figure
+        (["population"], [[2520000]], True),
+    ):
         parent = {
             "id": "00000000c0ffee42",
             "db_id": "geo",
             "sql": "SELECT length FROM river WHERE river_name = 'potomac'",
             "question": "how long is the potomac",
-            "result": {"row_count": 1, "columns": ["x"], "rows": rows},
+            "result": {"row_count": 1, "columns": columns, "rows": rows},
         }
         tasks = set()
         for n in range(40):

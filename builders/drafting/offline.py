@@ -664,13 +664,16 @@ def grouped_by_a_value(job: Job) -> bool:
 
 def numeric_result(job: Job) -> bool:
     """Whether the parent's verified answer is figures only (its first row's values are
-    all numbers), or is not known: only a figure can be forecast ("what state is dallas
-    in And tell me what it will be next year." asks to forecast a name)."""
-    rows = (job.parent.get("result") or {}).get("rows")
+    all numbers, none of them a key), or is not known: only a figure can be forecast
+    ("what state is dallas in And tell me what it will be next year." asks to forecast
+    a name, "Which patients ...? And forecast it for next year." a list of ids)."""
+    result = job.parent.get("result") or {}
+    rows = result.get("rows")
     if not rows:
         return True
-    first = rows[0]
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in first)
+    if any(_key_like(str(name)) for name in result.get("columns") or []):
+        return False
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
 
 
 def one_result(job: Job) -> bool:
