@@ -559,24 +559,6 @@ def test_a_present_column_twin_follows_a_question_without_a_question_mark(tmp_pa
         assert sorted(database.execute(twin.sql).rows) == [["red", 1951], ["rio grande", 3033]]
 
 
-def test_an_out_of_scope_twin_falls_back_to_the_whole_result_when_no_task_fits(tmp_path):
-    """A count has nothing to sort, group or round; its twin asks for the result in the
-    out-of-scope requests' frames ("Show the result as a table.") rather than leaving
-    the job to its draft, so the request frames are not the drafts' alone."""
-    from answerable.builders.drafting import twins
-
-    path = geography(tmp_path)
-    sql = "SELECT COUNT(*) FROM river WHERE traverse = 'texas'"
-    contexts, (parent,) = asked_of(path, {"how many rivers run through texas": sql})
-    with ReadOnlyDatabase(path) as database:
-        parent = {**parent, "result": database.execute(parent["sql"]).to_record()}
-        for seed in range(12):
-            job = Job(parent, "out-of-scope", 0)
-            twin = twins.sql_task(job, contexts["geo"], rng_for(SEED, str(seed)), database)
-            assert twin.device == "sql_task_table", twin
-            assert database.execute(twin.sql).rows == [[2]]
-
-
 def pharmacy(folder):
     """Prescriptions of two drugs by two routes."""
     import sqlite3

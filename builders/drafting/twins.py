@@ -454,16 +454,15 @@ SQL_TASKS = {
 
 def sql_task(job, context, rng, database) -> Twin | None:
     """out-of-scope: the parent's question and a request SQL does serve, added to its
-    tree (:func:`added_task`); or, a seeded half of the time and whenever no such task
-    fits, a request in the out-of-scope requests' own frames that any query serves
-    (:func:`whole_result`)."""
+    tree (:func:`added_task`); or, a seeded half of the time, a request in the
+    out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
         return None
     if rng.random() < 0.5:
         return whole_result(job, select, rng)
-    return added_task(job, table, select, rng) or whole_result(job, select, rng)
+    return added_task(job, table, select, rng)
 
 
 def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -> Twin | None:
