@@ -286,21 +286,14 @@ def test_no_attribute_is_added_to_a_value_read_off_a_derived_table():
         "SELECT river_name FROM river WHERE length = (SELECT MAX(length) FROM river)",
     ],
 )
-def test_one_figure_or_one_row_is_never_asked_to_be_clustered(sql):
+def test_one_figure_or_one_row_is_never_asked_to_be_clustered_or_charted(sql):
     """ "Tell me the difference between the total input and output ... Then cluster them
     with k-means." and "When was the first time ...? Then cluster them with k-means.":
-    whatever the draw, a single result gets another out-of-scope request."""
-    from answerable.builders.drafting.offline import rewrite_out_of_scope
-
+    whatever the draw, a single result gets another out-of-scope request (nor a chart:
+    "what is the population of california Show the result as a pie chart.")."""
     parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which one?"}
-    context = DatabaseContext("geo", GEO)
-    tasks = set()
-    for n in range(40):
-        made = rewrite_out_of_scope(
-            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
-        )
-        tasks.add(made.details["task"])
-    assert tasks == {"prediction", "explanation"}  # nothing to cluster or plot either
+    tasks = out_of_scope_tasks_of(parent)
+    assert "clustering" not in tasks and "chart" not in tasks and len(tasks) == 2
 
 
 def test_a_column_labelling_a_number_before_it_is_not_swapped():
@@ -594,3 +587,47 @@ def test_the_price_of_one_thing_is_never_charted():
         for n in range(40)
     }
     assert tasks == {"prediction", "explanation"}
+
+
+def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_clustered():
+    """ "how big is alaska Then cluster them with k-means.": no COUNT and no LIMIT 1,
+    but the parent's verified result is one row (one figure), so nothing to cluster or
+    to chart ("how many people are there in iowa Draw it as a bar chart.")."""
+    parent = {
+        "id": "00000000c0ffee42",
+        "db_id": "geo",
+        "sql": "SELECT length FROM river WHERE river_name = 'potomac'",
+        "question": "how long is the potomac",
+        "result": {"row_count": 1, "columns": ["length"], "rows": [[462]]},
+    }
+    tasks = out_of_scope_tasks_of(parent)
+    assert "clustering" not in tasks and "chart" not in tasks and len(tasks) == 2
+
+
+def test_only_a_figure_is_asked_to_be_forecast():
+    """ "what state is dallas in And tell me what it will be next year.": the answer is
+    a name, and a name has no forecast; a figure has ("what is the population of
+    mississippi And forecast it for next year.")."""
+    for columns, rows, forecast in (
+        (["state_name"], [["texas"]], False),
+        (["subject_id"], [[10017]], False),  # "Which patients ...?": ids, no figure
+        (["population"], [[2520000]], True),
+    ):
+        parent = {
+            "id": "00000000c0ffee42",
+            "db_id": "geo",
+            "sql": "SELECT length FROM river WHERE river_name = 'potomac'",
+            "question": "how long is the potomac",
+            "result": {"row_count": 1, "columns": columns, "rows": rows},
+        }
+        assert ("prediction" in out_of_scope_tasks_of(parent)) == forecast, parent["result"]
+
+
+def out_of_scope_tasks_of(parent: dict) -> set[str]:
+    """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws."""
+    from answerable.builders.drafting.offline import rewrite_out_of_scope
+
+    context = DatabaseContext("geo", GEO)
+    job = Job(parent, "out-of-scope", 0)
+    draws = (rng_for(n, OFFLINE_DRAFTER, "c") for n in range(40))
+    return {rewrite_out_of_scope(job, context, rng).details["task"] for rng in draws}

@@ -520,3 +520,91 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
         "stadiums ORDER BY capacity DESC LIMIT 2",
     }
     neither_draft_nor_twin(path, "ambiguous-reference", offline.replace_with_reference, asked)
+
+
+def test_a_greeting_around_a_real_question_is_its_answerable_twin(tmp_path):
+    """Small talk is conversation that asks for no data; "Good morning! What rivers run
+    through texas?" asks for the parent's data, in small talk's own greetings and
+    thanks, so the greeting alone does not tell the label. The gold SQL is the parent's."""
+    from answerable.builders.drafting import lexicon, twins
+    from answerable.builders.drafting.text import words
+
+    path = geography(tmp_path)
+    sql = "SELECT river_name FROM river WHERE traverse = 'texas'"
+    contexts, (parent,) = asked_of(path, {"what rivers run through texas": sql})
+    chat_words = {w for _topic, text in lexicon.SMALL_TALK for w in words(text)}
+    seen = set()
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(30):
+            rng = rng_for(SEED, "twin", str(seed))
+            twin = twins.courtesy_question(
+                Job(parent, "small-talk", 0), contexts["geo"], rng, database
+            )
+            assert "What rivers run through texas?" in twin.question
+            assert twin.sql == parent["sql"] and database.execute(twin.sql).row_count == 2
+            assert set(words(twin.trigger)) - {"first", "name"} <= chat_words, twin.trigger
+            seen.add(twin.trigger)
+    assert len(seen) >= 4
+
+
+def test_a_present_column_twin_follows_a_question_without_a_question_mark(tmp_path):
+    """GeoQuery's questions end in no "?" ("what rivers run through texas"), and the
+    drafter appends its absent attribute to them ("..., with their gdp?"); the twin
+    appends a column the table has, selected in the SQL."""
+    from answerable.builders.drafting import twins
+
+    path = geography(tmp_path)
+    sql = "SELECT river_name FROM river WHERE traverse = 'texas'"
+    contexts, (parent,) = asked_of(path, {"what rivers run through texas": sql})
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parent, "missing-column", 0)
+        twin = twins.present_column(job, contexts["geo"], rng_for(SEED, "t"), database)
+        assert twin.question == "what rivers run through texas, with their length?"
+        assert sorted(database.execute(twin.sql).rows) == [["red", 1951], ["rio grande", 3033]]
+
+
+def pharmacy(folder):
+    """Prescriptions of two drugs by two routes."""
+    import sqlite3
+
+    path = folder / "pharmacy.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE prescriptions (prescription_id INTEGER PRIMARY KEY, drug TEXT, "
+            "dose_value REAL, route TEXT, start_date TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO prescriptions VALUES (?, ?, ?, ?, ?)",
+            [
+                (i, ["Heparin", "Insulin"][i % 2], i, ["IV", "SC"][i % 3 // 2], f"2020-01-{10 + i}")
+                for i in range(9)
+            ],
+        )
+    return path
+
+
+def test_no_absent_attribute_is_asked_of_groups_of_a_value(tmp_path):
+    """ "On average, how much Enoxaparin was prescribed per order via SC ..., with their
+    prescribing doctor?" (grouped by dose unit) and "the mean Potassium per ethnicity
+    ..., with their body weight?": a group of a value has no attribute to add."""
+    from answerable.builders.drafting.offline import ask_missing_column
+
+    sql = "SELECT AVG(dose_value), route FROM prescriptions WHERE drug = 'Heparin' GROUP BY route"
+    asked = {"On average, how much Heparin was prescribed per order?": sql}
+    neither_draft_nor_twin(pharmacy(tmp_path), "missing-column", ask_missing_column, asked)
+
+
+def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
+    """ "had a dose above that cost's average dose": "drug" after "that" names the kind
+    of the drug the question names, not an attribute asked for, so no missing-column
+    draft swaps it, and no twin."""
+
+    from answerable.builders.drafting.offline import ask_missing_column
+
+    path = pharmacy(tmp_path)
+    sql = (
+        "SELECT prescription_id FROM prescriptions WHERE drug = 'Heparin' AND dose_value > "
+        "(SELECT AVG(dose_value) FROM prescriptions WHERE drug = 'Heparin')"
+    )
+    asked = {"Which Heparin orders were above that drug's average dose?": sql}
+    neither_draft_nor_twin(path, "missing-column", ask_missing_column, asked)

@@ -126,18 +126,41 @@ OUT_OF_SCOPE_TEMPLATES = {
 """Offline rewrites of a question into a request SQL cannot serve, by task."""
 
 OUT_OF_SCOPE_TASKS = {
-    "prediction": ("And forecast it for next year.", "Predict how it will change next year."),
-    "chart": ("Draw it as a bar chart.", "Plot the result as a histogram."),
-    "clustering": ("Then cluster them with k-means.", "Segment them with a trained model."),
-    "explanation": ("Explain why it is so.", "And tell me why."),
+    "prediction": (
+        "And forecast it for next year.",
+        "Predict how it will change next year.",
+        "Then extrapolate it to next year.",
+        "And tell me what it will be next year.",
+    ),
+    "chart": (
+        "Draw it as a bar chart.",
+        "Plot the result as a histogram.",
+        "Show the result as a pie chart.",
+        "Give it as a line graph.",
+    ),
+    "clustering": (
+        "Then cluster them with k-means.",
+        "Segment them with a trained model.",
+        "Sort them into clusters of similar ones.",
+        "Then group them into clusters with machine learning.",
+    ),
+    "explanation": (
+        "Explain why it is so.",
+        "And tell me why.",
+        "Then explain the result.",
+        "And explain the reasons.",
+    ),
 }
 """Requests SQL cannot serve that the offline drafter puts after a parent's question,
-by task (the question's own words kept: a minimal pair)."""
+by task (the question's own words kept: a minimal pair). Their frames are the frames of
+the requests SQL does serve that answerable twins put there ("Show the result as a
+table.", "Then count them.", "Sort them by age.", "And tell me how many there are."), so
+that only the task's own word differs."""
 
 MANY_ROW_TASKS = frozenset(["clustering", "chart"])
 """Tasks only a result of many rows can be asked for: one figure, one row or a yes or no
-has nothing to cluster or plot ("When was the first time ...? Then cluster them with k-means.",
-"What was patient 1's last discharge time? Plot the result as a histogram.")."""
+has nothing to cluster or to chart ("When was the first time ...? Then cluster them with
+k-means.", "what is the population of california Show the result as a pie chart.")."""
 
 # ---- absent attributes (SCARE missing column, TrustSQL column-related/-unrelated) --------
 
@@ -292,9 +315,34 @@ SMALL_TALK = (
     ("poem", "Could you write me a poem about {subject}?"),
     ("translation", "How do you say '{word}' in French?"),
     ("travel", "Is {city} worth a visit in the spring?"),
+    ("weekend", "Good morning! How was your weekend?"),
+    ("coffee", "Hello there! Did you have a coffee before work today?"),
+    ("hobby", "Hi! Quick question: do you like {subject}?"),
+    ("film", "Good morning! Which film about {subject} should I watch tonight?"),
+    ("farewell", "Thanks in advance, and have a nice evening!"),
+    ("song", "Hello there! Can you sing me a song about {subject}?"),
+    ("holiday", "Hi, I'm {first_name}. Any tips for a holiday in {city}?"),
+    ("mood", "Hi! Quick question: are you having a good day?"),
+    ("cooking", "Could you help me with something? I can't decide what to cook tonight."),
+    ("plans", "Can you help me, please? I need ideas for a weekend in {city}."),
 )
 """Small-talk templates (topic, text); fields are filled with Faker, ``{subject}`` from
-:data:`SMALL_TALK_SUBJECTS` (Faker's lorem words include "at" and "between")."""
+:data:`SMALL_TALK_SUBJECTS` (Faker's lorem words include "at" and "between"). Their
+greetings and thanks are the ones answerable twins put around a real question
+(:data:`COURTESIES`), so that a greeting alone does not tell the label."""
+
+COURTESIES = (
+    "Hi, I'm {first_name}. {question}",
+    "Good morning! {question}",
+    "Hello there! {question}",
+    "Hi! Quick question: {question}",
+    "Could you help me with something? {question}",
+    "Can you help me, please? {question}",
+    "{question} Thanks a lot, you have been very helpful!",
+    "{question} Thanks in advance, and have a nice evening!",
+)
+"""Greetings and thanks put around a real question: an answerable question still (it
+asks for data the schema holds), the twins of small talk's courtesies."""
 
 SMALL_TALK_SUBJECTS = (
     "autumn",

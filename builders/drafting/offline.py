@@ -152,17 +152,18 @@ def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Dr
     table = parent_table(job, context)
     values = named_values(job, context)
     columns = read_columns(job, table) if table is not None else []
+    article = "the "  # "What about the population?", as the twins say "What about the ..."
     if columns:  # the one the question says, if it says one ("Category, please.")
         said = [c for c in columns if find_phrase(job.parent["question"], c)]
         keyword = (said or columns)[0]
     elif values:
-        keyword = values[0][0]
+        keyword, article = values[0][0], ""  # a name takes no article ("What about Texas?")
     elif table is not None:
         keyword = table_noun(table)
     else:
         return None
-    pattern = rng.choice(("{K}?", "{K}, please.", "What about {k}?"))
-    question = pattern.format(K=capitalize(keyword), k=keyword)
+    pattern = rng.choice(("{K}?", "{K}, please.", "What about {a}{k}?"))
+    question = pattern.format(K=capitalize(keyword), k=keyword, a=article)
     return _draft(job, question, keyword, "cut_to_keyword")
 
 
@@ -496,8 +497,8 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     said = said_column(question, read_columns(job, table))
     if (found := asked_column_phrase(job, context)) is not None:
         said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
-    elif said is not None and beside_a_value(said, named_values(job, context), question):
-        return None  # "via the neb route", "at careunit discharge lounge": a value's noun
+    if said is not None and beside_a_value(said, named_values(job, context), question):
+        return None  # "via the neb route", "that drug's average dose": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
         if (
             yes_or_no(question)
@@ -608,13 +609,18 @@ ATTRIBUTE_FOLLOWERS = r"\s*($|[?.!]|(of|for|during|in|on|at|when|since)\b)"
 """What may follow an attribute's phrase: its owner ("of patient ...") or the end."""
 
 
+REFERENCE_WORDS = frozenset(["that", "this", "those", "these"])
+"""Words that point back to something the question named ("that drug")."""
+
+
 def attribute_slot(question: str, span: tuple[int, int]) -> bool:
     """Whether the phrase at ``span`` stands where a question names the attribute it
     asks: right after "the" (or a possessive: "patient 10005866's gender", "their age"),
     the words between only figures' words ("the total", "the maximum"), and before
     "of ...", "for ...", "during ..." or the end; not the object of another noun ("the
-    name of the drug") and not before a relative clause ("the drug that was
-    prescribed"), where the phrase names the rows, not an attribute of them."""
+    name of the drug"), not before a relative clause ("the drug that was
+    prescribed"), where the phrase names the rows, not an attribute of them, and not of
+    a referent ("above that drug's average dose": a figure compared with)."""
     start, end = span
     if not re.match(ATTRIBUTE_FOLLOWERS, question[end:], flags=re.IGNORECASE):
         return False
@@ -625,6 +631,8 @@ def attribute_slot(question: str, span: tuple[int, int]) -> bool:
         if question[match.end() : at].strip():
             return False  # punctuation in between
         if word.endswith("'s") or word in ATTRIBUTE_OPENERS:  # "the name of patient 1's"
+            if word.endswith("'s") and k and before[k - 1].group().lower() in REFERENCE_WORDS:
+                return False  # "above that drug's average dose": a referent's figure
             reach = 3 if word.endswith("'s") else 1
             return "of" not in [w.group().lower() for w in before[max(k - reach, 0) : k]]
         if word not in FIGURE_WORDS:
@@ -755,9 +763,10 @@ def _after_which(question: str, start: int) -> bool:
 
 def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
     """Whether the phrase at ``span`` stands next to a value the parent's SQL names
-    (``values``: :func:`named_values`), only spaces between, or is used as a verb
-    ("what does it cost"): it names the value's kind, not an attribute asked for, and
-    another attribute there makes no sentence ("via neb prescribing doctor")."""
+    (``values``: :func:`named_values`), only spaces between, is used as a verb ("what
+    does it cost") or follows a reference word ("above that drug's average dose"): it
+    names the value's kind, not an attribute asked for, and another attribute there
+    makes no sentence ("via neb prescribing doctor", "that cost's average dose")."""
     start, end = span
     for _value, _column, (v_start, v_end) in values:
         if v_end <= start and not question[v_end:start].strip():
@@ -765,7 +774,12 @@ def beside_a_value(span: tuple[int, int], values: list, question: str) -> bool:
         if v_start >= end and not question[end:v_start].strip():
             return True
     before = re.findall(r"[\w'-]+", question[:start])
-    return bool(before) and before[-1].lower() in {"it", "they", "does", "do", "did", "will"}
+    return bool(before) and before[-1].lower() in KIND_NOT_ATTRIBUTE_AFTER
+
+
+KIND_NOT_ATTRIBUTE_AFTER = frozenset(["it", "they", "does", "do", "did", "will"]) | REFERENCE_WORDS
+"""Words after which a column's name is a verb or the kind of a referent, not an
+attribute asked for (:func:`beside_a_value`)."""
 
 
 def _labels(question: str, span: tuple[int, int]) -> bool:
@@ -877,13 +891,28 @@ def counted(job: Job) -> bool:
     return sqlkit.folds_rows(tree)
 
 
+def numeric_result(job: Job) -> bool:
+    """Whether the parent's verified answer is figures only (its first row's values are
+    all numbers, none of them a key), or is not known: only a figure can be forecast
+    ("what state is dallas in And tell me what it will be next year." asks to forecast
+    a name, "Which patients ...? And forecast it for next year." a list of ids)."""
+    result = job.parent.get("result") or {}
+    rows = result.get("rows")
+    if not rows:
+        return True
+    if any(_key_like(str(name)) for name in result.get("columns") or []):
+        return False
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
+
+
 def one_result(job: Job) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
     outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or keeps the
     rows whose column equals one value a subquery picks: "What drug was first
     prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``, "the match with
-    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``)."""
-    if counted(job):
+    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``, or its
+    verified result has one row: "how big is alaska")."""
+    if counted(job) or (job.parent.get("result") or {}).get("row_count") == 1:
         return True
     tree = parent_tree(job)
     if not isinstance(tree, exp.Select):
@@ -1067,6 +1096,8 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
     if one or one_result(job) or yes_or_no(job.parent["question"]):
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
+    if not numeric_result(job):  # a name or a list of names has no forecast
+        tasks = [t for t in tasks if t != "prediction"]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"

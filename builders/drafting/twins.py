@@ -34,8 +34,12 @@ SQL built from the parent's verified SQL as a sqlglot tree:
   ``aggregate_question``, the highest, lowest or average of a number the parent reads
   ("Highest capacity?").
 
-Out-of-domain and small-talk questions have no twin made here: a small-talk question's
-device is its topic, and an out-of-domain question borrowed from another database is
+- ``courtesy_question`` (small-talk): the parent's question with a greeting before it or
+  thanks after it, in the small-talk templates' words ("Good morning! Which rivers run
+  through texas?"); the gold SQL is the parent's. SCARE's small talk is conversation
+  unrelated to the data; a greeting around a request for data is still the request.
+
+Out-of-domain questions have no twin made here: one borrowed from another database is
 its own twin there (answerable on its own database).
 
 Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
@@ -363,7 +367,8 @@ def present_column(job, context, rng, database) -> Twin | None:
     """missing-column: the column the question says swapped for another of its table
     (in the question and the SQL), or, asked as the drafts ask it
     (:func:`offline.appended_question`), ", with their <column>?" beside listed rows or
-    ", and what was its <column>?" after one row, with the column selected."""
+    ", and what was its <column>?" after one row, with the column selected, after a
+    question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas")."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
@@ -377,6 +382,8 @@ def present_column(job, context, rng, database) -> Twin | None:
         said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
         old, read = table.column(name), offline.read_columns(job, table)
     if said is not None:
+        if offline.beside_a_value(said, offline.named_values(job, context), question):
+            return None  # as the drafter: "that drug's average dose" names a kind
         if old is None or not _selected(select, old):
             return None  # a column the question compares ("play at home") is no attribute
         numeric = is_numeric(old.type)
@@ -392,8 +399,8 @@ def present_column(job, context, rng, database) -> Twin | None:
         return None  # a column beside a count or a set of distinct rows changes the rows
     asking = offline.appended_question(job, context, table)  # as the drafts ask it
     pool = _other_columns(table, read)
-    if asking is None or not pool or not question.rstrip().endswith("?"):
-        return None
+    if asking is None or not pool or question.rstrip()[-1:] in (".", "!"):
+        return None  # a request ("List ...") takes no ", with their ...?"; a bare question does
     new = rng.choice(pool)
     target = column_of(select, table, new)
     if target is None:
@@ -440,8 +447,12 @@ def _swap(select: exp.Select, table: Table, old: Column, new: Column) -> bool:
 
 
 SQL_TASKS = {
-    "sort": ("Order the result by {column}.", "Sort them by {column}."),
-    "rank": ("Rank them by {column}, highest first.",),
+    "sort": (
+        "Order the result by {column}.",
+        "Sort them by {column}.",
+        "Then sort them by {column}.",
+    ),
+    "rank": ("Rank them by {column}, highest first.", "And list them by {column}, highest first."),
     "group": ("Count them by {column}.", "Then group them by {column} and count each group."),
 }
 """Requests SQL does serve, put after the parent's question (the twins of
@@ -450,15 +461,21 @@ SQL_TASKS = {
 
 def sql_task(job, context, rng, database) -> Twin | None:
     """out-of-scope: the parent's question and a request SQL does serve, added to its
-    tree: a sort, rank or count per group of its rows by a column of its table, or, for
-    an average, rounding it (:data:`SQL_TASKS`); or, a seeded half of the time, a request
-    in the out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
+    tree (:func:`added_task`); or, a seeded half of the time, a request in the
+    out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
     select = parent_tree(job)
     if table is None or select is None:
         return None
     if rng.random() < 0.5:
         return whole_result(job, select, rng)
+    return added_task(job, table, select, rng)
+
+
+def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -> Twin | None:
+    """The parent's question and a sort, rank or count per group of its rows by a column
+    of its table (:data:`SQL_TASKS`), or, for an average, rounding it; None when none
+    fits (one row, rows already ordered, distinct or cut)."""
     if sqlkit.folds_rows(select):
         return rounded_average(job, select)
     if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
@@ -486,8 +503,12 @@ def sql_task(job, context, rng, database) -> Twin | None:
 
 
 RESULT_REQUESTS = {
-    "table": ("Show the result as a table.", "Give it as a table."),
-    "count": ("Then count them.", "And tell me how many there are."),
+    "table": ("Show the result as a table.", "Give it as a table.", "Show the result as a list."),
+    "count": (
+        "Then count them.",
+        "And tell me how many there are.",
+        "Then tell me how many of them there are.",
+    ),
 }
 """Requests SQL does serve, in the frames of the out-of-scope requests ("Plot the result
 as a histogram.", "Then cluster them with k-means.", "And tell me why."): a result is a
@@ -687,14 +708,34 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
     return rows[0][0] if rows else None
 
 
+def courtesy_question(job, context, rng, database) -> Twin | None:
+    """small-talk: the parent's question with a greeting before it or thanks after it, in
+    the small-talk templates' own words (:data:`lexicon.COURTESIES`: "Good morning! Which
+    rivers run through texas?"); the gold SQL is the parent's. Small talk names nothing
+    in the schema and asks for no data; this asks for the parent's data, so it is
+    answerable, and a greeting alone no longer tells the label."""
+    question = job.parent.get("question", "").strip()
+    if not question or not job.parent.get("sql"):
+        return None
+    if question[-1] not in "?.!":
+        question += "?"
+    fake = offline._faker()
+    fake.seed_instance(rng.getrandbits(64))
+    pattern = rng.choice(lexicon.COURTESIES)
+    text = pattern.format(first_name=fake.first_name(), question=capitalize(question))
+    courtesy = pattern.replace("{question}", "").strip()
+    return Twin(job, text, job.parent["sql"], "courtesy_question", courtesy)
+
+
 TWINS = {
     "vague-question": vague_question_twin,
     "vague-word": settled_vague_word,
     "ambiguous-reference": reference_twin,
     "missing-column": present_column,
     "out-of-scope": sql_task,
+    "small-talk": courtesy_question,
 }
-"""The twin of each category's device (none for out-of-domain and small-talk)."""
+"""The twin of each category's device (none for out-of-domain)."""
 
 
 def make_twin(job: Job, context: DatabaseContext, rng: random.Random, database) -> Twin | None:
