@@ -21,11 +21,18 @@ ORDERING = (exp.Max, exp.Min, exp.Sum, exp.Avg, exp.Ordered, exp.GT, exp.GTE, ex
 SAMPLE = 200
 
 
-def text_number_failure(sql: str, schema, database, result, dialect: str = "sqlite"):
+def text_number_failure(sql: str, schema, database, result, dialect: str = "sqlite", shapes=None):
     """``(reason, detail)`` when the gold SQL orders, aggregates or compares a TEXT column
     that holds numbers and the numeric reading gives another result than ``result``
-    (the gold's executor :class:`Result`); else None."""
+    (the gold's executor :class:`Result`); else None.
+
+    With ``shapes`` (a :class:`~answerable.builders.sqlkit.ShapeAnalyses` over the
+    same schema), a query whose shape was found to compare no such column is not
+    parsed again: which columns it compares does not depend on its values."""
     if database is None or result is None:
+        return None
+    shape = shapes.shape(sql) if shapes is not None else None
+    if shape is not None and shape in shapes.plain:
         return None
     try:
         tree = sqlkit.parse(sql, dialect)
@@ -43,6 +50,8 @@ def text_number_failure(sql: str, schema, database, result, dialect: str = "sqli
             column.replace(exp.Cast(this=column.copy(), to=exp.DataType.build("REAL")))
             cast.append(f"{table}.{column.name}")
     if not cast:
+        if shape is not None:
+            shapes.plain.add(shape)
         return None
     try:
         numeric = database.execute(tree.sql(dialect), ordered=result.ordered)

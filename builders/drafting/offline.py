@@ -218,8 +218,17 @@ def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
 def parent_tree(job: Job) -> exp.Expr | None:
     """The parent's SQL parsed (a tree of the caller's own), or None when it does not
     parse."""
+    tree = _parsed(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    return None if tree is None else tree.copy()
+
+
+@lru_cache(maxsize=16)
+def _parsed(sql: str, dialect: str) -> exp.Expr | None:
+    """:func:`sqlkit.parse` of a parent's SQL, or None: the rules and twins of a
+    parent's jobs, which come in a row, each read it, and a copy costs a third of a
+    parse. Callers copy the tree before they change it."""
     try:
-        return sqlkit.parse(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+        return sqlkit.parse(sql, dialect)
     except SQLError:
         return None
 

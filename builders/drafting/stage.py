@@ -48,7 +48,7 @@ from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
 from answerable.builders.drafting.twins import TwinQueries, make_twin, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
-from answerable.builders.seeds import Unverified, verified_sql
+from answerable.builders.seeds import SqlChecks, Unverified, verified_many
 from answerable.builders.sources.common import spider_schema, spider_tables
 from answerable.builders.sources.ddl import ddl_schema
 from answerable.kernel.errors import ConfigError
@@ -274,6 +274,8 @@ def draft_offline_in_shards(
         for sample in range(config.per_item)
     ]
 
+    checks = SqlChecks()  # made before the workers fork: each keeps its own between shards
+
     def draft(shard: list[tuple]) -> StepOutput:
         wanted = {"/".join(map(str, job)) for job in shard}
         made = plan_jobs(
@@ -283,7 +285,7 @@ def draft_offline_in_shards(
             seed,
         )
         mine = [j for j in made if j.key in wanted]
-        drafts, rejects, twins = offline_drafts(ctx, mine, contexts, config.twin_rate)
+        drafts, rejects, twins = offline_drafts(ctx, mine, contexts, config.twin_rate, checks)
         return StepOutput([draft_item(draft, seed) for draft in drafts] + twins, rejects)
 
     drafted = run_in_shards(
@@ -472,17 +474,18 @@ def llm_drafts(ctx: BuildContext, config, jobs, contexts) -> tuple[list[Draft], 
 
 
 def offline_drafts(
-    ctx: BuildContext, jobs, contexts, twin_rate: float = 0.0
+    ctx: BuildContext, jobs, contexts, twin_rate: float = 0.0, checks: SqlChecks | None = None
 ) -> tuple[list[Draft], list[dict], list[dict]]:
     """offline_drafter_v1 over every job; a job its rule cannot serve is a reject.
 
     A seeded ``twin_rate`` share of the jobs make an answerable twin of their device
     instead (:mod:`.twins`): ``(drafts, rejects, twin items)``. A job whose device has no
     twin, or whose twin's SQL fails the checks of every answerable item (a reject),
-    makes its draft."""
+    makes its draft. The twins' SQL is checked all at once (:func:`verified_twins`)."""
     drafts, rejects, twins = [], [], []
+    made_twins = verified_twins(ctx, jobs, contexts, twin_rate, checks) if twin_rate else {}
     for job in jobs:
-        made = twin_rate and twin_for(ctx, job, contexts[job.db_id], twin_rate)
+        made = made_twins.get(job.key)
         if isinstance(made, dict) and "reason" in made:
             rejects.append(made)
         elif made:
@@ -496,19 +499,34 @@ def offline_drafts(
     return drafts, rejects, twins
 
 
-def twin_for(ctx: BuildContext, job, context: DatabaseContext, rate: float) -> dict | None:
-    """The verified twin item of a job drawn for a twin (a seeded draw below ``rate``),
-    a reject when its SQL fails a check, or None (not drawn, or no twin to make)."""
-    if ctx.rng("drafting-twin", job.key).random() >= rate:
-        return None
-    twin = make_twin(job, context, ctx.rng(TWIN_GENERATOR, job.key), ctx.database(job.db_id))
-    if twin is None:
-        return None
-    try:
-        example, result, sql_meta = verified_sql(twin_example(twin), ctx)
-    except Unverified as failure:
-        return job_reject(job, TWIN_GENERATOR, failure.reason, failure.detail)
-    return twin_item(twin, example, result, sql_meta, ctx.recipe.seed)
+def verified_twins(
+    ctx: BuildContext, jobs, contexts, rate: float, checks: SqlChecks | None = None
+) -> dict[str, dict]:
+    """Job key -> the verified twin item of each job drawn for a twin (a seeded draw
+    below ``rate``) that has one, or its reject when the twin's SQL fails a check. The
+    twins' SQL is checked as a batch (:func:`~answerable.builders.seeds.verified_many`:
+    one exchange with each database, analyses remembered per shape in ``checks``)."""
+    made = {}
+    for job in jobs:
+        if ctx.rng("drafting-twin", job.key).random() >= rate:
+            continue
+        rng = ctx.rng(TWIN_GENERATOR, job.key)
+        twin = make_twin(job, contexts[job.db_id], rng, ctx.database(job.db_id))
+        if twin is not None:
+            made[job.key] = twin
+    verdicts = verified_many([twin_example(twin) for twin in made.values()], ctx, checks)
+    return {
+        key: twin_outcome(ctx, twin, verdict)
+        for (key, twin), verdict in zip(made.items(), verdicts, strict=True)
+    }
+
+
+def twin_outcome(ctx: BuildContext, twin, verdict) -> dict:
+    """The twin's item, or its job's reject when its SQL failed a check (``verdict``:
+    see :func:`~answerable.builders.seeds.verified_many`)."""
+    if isinstance(verdict, Unverified):
+        return job_reject(twin.job, TWIN_GENERATOR, verdict.reason, verdict.detail)
+    return twin_item(twin, *verdict, ctx.recipe.seed)
 
 
 def drafted_reject(item: dict, reason: str, detail: str) -> dict:

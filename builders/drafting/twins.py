@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import random
 import re
+import weakref
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -200,9 +201,22 @@ def _noun_end(question: str, phrases: list[str], start: int) -> int | None:
     return start + min(ends) if ends else None
 
 
+_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # database -> key -> bounds
+
+
 def column_bounds(database, table: Table, column: Column) -> tuple | None:
     """``(lowest, median, highest)`` of a column's non-null values, or None when it has
-    fewer than three distinct ones."""
+    fewer than three distinct ones; read once per database, table and column (the
+    parents of one template ask about the same columns)."""
+    known = _BOUNDS.setdefault(database, {})
+    key = (table.name, column.name, column.type)
+    if key not in known:
+        known[key] = _read_bounds(database, table, column)
+    return known[key]
+
+
+def _read_bounds(database, table: Table, column: Column) -> tuple | None:
+    """:func:`column_bounds`, read from the database."""
     name = exp.column(column.name, quoted=True)
     query = (
         exp.select(name)

@@ -28,8 +28,10 @@ def verify_examples(examples: list[dict], ctx: BuildContext) -> StepOutput:
     naming the others: which one is right cannot be told from the data.
     """
     output, seen = StepOutput(), {}
+    answerable = [example for example in examples if example["sql"] is not None]
+    verdicts = dict(zip(map(id, answerable), verified_many(answerable, ctx), strict=True))
     for example in examples:
-        made = verify_example(example, ctx)
+        made = verify_example(example, verdicts.get(id(example)))
         if "reason" in made:
             output.rejects.append(made)
         elif made["id"] in seen:
@@ -74,15 +76,14 @@ def _contradictions(items: list[dict]) -> dict[str, list[str]]:
     return found
 
 
-def verify_example(example: dict, ctx: BuildContext) -> dict:
-    """The verified item made from one source example, or a reject."""
+def verify_example(example: dict, verdict: tuple | Unverified | None) -> dict:
+    """The item made from one source example given its SQL's verdict (see
+    :func:`verified_many`; None for an example without SQL), or a reject."""
     if example["sql"] is None:
         return _item(example, result=None, sql_meta=None)
-    try:
-        example, result, sql_meta = verified_sql(example, ctx)
-    except Unverified as failure:
-        return _reject(failure.example or example, failure.reason, failure.detail)
-    return _item(example, result, sql_meta)
+    if isinstance(verdict, Unverified):
+        return _reject(verdict.example or example, verdict.reason, verdict.detail)
+    return _item(*verdict)
 
 
 class Unverified(Exception):
@@ -98,19 +99,79 @@ def verified_sql(example: dict, ctx: BuildContext) -> tuple[dict, dict | None, d
     """The checks every answerable item's SQL passes (see the module's docstring):
     ``(example in the engine's dialect, result record or None without a database file,
     sql_meta)``; raises :class:`Unverified` with the reason of the first that fails."""
+    verdict = verified_many([example], ctx)[0]
+    if isinstance(verdict, Unverified):
+        raise verdict
+    return verdict
+
+
+class SqlChecks:
+    """What checking many SQL texts remembers between them: each database's analyses,
+    once per shape of query (:class:`~answerable.builders.sqlkit.ShapeAnalyses`)."""
+
+    def __init__(self):
+        self._shapes: dict[tuple[str, str], sqlkit.ShapeAnalyses] = {}
+
+    def shapes(self, example: dict, ctx: BuildContext) -> sqlkit.ShapeAnalyses:
+        """The analyses of the example's database in the example's dialect."""
+        key = (example["db_id"], example.get("dialect", "sqlite"))
+        if key not in self._shapes:
+            self._shapes[key] = sqlkit.ShapeAnalyses(ctx.schema(key[0]), key[1])
+        return self._shapes[key]
+
+
+def verified_many(
+    examples: list[dict], ctx: BuildContext, checks: SqlChecks | None = None
+) -> list[tuple[dict, dict | None, dict] | Unverified]:
+    """:func:`verified_sql` of each example, in order: its verified triple or its
+    :class:`Unverified`. Each database's queries run in one exchange with its engine
+    (``execute_many``), and ``checks`` remembers analyses between calls."""
+    checks = checks or SqlChecks()
+    analyzed = [_analyzed(example, ctx, checks) for example in examples]
+    results = _executed(analyzed, ctx)
+    return [
+        verdict if isinstance(verdict, Unverified) else _checked(*verdict, result, ctx, checks)
+        for verdict, result in zip(analyzed, results, strict=True)
+    ]
+
+
+def _analyzed(example: dict, ctx: BuildContext, checks: SqlChecks) -> tuple | Unverified:
+    """``(example in the engine's dialect, sql_meta)``, or why its SQL has none."""
     checked = None
     try:
         example = checked = in_engine_dialect(example, ctx.database(example["db_id"]))
-        sql_meta = sqlkit.analyze(
-            example["sql"], ctx.schema(example["db_id"]), example.get("dialect", "sqlite")
-        )
-        result = _execute(example, ctx)
+        return example, checks.shapes(example, ctx).analyze(example["sql"])
     except SQLError as error:
-        raise Unverified(error.reason, str(error), checked) from None
+        return Unverified(error.reason, str(error), checked)
+
+
+def _executed(analyzed: list[tuple | Unverified], ctx: BuildContext) -> list:
+    """The result (or :class:`SQLError`) of each analyzed example's SQL, None for one
+    without a database file or that failed its analysis; each database's at once."""
+    results: list = [None] * len(analyzed)
+    by_database: dict[str, list[int]] = {}
+    for index, verdict in enumerate(analyzed):
+        if not isinstance(verdict, Unverified):
+            by_database.setdefault(verdict[0]["db_id"], []).append(index)
+    for db_id, indexes in by_database.items():
+        database = ctx.database(db_id)
+        if database is None:
+            continue
+        answers = database.execute_many([(analyzed[i][0]["sql"], None) for i in indexes])
+        for index, answer in zip(indexes, answers, strict=True):
+            results[index] = answer
+    return results
+
+
+def _checked(example: dict, sql_meta: dict, result, ctx: BuildContext, checks: SqlChecks):
+    """The verified triple of an analyzed example given its result, or its
+    :class:`Unverified`: the result's checks, in :func:`verified_sql`'s order."""
+    if isinstance(result, SQLError):
+        return Unverified(result.reason, str(result), example)
     if result is not None and result.row_count == 0:
-        raise Unverified("empty-result", "the gold SQL returns no rows", example)
+        return Unverified("empty-result", "the gold SQL returns no rows", example)
     if example["label"] == "unanswerable" and result is not None:
-        raise Unverified(
+        return Unverified(
             "mislabel",
             f"labelled unanswerable, but its SQL runs and returns {result.row_count} rows "
             "(fix: label it answerable, or leave the SQL out)",
@@ -122,9 +183,10 @@ def verified_sql(example: dict, ctx: BuildContext) -> tuple[dict, dict | None, d
         ctx.database(example["db_id"]),
         result,
         example.get("dialect", "sqlite"),
+        checks.shapes(example, ctx),
     )
     if wrong:
-        raise Unverified(*wrong, example)
+        return Unverified(*wrong, example)
     return example, result.to_record() if result else None, sql_meta
 
 
@@ -140,11 +202,6 @@ def in_engine_dialect(example: dict, database) -> dict:
     sql = sqlkit.transpile(example["sql"], written, database.dialect)
     as_written = {"dialect": written, "sql": example["sql"]}
     return {**example, "sql": sql, "dialect": database.dialect, "as_written": as_written}
-
-
-def _execute(example: dict, ctx: BuildContext):
-    database = ctx.database(example["db_id"])
-    return None if database is None else database.execute(example["sql"])
 
 
 def _item(example: dict, result: dict | None, sql_meta: dict | None) -> dict:

@@ -29,6 +29,7 @@ from answerable.builders.sqlkit.describe import (
     hardness,
     has_order_by,
     is_read_only,
+    literal_shape,
     operations,
     skeleton,
     unsafe_function,
@@ -48,11 +49,13 @@ __all__ = [
     "OPERATIONS",
     "Literal",
     "Refs",
+    "ShapeAnalyses",
     "analyze",
     "folds_rows",
     "hardness",
     "has_order_by",
     "is_read_only",
+    "literal_shape",
     "operations",
     "parse",
     "portable",
@@ -86,6 +89,39 @@ def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") ->
     meta.update(hardness=hardness(tree), operations=operations(tree), tables=sorted(tables))
     meta["columns"] = sorted(set(resolved.values()))
     return meta
+
+
+class ShapeAnalyses:
+    """:func:`analyze` of many SQL texts over one schema, worked out once per
+    :func:`literal_shape` (queries that differ only in the values they compare with have
+    the same ``sql_meta``): each text is tokenized, and only a shape met for the first
+    time is parsed and qualified. A text that fails its analysis is not remembered (its
+    error's message may quote its values), nor one that does not tokenize.
+
+    ``plain`` holds the shapes other checks found true of every query of the shape (see
+    :func:`answerable.builders.numeric_text.text_number_failure`)."""
+
+    def __init__(self, schema: DatabaseSchema | None, dialect: str = "sqlite"):
+        self.schema, self.dialect = schema, dialect
+        self.plain: set[tuple] = set()
+        self._metas: dict[tuple, dict] = {}
+        self._last: tuple[str, tuple | None] = ("", None)
+
+    def shape(self, sql: str) -> tuple | None:
+        """:func:`literal_shape` of ``sql`` (the last text's is remembered)."""
+        if self._last[0] != sql or not sql:
+            self._last = (sql, literal_shape(sql, self.dialect))
+        return self._last[1]
+
+    def analyze(self, sql: str) -> dict:
+        """:func:`analyze` of ``sql``: a new dict, its lists copied."""
+        shape = self.shape(sql)
+        meta = self._metas.get(shape) if shape is not None else None
+        if meta is None:
+            meta = analyze(sql, self.schema, self.dialect)
+            if shape is not None:
+                self._metas[shape] = meta
+        return {name: list(v) if isinstance(v, list) else v for name, v in meta.items()}
 
 
 @lru_cache(maxsize=4096)

@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
 
-from answerable.builders.sqlkit.parsing import PATTERN_MATCHES, compared_quotes_to_strings
+from answerable.builders.sqlkit.parsing import (
+    PATTERN_MATCHES,
+    compared_quotes_to_strings,
+    dialect_named,
+)
+from answerable.kernel.errors import SQLError
 
 OPERATIONS = (
     "Select",
@@ -121,6 +128,52 @@ def _mask(node: exp.Expr) -> exp.Expr:
     if len(values) > 1 and all(isinstance(v, (exp.Literal, exp.Neg)) for v in values):
         node.set("expressions", [_mask(values[0])])
     return node
+
+
+_VALUE_AFTER = frozenset(
+    {
+        *(TokenType.EQ, TokenType.NEQ, TokenType.NULLSAFE_EQ),
+        *(TokenType.GT, TokenType.GTE, TokenType.LT, TokenType.LTE),
+        *(TokenType.BETWEEN, TokenType.AND, TokenType.LIKE, TokenType.ILIKE, TokenType.GLOB),
+        *(TokenType.LIMIT, TokenType.OFFSET),
+    }
+)
+"""The tokens after which a literal is a value the query compares or bounds with: what
+it is does not change the query's shape (an ordinal of ``ORDER BY 2`` or an argument of
+``ROUND(x, 2)`` follows none of them, and stays as written)."""
+
+
+def literal_shape(sql: str, dialect: str = "sqlite") -> tuple | None:
+    """The SQL's tokens with each value it compares or bounds with (a string or number
+    after a comparison, ``BETWEEN``, ``AND``, ``LIKE``, ``LIMIT`` or ``OFFSET``) replaced
+    by its kind: ``number``, ``quantity`` (text :func:`operations` reads as a number or
+    a date) or ``text``. Queries of one shape differ only in such values, so they have
+    the same :func:`skeleton`, :func:`hardness`, :func:`operations` and, over one schema,
+    the same columns. None when the SQL does not tokenize.
+
+    >>> shape = literal_shape("SELECT a FROM t WHERE b = 'x' ORDER BY 1")
+    >>> shape == literal_shape("SELECT a FROM t WHERE b = 'y' ORDER BY 1")
+    True
+    >>> shape == literal_shape("SELECT a FROM t WHERE b = '1990' ORDER BY 1")  # a quantity
+    False
+    >>> shape == literal_shape("SELECT a FROM t WHERE b = 'x' ORDER BY 2")
+    False
+    """
+    try:
+        tokens = dialect_named(dialect).tokenize(sql or "")
+    except (TokenError, SQLError):
+        return None
+    shape, before = [], None
+    for token in tokens:
+        kind = token.token_type
+        if before in _VALUE_AFTER and kind in (TokenType.STRING, TokenType.NUMBER):
+            text = "number" if kind is TokenType.NUMBER else None
+            text = text or ("quantity" if _is_number_or_date(token.text) else "text")
+            shape.append((kind, text))
+        else:
+            shape.append((kind, token.text))
+        before = kind
+    return tuple(shape)
 
 
 def hardness(expression: exp.Expr) -> str:
