@@ -152,7 +152,7 @@ def test_examples_of_each_twin():
                 parent["result"] = database.execute(parent["sql"]).to_record()
 
             def parent_tree_of(index):
-                return twins.parent_tree(Job(parents[index], "out-of-scope", 0))
+                return twins.parent_select(Job(parents[index], "out-of-scope", 0))
 
             def rng(seed):
                 return rng_for(SEED, "device", str(seed))

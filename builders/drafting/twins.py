@@ -84,7 +84,7 @@ class Twin:
 # ---- the parent's SQL as a tree ---------------------------------------------------------
 
 
-def parent_tree(job: Job) -> exp.Select | None:
+def parent_select(job: Job) -> exp.Select | None:
     """The parent's SQL parsed, when it is one SELECT (no UNION, no WITH at the top)."""
     tree = offline.parent_tree(job)
     return tree if isinstance(tree, exp.Select) and not tree.args.get("with") else None
@@ -144,7 +144,7 @@ VAGUE_BOUNDS = {
 def settled_vague_word(job, context, rng, database) -> Twin | None:
     """vague-word: the vague word, after it the bound that settles it (see the module)."""
     table = offline.parent_table(job, context)
-    select = parent_tree(job)
+    select = parent_select(job)
     if table is None or select is None or database is None:
         return None
     kind, concept = offline.vague_kind(table)
@@ -246,7 +246,7 @@ def _comparable(values: list, column: Column) -> bool:
 def resolved_reference(job, context, rng, database) -> Twin | None:
     """ambiguous-reference: the value the question names becomes "that <noun>, <value>",
     so the reference has its referent beside it (the draft's words and one more)."""
-    select = parent_tree(job)
+    select = parent_select(job)
     if select is None:
         return None
     question = job.parent["question"]
@@ -288,7 +288,7 @@ def appended_reference(job, context, rng, database) -> Twin | None:
     the parent's own rows (a seeded pick), so the answer is not empty. None when the
     draft would append nothing, or the table has no name column or no join to it."""
     table = offline.parent_table(job, context)
-    select = parent_tree(job)
+    select = parent_select(job)
     question = job.parent["question"]
     if table is None or select is None or database is None or not question.rstrip().endswith("?"):
         return None
@@ -384,7 +384,7 @@ def present_column(job, context, rng, database) -> Twin | None:
     ", and what was its <column>?" after one row, with the column selected, after a
     question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas")."""
     table = offline.parent_table(job, context)
-    select = parent_tree(job)
+    select = parent_select(job)
     if table is None or select is None:
         return None
     question = job.parent["question"]
@@ -478,7 +478,7 @@ def sql_task(job, context, rng, database) -> Twin | None:
     tree (:func:`added_task`); or, a seeded half of the time, a request in the
     out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
-    select = parent_tree(job)
+    select = parent_select(job)
     if table is None or select is None:
         return None
     if rng.random() < 0.5:
@@ -672,7 +672,7 @@ def attribute_question(job, context, rng, database) -> Twin | None:
     the value picks no single row (a drug prescribed many times), when the parent asks
     no plain column of that table, or without a database to count the rows."""
     table = offline.parent_table(job, context)
-    select = parent_tree(job)
+    select = parent_select(job)
     if table is None or select is None or database is None:
         return None
     asked = _asked_columns(select, table)
