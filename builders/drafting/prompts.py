@@ -26,7 +26,8 @@ import json
 
 from sqlglot import exp
 
-from answerable.builders.drafting.categories import CATEGORIES, Category
+from answerable.builders.drafting.categories import CATEGORIES
+from answerable.builders.drafting.category import Category
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.schema import Table
 from answerable.kernel.ids import content_hash

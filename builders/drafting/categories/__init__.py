@@ -31,7 +31,7 @@ from answerable.builders.drafting.categories import (
     vague_question,
     vague_word,
 )
-from answerable.builders.drafting.categories.category import Category
+from answerable.builders.drafting.category import Category
 
 CATEGORIES: dict[str, Category] = {
     module.CATEGORY.name: module.CATEGORY

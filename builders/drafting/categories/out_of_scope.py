@@ -1,6 +1,6 @@
 """The ``out-of-scope`` category: what it means, its trigger and its examples."""
 
-from answerable.builders.drafting.categories.category import Category
+from answerable.builders.drafting.category import Category
 
 CATEGORY = Category(
     name="out-of-scope",

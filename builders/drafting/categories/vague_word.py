@@ -1,6 +1,6 @@
 """The ``vague-word`` category: what it means, its trigger and its examples."""
 
-from answerable.builders.drafting.categories.category import Category
+from answerable.builders.drafting.category import Category
 
 CATEGORY = Category(
     name="vague-word",
