@@ -19,8 +19,8 @@ from pathlib import Path
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.context import load_context
-from answerable.builders.drafting.drafts import plan_jobs
 from answerable.builders.drafting.llm import draft_with_llm
+from answerable.builders.drafting.per_category import plan_jobs
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema

@@ -9,14 +9,13 @@ import pytest
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.checks import (
     NearDuplicates,
-    check_draft,
     near_synonym,
     out_of_scope_tasks,
     reference_words,
 )
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job
-from answerable.builders.drafting.prompts import database_examples
+from answerable.builders.drafting.per_category import check_draft, database_examples
 from answerable.builders.schema import DatabaseSchema
 from tests.conftest import shared_data
 

@@ -8,16 +8,13 @@ from collections import Counter
 import pytest
 
 from answerable.builders.drafting import lexicon
-from answerable.builders.drafting.checks import check_draft
+from answerable.builders.drafting.categories.missing_column import ask_missing_column
+from answerable.builders.drafting.categories.out_of_domain import ask_out_of_domain
+from answerable.builders.drafting.categories.small_talk import small_talk
 from answerable.builders.drafting.context import DatabaseContext, foreign_columns
 from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Job
-from answerable.builders.drafting.offline import (
-    ask_missing_column,
-    ask_out_of_domain,
-    linked,
-    small_talk,
-    surface_columns,
-)
+from answerable.builders.drafting.offline import linked, surface_columns
+from answerable.builders.drafting.per_category import check_draft
 from answerable.builders.drafting.stage import drafted_parents
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.kernel.ids import rng_for
@@ -419,7 +416,7 @@ def test_column_names_no_one_would_type_are_not_asked_for():
 def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
     """ "Has patient 1 been prescribed glucagon? Plot the result as a histogram.": a yes
     or a no has nothing to draw, whatever the draw."""
-    from answerable.builders.drafting.offline import rewrite_out_of_scope
+    from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
 
     parent = {
         "id": "00000000c0ffee42",
@@ -571,7 +568,7 @@ def test_no_attribute_is_added_beside_the_distinct_figures_of_one_thing():
 def test_the_price_of_one_thing_is_never_charted():
     """ "What is the price of diagnosis of dependence on respirator [ventilator] status?
     Draw it as a bar chart.": DISTINCT cost.cost is one thing's price."""
-    from answerable.builders.drafting.offline import rewrite_out_of_scope
+    from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
 
     parent = {
         "id": "00000000c0ffee42",
@@ -625,7 +622,7 @@ def test_only_a_figure_is_asked_to_be_forecast():
 
 def out_of_scope_tasks_of(parent: dict) -> set[str]:
     """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws."""
-    from answerable.builders.drafting.offline import rewrite_out_of_scope
+    from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
 
     context = DatabaseContext("geo", GEO)
     job = Job(parent, "out-of-scope", 0)

@@ -11,10 +11,15 @@ import pytest
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.categories import CATEGORIES
-from answerable.builders.drafting.checks import check_draft
 from answerable.builders.drafting.context import load_context
-from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, draft_item, item_draft, plan_jobs
-from answerable.builders.drafting.offline import counted, draft_offline, noun_group_start
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, item_draft
+from answerable.builders.drafting.offline import counted, noun_group_start
+from answerable.builders.drafting.per_category import (
+    check_draft,
+    draft_item,
+    draft_offline,
+    plan_jobs,
+)
 from answerable.builders.drafting.stage import foreign_questions
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema

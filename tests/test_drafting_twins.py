@@ -10,8 +10,9 @@ from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.drafting.drafts import Job
+from answerable.builders.drafting.per_category import make_twin
 from answerable.builders.drafting.settled_by_question import vague_word_settled
-from answerable.builders.drafting.twins import TWINS, make_twin
+from answerable.builders.drafting.twins import TWINS
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.kernel.ids import rng_for
 from answerable.kernel.records import read_parquet
@@ -293,7 +294,8 @@ def test_a_short_twin_names_the_row_a_vague_question_leaves_open(tmp_path):
     """The vague question says the attribute ("Population?"); its twin says it with the
     value that picks one row ("Texas population?"), and no twin when the value picks
     several (two cities are springfield)."""
-    from answerable.builders.drafting import offline, twins
+    from answerable.builders.drafting import twins
+    from answerable.builders.drafting.categories import vague_question
 
     path = geography(tmp_path)
     contexts, (texas, springfield) = asked_of(
@@ -322,7 +324,7 @@ def test_a_short_twin_names_the_row_a_vague_question_leaves_open(tmp_path):
         counted = twins.short_question(job, contexts["geo"], rng_for(SEED, "x"), database)
         assert "cities with city name springfield" in counted.question  # not "city with"
         assert database.execute(counted.sql).rows == [[2]]
-        draft = offline.cut_to_keyword(Job(texas, "vague-question", 0), contexts["geo"], rng)
+        draft = vague_question.cut_to_keyword(Job(texas, "vague-question", 0), contexts["geo"], rng)
         assert draft.trigger == "population"
 
 
@@ -330,6 +332,7 @@ def test_no_reference_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
     """ "what rivers run through that traverse": ``traverse`` is a verb, so a value of it
     is not replaced by "that traverse" in a draft nor named so in a twin."""
     from answerable.builders.drafting import offline
+    from answerable.builders.drafting.categories import ambiguous_reference
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
@@ -344,7 +347,9 @@ def test_no_reference_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
     with ReadOnlyDatabase(path) as database:
         for seed in range(4):
             job = Job(parent, "ambiguous-reference", seed)
-            draft = offline.replace_with_reference(job, contexts["geo"], rng_for(SEED, str(seed)))
+            draft = ambiguous_reference.replace_with_reference(
+                job, contexts["geo"], rng_for(SEED, str(seed))
+            )
             assert draft is None or "traverse" not in draft.question
             twin = make_twin(job, contexts["geo"], rng_for(SEED, str(seed)), database)
             assert twin is None or "traverse" not in twin.question
@@ -372,7 +377,8 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
     its SQL joins the parent's table to the team's on their foreign key."""
     import sqlite3
 
-    from answerable.builders.drafting import offline, twins
+    from answerable.builders.drafting import twins
+    from answerable.builders.drafting.categories import ambiguous_reference
 
     path = tmp_path / "club.sqlite"
     with sqlite3.connect(path) as db:
@@ -392,10 +398,12 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
     pairs = [{"db_id": "club", "question": question, "sql": sql}]
     (parent,) = parents_of(pairs, {"club": contexts["club"].schema})
     job = Job(parent, "ambiguous-reference", 0)
-    draft = offline.replace_with_reference(job, contexts["club"], rng_for(SEED, "d"))
+    draft = ambiguous_reference.replace_with_reference(job, contexts["club"], rng_for(SEED, "d"))
     assert draft.question == "Which players are taller than 195 cm for that team?"
     with ReadOnlyDatabase(path) as database:
-        twin = twins.reference_twin(job, contexts["club"], rng_for(SEED, "t"), database)
+        twin = ambiguous_reference.reference_twin(
+            job, contexts["club"], rng_for(SEED, "t"), database
+        )
         assert twin.device == "appended_reference"
         team = twin.question.removeprefix(draft.question[:-1] + ", ").rstrip("?")
         assert twin.question == f"Which players are taller than 195 cm for that team, {team}?"
@@ -415,7 +423,9 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
             {"club": contexts["club"].schema},
         )[0]
         job = Job(named, "ambiguous-reference", 0)
-        draft = offline.replace_with_reference(job, contexts["club"], rng_for(SEED, "d"))
+        draft = ambiguous_reference.replace_with_reference(
+            job, contexts["club"], rng_for(SEED, "d")
+        )
         assert draft is None or not draft.question.endswith("for that team?")
         assert twins.appended_reference(job, contexts["club"], rng_for(SEED, "t"), database) is None
 
@@ -423,7 +433,7 @@ def test_an_appended_reference_has_its_referent_beside_it(tmp_path):
 def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlative(tmp_path):
     """ "what is the high population of austin" and "what state has the largest high
     population" leave nothing open: no vague-word draft, and no twin settling it."""
-    from answerable.builders.drafting import offline
+    from answerable.builders.drafting.categories import vague_word
 
     asked = {
         "what is the population of austin": "SELECT population FROM city "
@@ -431,14 +441,14 @@ def test_no_vague_word_before_a_figure_asked_of_named_rows_or_after_a_superlativ
         "what state has the largest population": "SELECT state_name FROM state "
         "ORDER BY population DESC LIMIT 1",
     }
-    neither_draft_nor_twin(geography(tmp_path), "vague-word", offline.insert_vague_word, asked)
+    neither_draft_nor_twin(geography(tmp_path), "vague-word", vague_word.insert_vague_word, asked)
 
 
 def test_a_size_word_qualifies_the_rows_a_question_lists_and_never_a_named_one(tmp_path):
     """ "what river runs through texas" becomes "what large river ..." or "what small
     river ...": how large is not said. Not when the rows are named ("the ohio river",
     "a city named austin") or ranked ("the longest river"), and not for one row."""
-    from answerable.builders.drafting import offline
+    from answerable.builders.drafting.categories import vague_word
 
     asked = {
         "what river runs through texas": "SELECT river_name FROM river WHERE traverse = 'texas'",
@@ -452,7 +462,7 @@ def test_a_size_word_qualifies_the_rows_a_question_lists_and_never_a_named_one(t
     contexts, parents = asked_of(geography(tmp_path), asked)
     for seed in range(4):
         drafts = [
-            offline.insert_vague_word(
+            vague_word.insert_vague_word(
                 Job(p, "vague-word", seed), contexts["geo"], rng_for(SEED, str(seed))
             )
             for p in parents
@@ -494,6 +504,7 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
     import sqlite3
 
     from answerable.builders.drafting import offline
+    from answerable.builders.drafting.categories import ambiguous_reference
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
@@ -519,14 +530,17 @@ def test_references_need_a_noun_a_whole_value_and_an_owner(tmp_path):
         "What are the capacities of the two largest stadiums?": "SELECT capacity FROM "
         "stadiums ORDER BY capacity DESC LIMIT 2",
     }
-    neither_draft_nor_twin(path, "ambiguous-reference", offline.replace_with_reference, asked)
+    neither_draft_nor_twin(
+        path, "ambiguous-reference", ambiguous_reference.replace_with_reference, asked
+    )
 
 
 def test_a_greeting_around_a_real_question_is_its_answerable_twin(tmp_path):
     """Small talk is conversation that asks for no data; "Good morning! What rivers run
     through texas?" asks for the parent's data, in small talk's own greetings and
     thanks, so the greeting alone does not tell the label. The gold SQL is the parent's."""
-    from answerable.builders.drafting import lexicon, twins
+    from answerable.builders.drafting import lexicon
+    from answerable.builders.drafting.categories import small_talk
     from answerable.builders.drafting.text import words
 
     path = geography(tmp_path)
@@ -537,7 +551,7 @@ def test_a_greeting_around_a_real_question_is_its_answerable_twin(tmp_path):
     with ReadOnlyDatabase(path) as database:
         for seed in range(30):
             rng = rng_for(SEED, "twin", str(seed))
-            twin = twins.courtesy_question(
+            twin = small_talk.courtesy_question(
                 Job(parent, "small-talk", 0), contexts["geo"], rng, database
             )
             assert "What rivers run through texas?" in twin.question
@@ -551,14 +565,14 @@ def test_a_present_column_twin_follows_a_question_without_a_question_mark(tmp_pa
     """GeoQuery's questions end in no "?" ("what rivers run through texas"), and the
     drafter appends its absent attribute to them ("..., with their gdp?"); the twin
     appends a column the table has, selected in the SQL."""
-    from answerable.builders.drafting import twins
+    from answerable.builders.drafting.categories import missing_column
 
     path = geography(tmp_path)
     sql = "SELECT river_name FROM river WHERE traverse = 'texas'"
     contexts, (parent,) = asked_of(path, {"what rivers run through texas": sql})
     with ReadOnlyDatabase(path) as database:
         job = Job(parent, "missing-column", 0)
-        twin = twins.present_column(job, contexts["geo"], rng_for(SEED, "t"), database)
+        twin = missing_column.present_column(job, contexts["geo"], rng_for(SEED, "t"), database)
         assert twin.question == "what rivers run through texas, with their length?"
         assert sorted(database.execute(twin.sql).rows) == [["red", 1951], ["rio grande", 3033]]
 
@@ -587,7 +601,7 @@ def test_no_absent_attribute_is_asked_of_groups_of_a_value(tmp_path):
     """ "On average, how much Enoxaparin was prescribed per order via SC ..., with their
     prescribing doctor?" (grouped by dose unit) and "the mean Potassium per ethnicity
     ..., with their body weight?": a group of a value has no attribute to add."""
-    from answerable.builders.drafting.offline import ask_missing_column
+    from answerable.builders.drafting.categories.missing_column import ask_missing_column
 
     sql = "SELECT AVG(dose_value), route FROM prescriptions WHERE drug = 'Heparin' GROUP BY route"
     asked = {"On average, how much Heparin was prescribed per order?": sql}
@@ -599,7 +613,7 @@ def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
     of the drug the question names, not an attribute asked for, so no missing-column
     draft swaps it, and no twin."""
 
-    from answerable.builders.drafting.offline import ask_missing_column
+    from answerable.builders.drafting.categories.missing_column import ask_missing_column
 
     path = pharmacy(tmp_path)
     sql = (

@@ -12,10 +12,11 @@ import asyncio
 import pytest
 
 from answerable.builders.drafting.cache import ReplyCache
-from answerable.builders.drafting.checks import NearDuplicates, check_draft, ngrams, similarity
+from answerable.builders.drafting.checks import NearDuplicates, ngrams, similarity
 from answerable.builders.drafting.client import ChatClient, LLMError, describe
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.drafting.per_category import check_draft
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from tests.llm_server import LLMServer, rate_limited, server_error
 from tests.test_drafting_client import PROMPT, settings

@@ -136,8 +136,8 @@ def test_a_reference_keeps_a_referent_and_its_grammar(tmp_path, question, sql, w
     question has no value a reference may take, and no draft)."""
     import sqlite3
 
+    from answerable.builders.drafting.categories.ambiguous_reference import replace_with_reference
     from answerable.builders.drafting.drafts import Job
-    from answerable.builders.drafting.offline import replace_with_reference
     from tests.test_drafting_offline import contexts_of, parents_of
 
     path = tmp_path / "refs.sqlite"

@@ -47,17 +47,15 @@ from difflib import SequenceMatcher
 import numpy as np
 from sqlglot import exp
 
-from answerable.builders.drafting import lexicon, settled_by_question
+from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.context import DatabaseContext
-from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft
-from answerable.builders.drafting.prompts import example_questions
+from answerable.builders.drafting.drafts import Draft
 from answerable.builders.drafting.text import find_phrase, name_words, normalize, words
 from answerable.builders.lexical.inflection import singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS, SYNONYM_GROUPS
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.sqlkit.parsing import parse
 from answerable.kernel.errors import SQLError
-from answerable.kernel.untrusted_text import control_character
 
 Failure = tuple[str, str]  # (reason, detail)
 SPELLING_SIMILARITY = 0.85
@@ -144,21 +142,6 @@ def reference_words(phrase: str) -> list[str]:
 
 
 # ---- per category --------------------------------------------------------------------
-
-
-def check_missing_column(draft: Draft, context: DatabaseContext) -> Failure | None:
-    column = "_".join(words(draft.trigger))
-    schema = context.schema
-    if draft.subtype == "surface":  # the name is another table's: only the asked one counts
-        asked = schema.table(draft.details.get("table") or "")
-        schema = DatabaseSchema(schema.db_id, [asked] if asked is not None else [])
-    for table in schema.tables:
-        if table.column(column) is not None:
-            return "column-in-schema", f"'{draft.trigger}' is the column {table.name}.{column}"
-    near = near_synonym(draft.trigger, schema)
-    if near is not None:
-        return "column-near-synonym", f"'{draft.trigger}' is a near-synonym of {near}"
-    return None
 
 
 def check_out_of_domain(draft: Draft, context: DatabaseContext) -> Failure | None:
@@ -265,49 +248,6 @@ def check_ambiguous_reference(draft: Draft, context: DatabaseContext) -> Failure
     return None
 
 
-def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
-    """The trigger is in the question, and the question does not already fix what the
-    vague word leaves open (:func:`settled_by_question.vague_word_settled`)."""
-    missing = check_trigger_in_question(draft, context)
-    if missing is not None:
-        return missing
-    fixed = settled_by_question.vague_word_settled(draft.question, draft.trigger)
-    if fixed is not None:
-        return "vague-word-settled", f"'{draft.trigger}' is settled by '{fixed}'"
-    return None
-
-
-def check_reference_not_determined(draft: Draft, context: DatabaseContext) -> Failure | None:
-    """The ambiguous-reference checks, then: the parent does not determine the referent
-    in a way the draft still shows (:func:`settled_by_question.reference_determined`)."""
-    failure = check_ambiguous_reference(draft, context)
-    if failure is not None:
-        return failure
-    value = settled_by_question.reference_determined(
-        draft.question,
-        draft.trigger,
-        draft.job.parent,
-        context.schema,
-        draft.details.get("concept"),
-    )
-    if value is not None:
-        return (
-            "reference-determined",
-            f"'{draft.trigger}' is determined: the question names {value!r}",
-        )
-    return None
-
-
-def check_out_of_scope(draft: Draft, context: DatabaseContext) -> Failure | None:
-    tasks = out_of_scope_tasks(draft.question)
-    if not tasks:
-        return "not-out-of-scope", "asks for no prediction, chart, clustering or explanation"
-    column = grouped_by(draft.question, context.schema) if tasks == ["clustering"] else None
-    if column is not None:
-        return "groupable", f"grouping by {column} is a GROUP BY, not a clustering"
-    return None
-
-
 _GROUPED = re.compile(
     r"\b(?:cluster|segment|group)\w*\b.*?\b(?:by|of similar|with similar|on)\s+"
     r"(?:their |its |the )?(?P<what>[a-z][a-z ]*?)\s*[.?!]?\s*$"
@@ -328,43 +268,6 @@ def grouped_by(question: str, schema: DatabaseSchema) -> str | None:
             if named and [singular(w) for w in said] == named:
                 return f"{table.name}.{column.name}"
     return None
-
-
-def check_vague_question(draft: Draft, context: DatabaseContext) -> Failure | None:
-    """The trigger is in the question, and the question lacks what makes its parent
-    answerable: of the parent's bound values, columns, tables and aggregates
-    (:func:`parent_specifics`) it names one thing at most (a topic, not a request).
-    Names said by the same words are one thing: ``Away score?`` names the column
-    ``away_score`` once, not also ``home_score``'s ``score``."""
-    missing = check_trigger_in_question(draft, context)
-    if missing is not None:
-        return missing
-    said = [canonical(w) for w in words(draft.question)]
-    groups: list[tuple[set[int], list[str]]] = []
-    for name, cues in parent_specifics(draft.job.parent).items():
-        places = _said_at(said, cues)
-        if not places:
-            continue
-        joined = [g for g in groups if g[0] & places]
-        groups = [g for g in groups if not g[0] & places]
-        groups.append(
-            (places.union(*(g[0] for g in joined)), [n for g in joined for n in g[1]] + [name])
-        )
-    if len(groups) >= 2:
-        named = ", ".join(" / ".join(names) for _, names in groups)
-        return "still-answerable", f"names {named} of its parent: says what to find"
-    return None
-
-
-def _said_at(said: list[str], cues: tuple[str, ...]) -> set[int]:
-    """The places of the question's words that say one of ``cues`` (every word of it,
-    canonical), or an empty set."""
-    for cue in cues:
-        wanted = {canonical(w) for w in words(cue)}
-        places = {k for k, w in enumerate(said) if w in wanted}
-        if wanted and wanted <= {said[k] for k in places}:
-            return places
-    return set()
 
 
 AGGREGATE_CUES = {
@@ -406,32 +309,6 @@ def _specifics(sql: str, dialect: str) -> dict[str, tuple[str, ...]]:
         if tree.find(kind) is not None:
             specifics[kind.key.upper()] = cues
     return specifics
-
-
-CHECKS = {
-    "vague-question": check_vague_question,
-    "vague-word": check_vague_word,
-    "ambiguous-reference": check_reference_not_determined,
-    "missing-column": check_missing_column,
-    "out-of-scope": check_out_of_scope,
-    "out-of-domain": check_out_of_domain,
-    "small-talk": check_out_of_domain,  # shares no schema term either
-}
-"""The check of each drafted category."""
-
-
-def check_draft(draft: Draft, context: DatabaseContext) -> Failure | None:
-    """Why ``draft`` fails its category's check, or None when it passes."""
-    control = control_character(draft.question)
-    if control is not None:
-        return "control-character", f"the question holds {control} (not text a reader sees)"
-    if normalize(draft.question) == normalize(draft.job.parent["question"]):
-        return "same-as-parent", "the draft repeats its parent's question"
-    if draft.generator == LLM_DRAFTER:  # only a model saw a prompt's examples
-        copied = copied_example(draft.question, example_questions(context, draft.job.parent))
-        if copied is not None:
-            return copied
-    return CHECKS[draft.category](draft, context)
 
 
 def copied_example(question: str, examples: Iterable[str]) -> Failure | None:

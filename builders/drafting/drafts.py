@@ -15,13 +15,10 @@ from functools import lru_cache
 
 from sqlglot import exp
 
-from answerable import __version__
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import query_shapes
-from answerable.builders.drafting.categories import CATEGORIES
-from answerable.builders.drafting.text import find_phrase
 from answerable.kernel.errors import SQLError
-from answerable.kernel.ids import item_id, rng_for
+from answerable.kernel.ids import item_id
 from answerable.pipeline import reject
 
 OFFLINE_DRAFTER = "offline_drafter_v1"
@@ -119,33 +116,6 @@ FIRST_TABLES_KEPT = 1024  # shapes, as shapes.SHARED_LIMIT: a build has a few hu
 _FIRST_TABLES: dict[tuple, str | None] = {}  # this process's first table by query shape
 
 
-def plan_jobs(parents: list[dict], categories: list[str], per_item: int, seed: int) -> list[Job]:
-    """Every job for ``parents`` (answerable items), in a fixed order."""
-    jobs = []
-    for parent in sorted(parents, key=lambda p: p["id"]):
-        table = main_table(parent)
-        for name in categories:
-            for sample in range(per_item):
-                focus = _focus(name, table, parent, sample, seed)
-                key = f"{parent['id']}/{name}/{sample}"
-                jobs.append(Job(parent, name, sample, focus, _request_seed(seed, key)))
-    return jobs
-
-
-def _request_seed(seed: int, key: str) -> int:
-    return rng_for(seed, "drafting-request", key).getrandbits(31)
-
-
-def _focus(category: str, table: str | None, parent: dict, sample: int, seed: int) -> str | None:
-    drafted = CATEGORIES[category]
-    if drafted.uses_parent:
-        return None
-    if drafted.topics:
-        rng = rng_for(seed, "drafting-topic", f"{parent['id']}/{sample}")
-        return drafted.topic_focus.format(topic=rng.choice(drafted.topics))
-    return f"the table {table}" if table else None
-
-
 def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
     """The rejects-report line of a job that gave no draft."""
     return reject(
@@ -157,57 +127,6 @@ def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
         category=job.category,
         sample=job.sample,
     )
-
-
-def trigger_spans(question: str, trigger: str, category: str, concept: str | None) -> list[dict]:
-    """The span of the trigger in the question, when the category tags one and it is there."""
-    tag = CATEGORIES[category].span_tag
-    found = find_phrase(question, trigger.replace("_", " ")) if tag else None
-    if found is None:
-        return []
-    start, end = found
-    return [
-        {"start": start, "end": end, "tag": tag, "text": question[start:end], "concept": concept}
-    ]
-
-
-def draft_item(draft: Draft, seed: int) -> dict:
-    """The item of a kept draft: labelled, triggered, explained, with its provenance."""
-    category = CATEGORIES[draft.category]
-    parent = draft.job.parent
-    spans = list(draft.spans) or trigger_spans(
-        draft.question, draft.trigger, draft.category, draft.details.get("concept")
-    )
-    params = {"category": draft.category, "sample": draft.job.sample, "anchor": parent["id"]}
-    params.update(
-        {k: v for k, v in (("transform", draft.transform), ("focus", draft.job.focus)) if v}
-    )
-    return {
-        "id": draft.id,
-        "db_id": draft.job.db_id,
-        "db_variant": None,
-        "question": draft.question,
-        "sql": None,
-        "dialect": parent.get("dialect", "sqlite"),
-        "label": category.label,
-        "category": draft.category,
-        "subtype": draft.subtype,
-        "spans": spans,
-        "trigger": {"kind": draft.category, "text": draft.trigger, **draft.details},
-        "explanation": category.explanation.format(trigger=draft.trigger),
-        "result": None,
-        "sql_meta": None,
-        "provenance": {
-            "generator": draft.generator,
-            "tool_version": __version__,
-            "source": (parent.get("provenance") or {}).get("source"),
-            "params": params,
-            "seed": seed,
-            "parent": draft.parent_id,
-            "model": draft.model,
-            "prompt_hash": draft.prompt_hash,
-        },
-    }
 
 
 def item_draft(item: dict, parent: dict) -> Draft:

@@ -19,8 +19,8 @@ from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.client import ChatClient, LLMError
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job, job_reject
+from answerable.builders.drafting.per_category import database_examples
 from answerable.builders.drafting.prompts import (
-    database_examples,
     draft_messages,
     prompt_hash,
     schema_text,

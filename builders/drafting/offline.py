@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import random
 import re
-from bisect import bisect_left
 from functools import cache, lru_cache
 
 from faker import Faker
@@ -46,7 +45,6 @@ from answerable.builders.drafting.context import (
 )
 from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job, main_table
 from answerable.builders.drafting.text import (
-    capitalize,
     find_phrase,
     humanize,
     name_words,
@@ -91,7 +89,7 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
     return found
 
 
-def _pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, str]]:
+def pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, str]]:
     """``(value, table.column)`` of the strings ``sql`` matches as a pattern (LIKE):
     a part of a value, not a thing a reference could point at."""
     try:
@@ -142,64 +140,6 @@ def _describable(columns: list[str]) -> list[str]:
 
 
 # ---- the rules --------------------------------------------------------------------------
-
-
-def cut_to_keyword(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """vague-question: the question reduced to one keyword: the attribute it asks (a
-    column its SQL reads, "Population?": of what?), else a value it names ("Texas?"),
-    else its table's noun. The attribute comes first because the answerable twins say
-    it too, with the row it is asked of ("Texas population?")."""
-    table = parent_table(job, context)
-    values = named_values(job, context)
-    columns = read_columns(job, table) if table is not None else []
-    article = "the "  # "What about the population?", as the twins say "What about the ..."
-    if columns:  # the one the question says, if it says one ("Category, please.")
-        said = [c for c in columns if find_phrase(job.parent["question"], c)]
-        keyword = (said or columns)[0]
-    elif values:
-        keyword, article = values[0][0], ""  # a name takes no article ("What about Texas?")
-    elif table is not None:
-        keyword = table_noun(table)
-    else:
-        return None
-    pattern = rng.choice(("{K}?", "{K}, please.", "What about {a}{k}?"))
-    question = pattern.format(K=capitalize(keyword), k=keyword, a=article)
-    return _draft(job, question, keyword, "cut_to_keyword")
-
-
-def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """vague-word: a vague adjective put before the noun it describes, or no draft.
-
-    The noun comes from what the word leaves open (:func:`vague_kind`), not from where
-    a word could go: a person word (``young``) qualifies the noun of a table of people,
-    an event word (``recent``) the noun of a table whose rows happen at the time its
-    column records (not a stadium's opening year), an amount word (``high``) the noun of
-    the measured column (``attendance``), never a label followed by a number (``minute
-    12``). The word goes before that noun's group in the question (:func:`noun_group_start`,
-    after articles and numbers); when the question does not say the noun, there is no
-    draft (an appended ", only the recent ones?" names nothing a reader can point to).
-    """
-    table = parent_table(job, context)
-    if table is None:
-        return None
-    kind, concept = vague_kind(table)
-    if kind == "amount" and concept and asks_bare(job, concept.split(".", 1)[1]):
-        return None  # "the high population of austin": the one figure asked is no set
-    question = job.parent["question"]
-    names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
-    at = noun_group_start(question, described_phrases(kind, table, concept), inside=names)
-    words = lexicon.VAGUE_BY_KIND[kind]
-    if at is None and kind == "amount" and ranks_nothing(job):
-        # "what large cities are in texas": how large is not said, and no ranking settles it
-        at = noun_group_start(question, described_phrases("other", table, None), inside=names)
-        if at is not None and names_its_rows(job, context, at):
-            at = None  # "the large mississippi river": a named row is as large as it is
-        words = lexicon.SIZE_WORDS
-    if at is None:
-        return None
-    word = rng.choice(words)
-    question = question[:at] + word + " " + question[at:]
-    return _draft(job, question, word, "insert_vague_word", concept=concept)
 
 
 def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
@@ -342,33 +282,6 @@ def _modifier(match: re.Match) -> bool:
     return word not in QUESTION_STOPWORDS and word not in NUMBER_WORDS
 
 
-def replace_with_reference(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """ambiguous-reference: a named value becomes "that <thing>"; else "... for that <x>?"."""
-    question = job.parent["question"]
-    values = named_values(job, context)
-    rng.shuffle(values)
-    patterns = _pattern_parts(job.parent["sql"], context)
-    for value, column, (start, end) in values:
-        noun = reference_noun(column, context)
-        if noun is None or (value, column) in patterns:
-            continue  # "a name ending in United" -> "ending in that team" means nothing
-        if _replaceable(question, start, end, noun):
-            start, end = _widen(question, start, end, noun)
-            phrase = f"that {noun}"
-            text = question[:start] + phrase + question[end:]
-            return _draft(job, text, phrase, "replace_value", concept=column, word="that")
-    table = parent_table(job, context)
-    if table is None or not question.rstrip().endswith("?"):
-        return None  # "... with its dose for that admission?" asks nothing
-    other = related_table(table, context) or table
-    noun = table_noun(other, plural=False)
-    if not appendable(job, context, other, noun):
-        return None
-    phrase = f"that {noun}"
-    text = f"{question.rstrip('?.! ')} for {phrase}?"
-    return _draft(job, text, phrase, "append_reference", concept=other.name, word="that")
-
-
 def appendable(job: Job, context: DatabaseContext, other: Table, noun: str) -> bool:
     """Whether "... for that <noun>?" (a row of ``other``) would leave its referent
     open: not when the question says the noun ("... of which team for that team?"),
@@ -422,7 +335,7 @@ def _never_a_noun(word: str) -> bool:
     return said.pop("n") == 0 and any(said.values())
 
 
-def _replaceable(question: str, start: int, end: int, noun: str) -> bool:
+def replaceable(question: str, start: int, end: int, noun: str) -> bool:
     """A value that stands alone as a noun: not after a possessive, "how many" or its
     own noun (``admission location Clinic Referral``, ``a diagnosis of Sepsis``: "that
     location" there has no referent), and not in front of another noun (``abnormal
@@ -454,7 +367,7 @@ def _names_a_thing(value: str) -> bool:
     return bool(wordnet.noun_synsets(word))
 
 
-def _widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
+def widen(question: str, start: int, end: int, noun: str) -> tuple[int, int]:
     """Take in the quotes around a value, a noun repeated after it and an article before."""
     quote = question[start - 1] if start > 0 else ""
     if quote in ("'", '"') and question[end : end + 1] == quote:
@@ -481,72 +394,6 @@ def related_table(table: Table, context: DatabaseContext) -> Table | None:
 
 COLUMN_SUBTYPES = ("surface", "related", "unrelated")
 """TrustSQL's kinds of hypothetical column, in the order a parent's drafts rotate through."""
-
-
-def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """missing-column: the parent's question with the column it asks about swapped for
-    one the parent's main table lacks, every other word the parent's (a minimal pair).
-
-    The kind rotates with the job's sample, from a start the parent's id picks, so a
-    parent drafted three times gets one of each; a kind with nothing to offer (no
-    unlinked table, no other database) falls back to ``related``. The swapped phrase is
-    the longest name of a column the parent reads that its question says, else the
-    phrase its question uses, as an attribute, for a column its SQL returns ("the dose
-    of glucagon": :func:`asked_column_phrase`; an aggregated one takes a numeric
-    attribute); the surface and unrelated names are spoken words
-    (:func:`readable_names`). A question that names none of its columns asks for
-    the attribute beside what it asks (", with their eye colour?"). A template ("What is
-    the ... of each ...?") would be a second register whose words alone tell the label.
-    """
-    table = parent_table(job, context)
-    if table is None:
-        return None
-    question = job.parent["question"]
-    aggregated = False
-    said = said_column(question, read_columns(job, table))
-    if (found := asked_column_phrase(job, context)) is not None:
-        said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
-    if said is not None and beside_a_value(said, named_values(job, context), question):
-        return None  # "via the neb route", "that drug's average dose": a value's noun
-    if said is None:  # the attribute asked beside what the parent asks, of what it asks
-        if (
-            yes_or_no(question)
-            or find_phrase(question, "with their")  # "..., with their type, with their ..."
-            or names_another_entity(job, context, table)
-        ):
-            return None  # a yes/no has no "their"; nor another entity's rows
-        table = returned_table(job, context) or asked_table(job, context) or table
-        asking = appended_question(job, context, table)
-        if asking is None:
-            return None
-        question = question.rstrip().rstrip("?.!") + asking
-        said = (len(question), len(question))
-    else:
-        asking = ""
-    start, end = said
-    aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
-    subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
-    pool = _fitting(absent_columns(subtype, table, context), aggregated)
-    if not pool:
-        subtype, pool = "related", _fitting(absent_columns("related", table, context), aggregated)
-    if not pool:
-        return None
-    attribute = rng.choice(pool)
-    if asking:  # "..., and what were its red cards?"
-        question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
-        start = end = len(question)
-    text = question[:start] + attribute + (question[end:] or "?")
-    column = "_".join(words(attribute))
-    return _draft(
-        job,
-        capitalize(text) if start == 0 else text,
-        column,
-        "absent_attribute",
-        derived=False,
-        subtype=subtype,
-        table=table.name,
-        concept=f"{table.name}.{column}",
-    )
 
 
 def asked_column_phrase(
@@ -962,12 +809,6 @@ def _after_a_value(question: str, start: int) -> bool:
     return word[:1].isupper() and word.lower() not in QUESTION_STOPWORDS
 
 
-def _fitting(pool: list[str], aggregated: bool) -> list[str]:
-    """The attributes of ``pool`` that fit where the column was: a figure when it was
-    aggregated (an average blood type means nothing)."""
-    return [a for a in pool if a in lexicon.NUMERIC_ATTRIBUTES] if aggregated else pool
-
-
 def absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
     """The attributes (humanized) a question of ``subtype`` may ask of ``table``.
 
@@ -1094,69 +935,9 @@ def _near_in(attribute: str, table: Table) -> bool:
     return near_synonym(attribute, DatabaseSchema("_", [table])) is not None
 
 
-def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-scope: the parent's question, every word kept, with a request SQL cannot
-    serve after it (a forecast, a chart, a clustering, an explanation): a minimal pair
-    whose only new words are the task's."""
-    if parent_table(job, context) is None:
-        return None
-    tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    tree = parent_tree(job)
-    one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
-    if one or one_result(job) or yes_or_no(job.parent["question"]):
-        tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
-    if not numeric_result(job):  # a name or a list of names has no forecast
-        tasks = [t for t in tasks if t != "prediction"]
-    task = rng.choice(tasks)
-    request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
-    question = f"{job.parent['question'].rstrip()} {request}"
-    return _draft(job, question, request, f"out_of_scope_{task}", task=task)
-
-
 @cache
 def _faker() -> Faker:
     return Faker("en_US")
-
-
-def small_talk(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """small-talk: conversation with the assistant from a template, its blanks filled by
-    a seeded Faker."""
-    return _from_templates(job, rng, lexicon.SMALL_TALK, "small_talk")
-
-
-def ask_out_of_domain(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """out-of-domain: a verified answerable question of another database of the build,
-    asked of this one, when none of its words links to this database (see
-    :func:`~.checks.schema_links`: no table, column or value of it): the same words are
-    answerable there and out of domain here, so they cannot tell the label. The question
-    is picked by the parent's id and the sample. A build with one database, or none of
-    whose other questions is unlinked, gets a general-knowledge question from a template
-    instead (the kind TrustSQL sampled from open-domain QA sets), its blanks filled by a
-    seeded Faker."""
-    borrowed = unlinked_questions(context)
-    if not borrowed:
-        return _from_templates(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
-    chosen = borrowed[_dealt(job, context) % len(borrowed)]
-    return _draft(
-        job,
-        chosen.question,
-        chosen.topic,
-        "foreign_question",
-        derived=False,
-        source_item=chosen.item_id,
-        source_db=chosen.db_id,
-    )
-
-
-def _dealt(job: Job, context: DatabaseContext) -> int:
-    """The job's place in a deal of the foreign questions: its parent's rank among the
-    database's drafted parents, then its sample, so that no two jobs share a question
-    while there are enough (the parent's id itself when the parents are not known)."""
-    parents = context.drafted_parents
-    rank = bisect_left(parents, job.parent["id"])
-    if rank == len(parents) or parents[rank] != job.parent["id"]:
-        return int(job.parent["id"][:8], 16) + job.sample
-    return rank + job.sample * len(parents)
 
 
 @lru_cache(maxsize=64)
@@ -1165,7 +946,7 @@ def unlinked_questions(context: DatabaseContext) -> tuple[ForeignQuestion, ...]:
     return tuple(q for q in context.foreign_questions if not schema_links(q.question, context))
 
 
-def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> Draft:
+def template_draft(job: Job, rng: random.Random, templates, transform: str) -> Draft:
     fake = _faker()
     fake.seed_instance(rng.getrandbits(64))
     topic, pattern = rng.choice(templates)
@@ -1180,10 +961,10 @@ def _from_templates(job: Job, rng: random.Random, templates, transform: str) -> 
         choice=rng.choice(lexicon.OUT_OF_DOMAIN_FILLERS.get(topic, ("",))),
         subject=fake.random_element(lexicon.SMALL_TALK_SUBJECTS),  # last: earlier draws stay
     )
-    return _draft(job, question, topic, transform, derived=False)
+    return offline_draft(job, question, topic, transform, derived=False)
 
 
-def _draft(job: Job, question: str, trigger: str, transform: str, **details) -> Draft:
+def offline_draft(job: Job, question: str, trigger: str, transform: str, **details) -> Draft:
     derived = details.pop("derived", True)
     subtype = details.pop("subtype", None)
     return Draft(
@@ -1197,20 +978,3 @@ def _draft(job: Job, question: str, trigger: str, transform: str, **details) -> 
         derived=derived,
         transform=transform,
     )
-
-
-RULES = {
-    "vague-question": cut_to_keyword,
-    "vague-word": insert_vague_word,
-    "ambiguous-reference": replace_with_reference,
-    "missing-column": ask_missing_column,
-    "out-of-scope": rewrite_out_of_scope,
-    "out-of-domain": ask_out_of_domain,
-    "small-talk": small_talk,
-}
-"""The offline rule of each category."""
-
-
-def draft_offline(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
-    """The offline draft for one job, or None when its rule finds nothing to work on."""
-    return RULES[job.category](job, context, rng)

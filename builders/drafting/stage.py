@@ -24,7 +24,7 @@ import polars as pl
 from answerable.builders.drafting import candidates as sql_candidates
 from answerable.builders.drafting.cache import ReplyCache
 from answerable.builders.drafting.categories import CATEGORIES
-from answerable.builders.drafting.checks import Failure, NearDuplicates, check_draft, near_synonym
+from answerable.builders.drafting.checks import Failure, NearDuplicates, near_synonym
 from answerable.builders.drafting.context import (
     DatabaseContext,
     ForeignQuestion,
@@ -34,19 +34,24 @@ from answerable.builders.drafting.context import (
 from answerable.builders.drafting.drafts import (
     LLM_DRAFTER,
     Draft,
-    draft_item,
     item_draft,
     job_reject,
     main_table,
-    plan_jobs,
 )
 from answerable.builders.drafting.offline import GENERATOR as OFFLINE_DRAFTER
-from answerable.builders.drafting.offline import draft_offline, unlinked_questions
+from answerable.builders.drafting.offline import unlinked_questions
+from answerable.builders.drafting.per_category import (
+    check_draft,
+    draft_item,
+    draft_offline,
+    make_twin,
+    plan_jobs,
+)
 from answerable.builders.drafting.prompts import schema_text
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
-from answerable.builders.drafting.twins import TwinQueries, make_twin, twin_example, twin_item
+from answerable.builders.drafting.twins import TwinQueries, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
 from answerable.builders.seeds import SqlChecks, Unverified, verified_many
 from answerable.builders.sources.common import spider_schema, spider_tables
@@ -398,7 +403,7 @@ def database_drafts(drafts: Iterable[dict], db_id: str) -> Iterator[dict]:
 def draft_check(
     contexts: dict[str, DatabaseContext], parent: Callable[[str], dict]
 ) -> Callable[[dict], Failure | None]:
-    """:func:`~answerable.builders.drafting.checks.check_draft` of a drafted item: its
+    """:func:`~answerable.builders.drafting.per_category.check_draft` of a drafted item: its
     draft made again from the item and its anchor (``parent`` of its id). The drafts
     come in job order, each parent's in a row, so the last anchor looked up is kept (in a
     plain dict: the check travels to Ray's workers by cloudpickle, which cannot carry an

@@ -57,10 +57,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.drafting import lexicon, offline, settled_by_question
-from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric, is_temporal
+from answerable.builders.drafting import offline
+from answerable.builders.drafting.context import is_key, is_numeric, is_temporal
 from answerable.builders.drafting.drafts import Job
-from answerable.builders.drafting.text import capitalize, find_phrase, humanize, name_words
+from answerable.builders.drafting.text import capitalize, humanize, name_words
 from answerable.builders.items import plain_item
 from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS
@@ -141,66 +141,6 @@ VAGUE_BOUNDS = {
 """How each vague word is settled: the phrase put after its noun and the bound's test."""
 
 
-def settled_vague_word(job, context, rng, database) -> Twin | None:
-    """vague-word: the vague word, after it the bound that settles it (see the module)."""
-    table = offline.parent_table(job, context)
-    select = parent_select(job)
-    if table is None or select is None or database is None:
-        return None
-    kind, concept = offline.vague_kind(table)
-    if kind == "amount" and offline.asks_bare(job, concept.split(".", 1)[1]):
-        return None  # as the drafter: no vague word before the one figure asked
-    phrases = offline.described_phrases(kind, table, concept)
-    question = job.parent["question"]
-    names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
-    at = offline.noun_group_start(question, phrases, inside=names)
-    if at is None or kind == "other":
-        return None
-    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
-    column = table.column(concept.split(".", 1)[1])
-    target = column_of(select, table, column)
-    bounds = column_bounds(database, table, column)
-    noun_end = _noun_end(question, phrases, at)
-    if target is None or bounds is None or noun_end is None:
-        return None
-    low, middle, high = bounds
-    phrase, test = VAGUE_BOUNDS[word]
-    if test is exp.Between:
-        lo, hi = (low, middle) if word == "early" else (middle, high)
-        condition = exp.Between(this=target, low=literal(lo), high=literal(hi))
-    else:
-        lo = hi = None
-        condition = test(this=target, expression=literal(middle))
-    said = phrase.format(
-        column=humanize(column.name), v=spoken(middle), lo=spoken(lo), hi=spoken(hi)
-    )
-    text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
-    if settled_by_question.vague_word_settled(text, word) is None:
-        return None
-    sql = as_sql(select.where(condition), job)
-    if _nothing_counted(database, sql):
-        return None  # the bound and the parent's own conditions meet no row
-    return Twin(job, text, sql, "settled_vague_word", word)
-
-
-def _nothing_counted(database, sql: str) -> bool:
-    """Whether ``sql`` returns one row of zeros and NULLs only (a count or an average
-    of no rows: "early matches (... 2021-08-13 and 2022-01-30) ... in the 2022-23
-    season" asks about none), or fails."""
-    try:
-        rows = database.execute(sql, row_cap=2).rows
-    except SQLError:
-        return True
-    return len(rows) == 1 and all(value in (0, None) for value in rows[0])
-
-
-def _noun_end(question: str, phrases: list[str], start: int) -> int | None:
-    """Where the noun a vague word qualifies ends (the first of ``phrases`` after
-    ``start``)."""
-    ends = [found[1] for p in phrases if (found := find_phrase(question[start:], p))]
-    return start + min(ends) if ends else None
-
-
 _BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # database -> key -> bounds
 
 
@@ -252,14 +192,14 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
     question = job.parent["question"]
     values = offline.named_values(job, context)
     rng.shuffle(values)
-    patterns = offline._pattern_parts(job.parent["sql"], context)
+    patterns = offline.pattern_parts(job.parent["sql"], context)
     for value, column, (start, end) in values:
         noun = offline.reference_noun(column, context)
         if noun is None or (value, column) in patterns:
             continue
-        if not offline._replaceable(question, start, end, noun):
+        if not offline.replaceable(question, start, end, noun):
             continue
-        start, end = offline._widen(question, start, end, noun)
+        start, end = offline.widen(question, start, end, noun)
         named = _bare(question[start:end], noun)
         rest = question[end:]
         closing = "," if rest[:1].isspace() and rest.strip()[:1] not in ("?", ".", "!") else ""
@@ -270,14 +210,6 @@ def resolved_reference(job, context, rng, database) -> Twin | None:
 
 
 NAMING_WORDS = frozenset(["name", "label", "title"])
-
-
-def reference_twin(job, context, rng, database) -> Twin | None:
-    """ambiguous-reference: as the drafter does, a named value first
-    (:func:`resolved_reference`), else the reference it appends, resolved
-    (:func:`appended_reference`)."""
-    made = resolved_reference(job, context, rng, database)
-    return made if made is not None else appended_reference(job, context, rng, database)
 
 
 def appended_reference(job, context, rng, database) -> Twin | None:
@@ -372,92 +304,9 @@ def _kind_noun(column: str, noun: str) -> str:
 
 
 def _bare(named: str, noun: str) -> str:
-    """The value without the article and repeated noun :func:`offline._widen` took in."""
+    """The value without the article and repeated noun :func:`offline.widen` took in."""
     bare = re.sub(r"^(the|a|an)\s+", "", named.strip(), flags=re.IGNORECASE)
     return re.sub(rf"\s+{re.escape(noun)}s?$", "", bare, flags=re.IGNORECASE)
-
-
-def present_column(job, context, rng, database) -> Twin | None:
-    """missing-column: the column the question says swapped for another of its table
-    (in the question and the SQL), or, asked as the drafts ask it
-    (:func:`offline.appended_question`), ", with their <column>?" beside listed rows or
-    ", and what was its <column>?" after one row, with the column selected, after a
-    question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas")."""
-    table = offline.parent_table(job, context)
-    select = parent_select(job)
-    if table is None or select is None:
-        return None
-    question = job.parent["question"]
-    read = offline.read_columns(job, table)
-    said = offline.said_column(question, read)
-    by_name = {humanize(c.name): c for c in table.columns}
-    old = by_name.get(question[said[0] : said[1]].lower()) if said else None
-    if said is None and (found := offline.asked_column_phrase(job, context)) is not None:
-        said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
-        old, read = table.column(name), offline.read_columns(job, table)
-    if said is not None:
-        if offline.beside_a_value(said, offline.named_values(job, context), question):
-            return None  # as the drafter: "that drug's average dose" names a kind
-        if old is None or not _selected(select, old):
-            return None  # a column the question compares ("play at home") is no attribute
-        numeric = is_numeric(old.type)
-        pool = [c for c in _other_columns(table, read) if is_numeric(c.type) == numeric]
-        if not pool:
-            return None
-        new = rng.choice(pool)
-        if not _swap(select, table, old, new):
-            return None
-        text = question[: said[0]] + humanize(new.name) + question[said[1] :]
-        return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
-    if sqlkit.folds_rows(select) or select.args.get("distinct"):
-        return None  # a column beside a count or a set of distinct rows changes the rows
-    asking = offline.appended_question(job, context, table)  # as the drafts ask it
-    pool = _other_columns(table, read)
-    if asking is None or not pool or question.rstrip()[-1:] in (".", "!"):
-        return None  # a request ("List ...") takes no ", with their ...?"; a bare question does
-    new = rng.choice(pool)
-    target = column_of(select, table, new)
-    if target is None:
-        return None
-    asked = offline.agreeing(asking, humanize(new.name))
-    text = f"{question.rstrip().rstrip('?.! ')}{asked}{humanize(new.name)}?"
-    device = " ".join(asking.strip(", ").split()[:2])  # "with their", "and what"
-    return Twin(job, text, as_sql(select.select(target), job), "present_column", device)
-
-
-def _other_columns(table: Table, read: list[str]) -> list[Column]:
-    """Columns of ``table`` a question may name that the parent does not read."""
-    said = set(read)
-    return [
-        c
-        for c in table.columns
-        if not is_key(c.name) and humanize(c.name) not in said and offline._describable([c.name])
-    ]
-
-
-def _selected(select: exp.Select, column: Column) -> bool:
-    """Whether the outer SELECT returns ``column`` (bare or inside an aggregate)."""
-    return any(
-        found.name.lower() == column.name.lower()
-        for e in select.expressions
-        for found in e.find_all(exp.Column)
-    )
-
-
-def _swap(select: exp.Select, table: Table, old: Column, new: Column) -> bool:
-    """Rename every reference of the outer SELECT to ``old`` of ``table`` to ``new``;
-    whether there was one."""
-    found = own_table(select, table)
-    if found is None:
-        return False
-    owner = found.alias_or_name.lower()
-    swapped = False
-    for column in list(select.find_all(exp.Column)):
-        mine = column.table.lower() in ("", owner)
-        if mine and column.name.lower() == old.name.lower():
-            column.set("this", exp.to_identifier(new.name, quoted=True))
-            swapped = True
-    return swapped
 
 
 SQL_TASKS = {
@@ -471,19 +320,6 @@ SQL_TASKS = {
 }
 """Requests SQL does serve, put after the parent's question (the twins of
 :data:`lexicon.OUT_OF_SCOPE_TASKS`)."""
-
-
-def sql_task(job, context, rng, database) -> Twin | None:
-    """out-of-scope: the parent's question and a request SQL does serve, added to its
-    tree (:func:`added_task`); or, a seeded half of the time, a request in the
-    out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
-    table = offline.parent_table(job, context)
-    select = parent_select(job)
-    if table is None or select is None:
-        return None
-    if rng.random() < 0.5:
-        return whole_result(job, select, rng)
-    return added_task(job, table, select, rng)
 
 
 def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -> Twin | None:
@@ -602,20 +438,6 @@ SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the
 "Medicaid, please.", "What about Insulin Lispro?")."""
 
 
-def vague_question_twin(job, context, rng, database) -> Twin | None:
-    """vague-question: a question as short as a vague one and in its frames that leaves
-    nothing open: what the parent asks of the one row its named value picks
-    (:func:`attribute_question`, "Texas population?"); without one, a count of the rows
-    holding that value (:func:`short_question`); else an aggregate of a number it reads
-    (:func:`aggregate_question`). The vague question says the attribute alone
-    ("Population?"), so the two differ by the row the twin names."""
-    for rule in (attribute_question, short_question, aggregate_question):
-        made = rule(job, context, rng, database)
-        if made is not None:
-            return made
-    return None
-
-
 AGGREGATES = {"highest": exp.Max, "lowest": exp.Min, "average": exp.Avg}
 AGGREGATE_FRAMES = ("{A} {c}?", "{A} {c}, please.", "What about the {a} {c}?")
 """A short question about a whole column in the vague frames ("Capacity?" is vague,
@@ -720,42 +542,6 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
     except SQLError:
         return None
     return rows[0][0] if rows else None
-
-
-def courtesy_question(job, context, rng, database) -> Twin | None:
-    """small-talk: the parent's question with a greeting before it or thanks after it, in
-    the small-talk templates' own words (:data:`lexicon.COURTESIES`: "Good morning! Which
-    rivers run through texas?"); the gold SQL is the parent's. Small talk names nothing
-    in the schema and asks for no data; this asks for the parent's data, so it is
-    answerable, and a greeting alone no longer tells the label."""
-    question = job.parent.get("question", "").strip()
-    if not question or not job.parent.get("sql"):
-        return None
-    if question[-1] not in "?.!":
-        question += "?"
-    fake = offline._faker()
-    fake.seed_instance(rng.getrandbits(64))
-    pattern = rng.choice(lexicon.COURTESIES)
-    text = pattern.format(first_name=fake.first_name(), question=capitalize(question))
-    courtesy = pattern.replace("{question}", "").strip()
-    return Twin(job, text, job.parent["sql"], "courtesy_question", courtesy)
-
-
-TWINS = {
-    "vague-question": vague_question_twin,
-    "vague-word": settled_vague_word,
-    "ambiguous-reference": reference_twin,
-    "missing-column": present_column,
-    "out-of-scope": sql_task,
-    "small-talk": courtesy_question,
-}
-"""The twin of each category's device (none for out-of-domain)."""
-
-
-def make_twin(job: Job, context: DatabaseContext, rng: random.Random, database) -> Twin | None:
-    """The answerable twin of a job's device, or None when there is none to make."""
-    rule = TWINS.get(job.category)
-    return rule(job, context, rng, database) if rule else None
 
 
 def twin_example(twin: Twin) -> dict:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from answerable.builders.demo import generate_demo
 from answerable.builders.drafting.cache import ReplyCache
-from answerable.builders.drafting.checks import check_draft
 from answerable.builders.drafting.context import load_context
 from answerable.builders.drafting.llm import draft_with_llm
+from answerable.builders.drafting.per_category import check_draft
 from answerable.builders.drafting.settings import LLMSettings, Usage
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema

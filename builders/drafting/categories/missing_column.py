@@ -1,6 +1,225 @@
 """The ``missing-column`` category: what it means, its trigger and its examples."""
 
+from __future__ import annotations
+
+import random
+import re
+
+from sqlglot import exp
+
+from answerable.builders import sqlkit
+from answerable.builders.drafting import lexicon, offline
 from answerable.builders.drafting.category import Category
+from answerable.builders.drafting.checks import Failure, near_synonym
+from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
+from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.drafting.offline import (
+    AGGREGATE_WORDS,
+    COLUMN_SUBTYPES,
+    absent_columns,
+    agreeing,
+    appended_question,
+    asked_column_phrase,
+    asked_table,
+    beside_a_value,
+    named_values,
+    names_another_entity,
+    offline_draft,
+    parent_table,
+    read_columns,
+    returned_table,
+    said_column,
+    yes_or_no,
+)
+from answerable.builders.drafting.text import capitalize, find_phrase, humanize, words
+from answerable.builders.drafting.twins import Twin, as_sql, column_of, own_table, parent_select
+from answerable.builders.schema import Column, DatabaseSchema, Table
+
+
+def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """missing-column: the parent's question with the column it asks about swapped for
+    one the parent's main table lacks, every other word the parent's (a minimal pair).
+
+    The kind rotates with the job's sample, from a start the parent's id picks, so a
+    parent drafted three times gets one of each; a kind with nothing to offer (no
+    unlinked table, no other database) falls back to ``related``. The swapped phrase is
+    the longest name of a column the parent reads that its question says, else the
+    phrase its question uses, as an attribute, for a column its SQL returns ("the dose
+    of glucagon": :func:`asked_column_phrase`; an aggregated one takes a numeric
+    attribute); the surface and unrelated names are spoken words
+    (:func:`readable_names`). A question that names none of its columns asks for
+    the attribute beside what it asks (", with their eye colour?"). A template ("What is
+    the ... of each ...?") would be a second register whose words alone tell the label.
+    """
+    table = parent_table(job, context)
+    if table is None:
+        return None
+    question = job.parent["question"]
+    aggregated = False
+    said = said_column(question, read_columns(job, table))
+    if (found := asked_column_phrase(job, context)) is not None:
+        said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
+    if said is not None and beside_a_value(said, named_values(job, context), question):
+        return None  # "via the neb route", "that drug's average dose": a value's noun
+    if said is None:  # the attribute asked beside what the parent asks, of what it asks
+        if (
+            yes_or_no(question)
+            or find_phrase(question, "with their")  # "..., with their type, with their ..."
+            or names_another_entity(job, context, table)
+        ):
+            return None  # a yes/no has no "their"; nor another entity's rows
+        table = returned_table(job, context) or asked_table(job, context) or table
+        asking = appended_question(job, context, table)
+        if asking is None:
+            return None
+        question = question.rstrip().rstrip("?.!") + asking
+        said = (len(question), len(question))
+    else:
+        asking = ""
+    start, end = said
+    aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
+    subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
+    pool = _fitting(absent_columns(subtype, table, context), aggregated)
+    if not pool:
+        subtype, pool = "related", _fitting(absent_columns("related", table, context), aggregated)
+    if not pool:
+        return None
+    attribute = rng.choice(pool)
+    if asking:  # "..., and what were its red cards?"
+        question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
+        start = end = len(question)
+    text = question[:start] + attribute + (question[end:] or "?")
+    column = "_".join(words(attribute))
+    return offline_draft(
+        job,
+        capitalize(text) if start == 0 else text,
+        column,
+        "absent_attribute",
+        derived=False,
+        subtype=subtype,
+        table=table.name,
+        concept=f"{table.name}.{column}",
+    )
+
+
+def _fitting(pool: list[str], aggregated: bool) -> list[str]:
+    """The attributes of ``pool`` that fit where the column was: a figure when it was
+    aggregated (an average blood type means nothing)."""
+    return [a for a in pool if a in lexicon.NUMERIC_ATTRIBUTES] if aggregated else pool
+
+
+def check_missing_column(draft: Draft, context: DatabaseContext) -> Failure | None:
+    column = "_".join(words(draft.trigger))
+    schema = context.schema
+    if draft.subtype == "surface":  # the name is another table's: only the asked one counts
+        asked = schema.table(draft.details.get("table") or "")
+        schema = DatabaseSchema(schema.db_id, [asked] if asked is not None else [])
+    for table in schema.tables:
+        if table.column(column) is not None:
+            return "column-in-schema", f"'{draft.trigger}' is the column {table.name}.{column}"
+    near = near_synonym(draft.trigger, schema)
+    if near is not None:
+        return "column-near-synonym", f"'{draft.trigger}' is a near-synonym of {near}"
+    return None
+
+
+def present_column(job, context, rng, database) -> Twin | None:
+    """missing-column: the column the question says swapped for another of its table
+    (in the question and the SQL), or, asked as the drafts ask it
+    (:func:`offline.appended_question`), ", with their <column>?" beside listed rows or
+    ", and what was its <column>?" after one row, with the column selected, after a
+    question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas")."""
+    table = offline.parent_table(job, context)
+    select = parent_select(job)
+    if table is None or select is None:
+        return None
+    question = job.parent["question"]
+    read = offline.read_columns(job, table)
+    said = offline.said_column(question, read)
+    by_name = {humanize(c.name): c for c in table.columns}
+    old = by_name.get(question[said[0] : said[1]].lower()) if said else None
+    if said is None and (found := offline.asked_column_phrase(job, context)) is not None:
+        said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
+        old, read = table.column(name), offline.read_columns(job, table)
+    if said is not None:
+        if offline.beside_a_value(said, offline.named_values(job, context), question):
+            return None  # as the drafter: "that drug's average dose" names a kind
+        if old is None or not _selected(select, old):
+            return None  # a column the question compares ("play at home") is no attribute
+        numeric = is_numeric(old.type)
+        pool = [c for c in _other_columns(table, read) if is_numeric(c.type) == numeric]
+        if not pool:
+            return None
+        new = rng.choice(pool)
+        if not _swap(select, table, old, new):
+            return None
+        text = question[: said[0]] + humanize(new.name) + question[said[1] :]
+        return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
+    if sqlkit.folds_rows(select) or select.args.get("distinct"):
+        return None  # a column beside a count or a set of distinct rows changes the rows
+    asking = offline.appended_question(job, context, table)  # as the drafts ask it
+    pool = _other_columns(table, read)
+    if asking is None or not pool or question.rstrip()[-1:] in (".", "!"):
+        return None  # a request ("List ...") takes no ", with their ...?"; a bare question does
+    new = rng.choice(pool)
+    target = column_of(select, table, new)
+    if target is None:
+        return None
+    asked = offline.agreeing(asking, humanize(new.name))
+    text = f"{question.rstrip().rstrip('?.! ')}{asked}{humanize(new.name)}?"
+    device = " ".join(asking.strip(", ").split()[:2])  # "with their", "and what"
+    return Twin(job, text, as_sql(select.select(target), job), "present_column", device)
+
+
+def _other_columns(table: Table, read: list[str]) -> list[Column]:
+    """Columns of ``table`` a question may name that the parent does not read."""
+    said = set(read)
+    return [
+        c
+        for c in table.columns
+        if not is_key(c.name) and humanize(c.name) not in said and offline._describable([c.name])
+    ]
+
+
+def _selected(select: exp.Select, column: Column) -> bool:
+    """Whether the outer SELECT returns ``column`` (bare or inside an aggregate)."""
+    return any(
+        found.name.lower() == column.name.lower()
+        for e in select.expressions
+        for found in e.find_all(exp.Column)
+    )
+
+
+def _swap(select: exp.Select, table: Table, old: Column, new: Column) -> bool:
+    """Rename every reference of the outer SELECT to ``old`` of ``table`` to ``new``;
+    whether there was one."""
+    found = own_table(select, table)
+    if found is None:
+        return False
+    owner = found.alias_or_name.lower()
+    swapped = False
+    for column in list(select.find_all(exp.Column)):
+        mine = column.table.lower() in ("", owner)
+        if mine and column.name.lower() == old.name.lower():
+            column.set("this", exp.to_identifier(new.name, quoted=True))
+            swapped = True
+    return swapped
+
+
+def _missing_column(table, _text, _number, invented):
+    return (
+        {
+            "question": f"What is the {invented} of each of the {table}?",
+            "trigger": invented,
+            "rationale": f"No column of the schema holds a {invented}.",
+        },
+        {
+            "question": f"Which {table} have a {invented} on record?",
+            "trigger": invented,
+            "rationale": f"The {table} table stores no {invented}.",
+        },
+    )
+
 
 CATEGORY = Category(
     name="missing-column",
@@ -27,4 +246,8 @@ CATEGORY = Category(
         },
     ),
     span_tag="UNK",
+    offline_rule=ask_missing_column,
+    check=check_missing_column,
+    twin=present_column,
+    example_writer=_missing_column,
 )

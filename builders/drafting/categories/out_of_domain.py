@@ -1,6 +1,52 @@
 """The ``out-of-domain`` category: what it means, its trigger and its examples."""
 
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+
+from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.category import Category
+from answerable.builders.drafting.checks import check_out_of_domain
+from answerable.builders.drafting.context import DatabaseContext
+from answerable.builders.drafting.drafts import Draft, Job
+from answerable.builders.drafting.offline import offline_draft, template_draft, unlinked_questions
+
+
+def ask_out_of_domain(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
+    """out-of-domain: a verified answerable question of another database of the build,
+    asked of this one, when none of its words links to this database (see
+    :func:`~.checks.schema_links`: no table, column or value of it): the same words are
+    answerable there and out of domain here, so they cannot tell the label. The question
+    is picked by the parent's id and the sample. A build with one database, or none of
+    whose other questions is unlinked, gets a general-knowledge question from a template
+    instead (the kind TrustSQL sampled from open-domain QA sets), its blanks filled by a
+    seeded Faker."""
+    borrowed = unlinked_questions(context)
+    if not borrowed:
+        return template_draft(job, rng, lexicon.OUT_OF_DOMAIN, "general_question")
+    chosen = borrowed[_dealt(job, context) % len(borrowed)]
+    return offline_draft(
+        job,
+        chosen.question,
+        chosen.topic,
+        "foreign_question",
+        derived=False,
+        source_item=chosen.item_id,
+        source_db=chosen.db_id,
+    )
+
+
+def _dealt(job: Job, context: DatabaseContext) -> int:
+    """The job's place in a deal of the foreign questions: its parent's rank among the
+    database's drafted parents, then its sample, so that no two jobs share a question
+    while there are enough (the parent's id itself when the parents are not known)."""
+    parents = context.drafted_parents
+    rank = bisect_left(parents, job.parent["id"])
+    if rank == len(parents) or parents[rank] != job.parent["id"]:
+        return int(job.parent["id"][:8], 16) + job.sample
+    return rank + job.sample * len(parents)
+
 
 CATEGORY = Category(
     name="out-of-domain",
@@ -38,4 +84,6 @@ CATEGORY = Category(
         "languages",
     ),
     topic_focus="a general-knowledge question about {topic}",
+    offline_rule=ask_out_of_domain,
+    check=check_out_of_domain,
 )
