@@ -9,10 +9,10 @@ import pytest
 from sqlglot import exp
 
 from answerable.builders import sqlkit
+from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.drafts import Job
 from answerable.builders.drafting.per_category import make_twin
 from answerable.builders.drafting.settled_by_question import vague_word_settled
-from answerable.builders.drafting.twins import TWINS
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.kernel.ids import rng_for
 from answerable.kernel.records import read_parquet
@@ -35,7 +35,7 @@ def demo_twins(demo_dir):
     for parent in parents:
         with ReadOnlyDatabase(paths[parent["db_id"]]) as database:
             parent = {**parent, "result": database.execute(parent["sql"]).to_record()}
-            for category in TWINS:
+            for category in (name for name, c in CATEGORIES.items() if c.twin):
                 job = Job(parent, category, 0)
                 twin = make_twin(job, contexts[job.db_id], rng_for(SEED, "twin", job.key), database)
                 if twin is not None:

@@ -1,6 +1,7 @@
 """Checks on drafts, each failure a reject with a reason, and near-duplicate removal.
 
-Per category (the issue's rules):
+Per category (each check is its category's ``check``, in the category's module under
+:mod:`.categories`; this module holds what the checks share):
 
 - ``missing-column``: the trigger column is not in the schema, or for a ``surface``
   draft not in the table it is asked of (``column-in-schema``)

@@ -4,8 +4,8 @@ A job is one (parent item, category, sample): every category is drafted ``per_it
 times for every answerable item. The categories that rewrite a question show the
 model the parent; the others get a focus instead (the parent's main table, or a
 small-talk topic), so that drafts for different parents differ. Either drafter, the
-LLM or the offline rules, turns a job into a :class:`Draft`; :func:`draft_item` makes
-the schema-valid item.
+LLM or the offline rules, turns a job into a :class:`Draft`;
+:func:`.per_category.draft_item` makes the schema-valid item.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def job_reject(job: Job, generator: str, reason: str, detail: str) -> dict:
 
 
 def item_draft(item: dict, parent: dict) -> Draft:
-    """The draft ``item`` was made from (:func:`draft_item` read backwards), with
+    """The draft ``item`` was made from (:func:`.per_category.draft_item` read backwards), with
     ``parent`` its anchor: what a check reads of it (the text, trigger, details, subtype,
     category and parent). The spans and rationale are not kept in the item."""
     provenance, trigger = item["provenance"], item["trigger"]

@@ -2,7 +2,9 @@
 item and its database's schema, with no model.
 
 One rule per category, each ``(job, context, rng) -> Draft | None`` (None when the
-rule finds nothing to work on, e.g. no table noun to qualify):
+rule finds nothing to work on, e.g. no table noun to qualify). Each rule is its
+category's ``offline_rule``, in the category's module (:mod:`.categories`) with the
+helpers only it uses; this module holds what the rules share. The rules:
 
 - ``vague-question``: the question cut to the attribute it asks ("Population?"), else
   to a value it names ("Sodium?");

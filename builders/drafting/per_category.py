@@ -18,7 +18,7 @@ from answerable.builders.drafting.checks import Failure, copied_example
 from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import LLM_DRAFTER, Draft, Job, main_table
 from answerable.builders.drafting.prompts import MADE_UP_ATTRIBUTES, MAX_VALUE_CHARS
-from answerable.builders.drafting.text import find_phrase, normalize
+from answerable.builders.drafting.text import find_phrase, humanize, normalize
 from answerable.builders.drafting.twins import Twin
 from answerable.kernel.ids import rng_for
 from answerable.kernel.untrusted_text import control_character
@@ -137,9 +137,6 @@ def database_examples(
 def _example_columns(context: DatabaseContext, parent: dict | None):
     """``(table words, a text column and value, a numeric column and value)`` of the
     first table (the parent's own last) with both, or None."""
-    from answerable.builders.drafting.drafts import main_table
-    from answerable.builders.drafting.text import humanize
-
     own = main_table(parent) if parent and parent.get("sql") else None
     for table in sorted(context.schema.tables, key=lambda t: (t.name == own, t.name)):
         text = number = None

@@ -3,10 +3,11 @@
 A drafting prompt shows the schema as CREATE TABLE statements with three example values
 per column (the format of TrustSQL's classifier prompt), the category's definition,
 two examples, and, for the categories that rewrite an answerable question, that parent
-question. The examples are written on the target database itself
-(:func:`database_examples`: its own tables, columns and values, on another table than
-the parent's where there is one), so that a model that copies an example writes a
-question about the right database that the checks can recognize as a copy
+question. The examples are written on the target database itself (each category's
+``example_writer``, called by :func:`.per_category.database_examples`: its own tables,
+columns and values, on another table than the parent's where there is one), so that a
+model that copies an example writes a question about the right database that the checks
+can recognize as a copy
 (``copied-example``). The reply is one JSON object ``{question, trigger, rationale}``
 whose trigger is the exact span of the question that makes it problematic
 (see :mod:`.replies`).

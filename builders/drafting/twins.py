@@ -42,9 +42,11 @@ SQL built from the parent's verified SQL as a sqlglot tree:
 Out-of-domain questions have no twin made here: one borrowed from another database is
 its own twin there (answerable on its own database).
 
-Each function is ``(job, context, rng, database) -> Twin | None``; the stage executes
-the twin's SQL with the checks of every answerable item (:func:`answerable.builders.
-seeds.verified_sql`), and a twin whose SQL fails them is a reject.
+Each function is ``(job, context, rng, database) -> Twin | None``, its category's
+``twin`` (in the category's module under :mod:`.categories`, with what only it uses);
+the stage executes the twin's SQL with the checks of every answerable item
+(:func:`answerable.builders.seeds.verified_sql`), and a twin whose SQL fails them is a
+reject.
 """
 
 from __future__ import annotations

@@ -9,13 +9,18 @@ review, not drafting.
 The examples are written for a made-up bookshop database: people read them (the review
 page's guidelines), and a prompt shows them only for out-of-domain and small talk, or
 when its database offers nothing to write examples on; otherwise a prompt's examples are
-written on the target database itself (:func:`.prompts.database_examples`).
+written on the target database itself (its ``example_writer``, see
+:func:`.per_category.database_examples`).
 
-Each category is one module here holding its :class:`Category` (label, definition,
-trigger, explanation, examples, span tag, focus topics), listed by one line in
-:data:`CATEGORIES`. How the offline drafter makes it and what the draft check demands of
-it are :data:`~answerable.builders.drafting.offline.RULES` and
-:data:`~answerable.builders.drafting.checks.CHECKS`, keyed by the category's name.
+Each category is one module here holding its :class:`~.category.Category`: its text
+(label, definition, trigger, explanation, examples, span tag, focus topics) and its
+functions: the offline drafter's rule (``offline_rule``), what its drafts must meet
+(``check``), its answerable twin (``twin``) and its prompt's examples written on the
+target database (``example_writer``). The module defines them, or imports a helper that
+several categories share from :mod:`.offline`, :mod:`.checks`, :mod:`.twins` or
+:mod:`.prompts` (those modules never import a category). One line in
+:data:`CATEGORIES` registers it; the build reads every piece from here
+(:mod:`.per_category`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The ``vague-question`` category: what it means, its trigger and its examples."""
+"""The ``vague-question`` category: what it means, its examples, and how it is drafted offline,
+checked, twinned and shown in a prompt."""
 
 from __future__ import annotations
 
