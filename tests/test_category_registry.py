@@ -8,7 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+import sqlglot
 import yaml
+from sqlglot import exp
 
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.category import Category
@@ -45,9 +47,11 @@ def check_prize(draft: Draft, context: DatabaseContext) -> Failure | None:
 
 
 def asked_again(job: Job, context: DatabaseContext, rng: random.Random, database) -> Twin:
-    """The parent's question behind the toy's opening words, its SQL unchanged."""
-    question = job.parent["question"]
-    return Twin(job, f"Tell me: {question}", job.parent["sql"], "asked_again", "Tell me")
+    """The parent's question behind the toy's opening words, asking how many rows answer
+    it (its own SQL: a twin with the parent's SQL unchanged repeats the courtesy twin)."""
+    counted = exp.select("COUNT(*)").from_(sqlglot.parse_one(job.parent["sql"]).subquery("a"))
+    question = f"Tell me how many rows answer: {job.parent['question']}"
+    return Twin(job, question, counted.sql(), "asked_again", "Tell me")
 
 
 def prize_examples(table: str, text: tuple, number: tuple, invented: str) -> tuple[dict, ...]:
@@ -110,7 +114,7 @@ def test_a_registered_toy_category_is_drafted_checked_and_twinned(toy, tmp_path)
         assert item["provenance"]["params"]["transform"] == "ask_prize"
         assert item["explanation"] == f"'{item['trigger']['text']}' is not in this database."
     twins = [i for i in items if i["provenance"]["params"].get("twin") == "asked_again"]
-    assert twins and all(i["question"].startswith("Tell me: ") for i in twins)
+    assert twins and all(i["question"].startswith("Tell me how many rows") for i in twins)
     assert all(i["label"] == "answerable" and i["result"] for i in twins)
     rejects = list(read_jsonl(work / "reports" / "rejects.jsonl"))
     refused = [r for r in rejects if r["reason"] == "toy-refused"]
