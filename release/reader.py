@@ -89,15 +89,21 @@ def open_release(folder: str | Path, fields: Iterable[str] | None = None) -> Rel
     :func:`read_items` gives them. A release without data files is refused.
     """
     folder = Path(folder)
-    manifest = read_release_manifest(folder)
-    if not data_files(manifest):
-        raise ConfigError(folder, None, "not a release: no data/<split> files", fix=_FIX)
+    manifest = data_manifest(folder)
     if fields is None:
         items = read_items(folder, manifest)
     else:
         frame = read_frame(folder, manifest, columns=fields)
         items = sorted(to_items(frame), key=lambda item: item["id"])
     return Release(folder, items, manifest, release_limits(manifest))
+
+
+def data_manifest(folder: Path) -> dict:
+    """The release's checked manifest; a release without data files is refused."""
+    manifest = read_release_manifest(folder)
+    if not data_files(manifest):
+        raise ConfigError(folder, None, "not a release: no data/<split> files", fix=_FIX)
+    return manifest
 
 
 def release_limits(manifest: dict) -> Limits:

@@ -1,8 +1,9 @@
 """Score a system's predictions on a release: the library side of ``answerable evaluate``.
 
-:func:`evaluate` reads the release's items (:func:`answerable.release.reader.open_release`)
-and the predictions, executes every predicted SQL on the item's shipped database, turns each
-item into a :class:`Scored` record and computes every registered metric, its
+:func:`evaluate` reads the release's items (the columns scoring needs, through
+:func:`answerable.release.reader.read_frame`) and the predictions, starts every predicted
+SQL on the item's shipped database, turns each item into a :class:`Scored` record while
+they run, adds each one's outcome and computes every registered metric, its
 breakdowns (split, database, label, category, hardness, operation, generator) and
 seeded bootstrap intervals for the headline numbers. The report is a plain dict whose
 first keys are the headline numbers; :func:`format_report` prints it as a table.
@@ -14,8 +15,11 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
+import polars as pl
+
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.kernel.errors import ConfigError
+from answerable.release.cut.write import to_items
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
@@ -23,14 +27,30 @@ from answerable.release.evaluate.predictions import Prediction, read_predictions
 from answerable.release.evaluate.profiles import PROFILES, Profile
 from answerable.release.evaluate.references import REFERENCES, reference_predictions
 from answerable.release.evaluate.registry import HEADLINE, all_metrics
-from answerable.release.evaluate.run import Outcome, Task, execute_all
+from answerable.release.evaluate.run import Outcome, Running, Task
 from answerable.release.evaluate.tally import Tally
-from answerable.release.reader import Release, database_paths, open_release, shipped
+from answerable.release.reader import (
+    Release,
+    data_manifest,
+    database_paths,
+    read_frame,
+    release_limits,
+    shipped,
+)
 
 NONE = "none"  # the group of items without a value
-# The item fields scoring reads (reviews, edit scripts and readings are left unread).
+# The item fields scoring reads (reviews, edit scripts and readings are left unread);
+# of the nested ones below, only the parts named. The gold result and the database
+# paths go to execution only (see _tasks), not into the scored items.
 SCORED_FIELDS = ("id", "db_id", "question", "sql", "label", "category", "split", "spans")
 SCORED_FIELDS += ("result", "sql_meta", "provenance", "candidates", "database")
+SCORED_PARTS = {
+    "sql_meta": ("hardness", "operations"),
+    "provenance": ("generator",),
+    "candidates": ("stratum", "error_type"),
+}
+EXECUTION_ONLY = ("result", "database")
+TASK_FIELDS = ("id", "label", "sql", "result", "database")
 
 
 def with_limits(opened: Release, timeout_s: float | None, row_cap: int | None) -> Release:
@@ -61,7 +81,7 @@ def evaluate(
     SQL runs under the execution limits the release records; ``timeout_s`` and
     ``row_cap`` override them.
     """
-    opened = with_limits(open_release(release, SCORED_FIELDS), timeout_s, row_cap)
+    opened = with_limits(_opened(release), timeout_s, row_cap)
     chosen = _profile(profile or (opened.manifest.get("scoring") or {}).get("profile"))
     mode = mode or (chosen.mode if chosen else "multiset")
     if mode not in MODES:
@@ -70,37 +90,83 @@ def evaluate(
         raise ConfigError(
             "--reference", None, f"unknown reference {reference!r}", fix=f"use one of {REFERENCES}"
         )
-    items = _split_items(opened, split)
+    frame = read_frame(opened.path, opened.manifest, SCORED_FIELDS).sort("id", maintain_order=True)
+    in_split = _split_frame(frame, split, opened.path)
+    items = None
     if reference is not None:
+        items = to_items(_scored_columns(in_split))
         given, source = reference_predictions(reference, items, seed), f"reference:{reference}"
     elif predictions is not None:
         given, source = read_predictions(predictions), str(predictions)
-        _check_ids(given, opened.items, Path(predictions), opened.path)
+        _check_ids(given, frame.get_column("id"), Path(predictions), opened.path)
     else:
         raise ConfigError(
             "evaluate", None, "nothing to score", fix="give PREDICTIONS or --reference"
         )
-    runnable = runnable_ids(items, opened.path)
-    tasks = _tasks([i for i in items if i["id"] in runnable], given, opened.path)
-    outcomes = execute_all(opened.path, tasks, mode, opened.limits, workers)
-    scored = [
-        _scored(item, given.get(item["id"]), outcomes.get(item["id"]), item["id"] in runnable)
-        for item in items
-    ]
+    runnable = runnable_ids(in_split, opened.path)
+    tasks = _tasks(in_split, given, runnable, opened.path)
+    with Running(opened.path, tasks, mode, opened.limits, workers) as running:
+        # the items' own side is made while the predictions run
+        items = items if items is not None else to_items(_scored_columns(in_split))
+        unrun = [_scored(item, given.get(item["id"]), item["id"] in runnable) for item in items]
+        outcomes = running.outcomes()
+    scored = [with_outcome(s, outcomes.get(s.id)) for s in unrun]
     return build_report(scored, given, source, opened, split, mode, resamples, seed, profile=chosen)
 
 
-def runnable_ids(items: list[dict], release: Path) -> set[str]:
+def _opened(release: str | Path) -> Release:
+    """The release's folder, manifest and limits, its items left to read (as columns)."""
+    folder = Path(release)
+    manifest = data_manifest(folder)
+    return Release(folder, [], manifest, release_limits(manifest))
+
+
+def _split_frame(frame: pl.DataFrame, split: str | None, release: Path) -> pl.DataFrame:
+    if split is None:
+        return frame
+    chosen = frame.filter(pl.col("split") == split)
+    if chosen.is_empty():
+        present = sorted({str(s) for s in frame.get_column("split").to_list()})
+        raise ConfigError(
+            release, "--split", f"no items in split {split!r}", fix=f"use one of {present}"
+        )
+    return chosen
+
+
+def _scored_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """The columns scoring reads, nested ones cut to the parts it looks at (an item
+    without the field, or whose part is null, reads alike either way)."""
+    columns = []
+    for name in frame.columns:
+        if name in EXECUTION_ONLY:
+            continue
+        column, dtype = pl.col(name), frame.schema[name]
+        inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+        if name in SCORED_PARTS and isinstance(inner, pl.Struct):
+            kept = [f.name for f in inner.fields if f.name in SCORED_PARTS[name]]
+            if isinstance(dtype, pl.List):
+                parts = pl.element().struct
+                cut = column.list.eval(pl.struct([parts.field(f) for f in kept]))
+            else:
+                cut = pl.struct([column.struct.field(f) for f in kept])
+            column = pl.when(column.is_null()).then(None).otherwise(cut).alias(name)
+        columns.append(column)
+    return frame.select(columns)
+
+
+def runnable_ids(frame: pl.DataFrame, release: Path) -> set[str]:
     """Ids of the items whose database the release ships; each database's files are
     looked up once, however many items are asked over it."""
+    if "database" not in frame.columns:
+        return set()
     ships: dict[str, bool] = {}
     runnable = set()
-    for item in items:
-        key = repr(item.get("database"))
+    for id_, database in zip(frame.get_column("id"), frame.get_column("database"), strict=True):
+        key = repr(database)
         if key not in ships:
-            ships[key] = shipped(item, release)
+            ships[key] = shipped({"database": database}, release)
         if ships[key]:
-            runnable.add(item["id"])
+            runnable.add(id_)
     return runnable
 
 
@@ -114,20 +180,8 @@ def _profile(name: str | None) -> Profile | None:
     return PROFILES[name]
 
 
-def _split_items(release: Release, split: str | None) -> list[dict]:
-    if split is None:
-        return release.items
-    items = [i for i in release.items if i.get("split") == split]
-    if not items:
-        present = sorted({str(i.get("split")) for i in release.items})
-        raise ConfigError(
-            release.path, "--split", f"no items in split {split!r}", fix=f"use one of {present}"
-        )
-    return items
-
-
-def _check_ids(given: dict[str, Prediction], items: list[dict], file: Path, release: Path) -> None:
-    known = {i["id"] for i in items}
+def _check_ids(given: dict[str, Prediction], ids: pl.Series, file: Path, release: Path) -> None:
+    known = set(ids)
     unknown = sorted(set(given) - known)
     if unknown:
         shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
@@ -139,30 +193,44 @@ def _check_ids(given: dict[str, Prediction], items: list[dict], file: Path, rele
         )
 
 
-def _tasks(items: list[dict], given: dict[str, Prediction], release: Path) -> list[Task]:
+def _tasks(
+    frame: pl.DataFrame, given: dict[str, Prediction], runnable: set[str], release: Path
+) -> list[Task]:
+    """A task for each runnable item with predicted SQL: its database, the gold SQL of an
+    answerable item and its stored result (the rows left as JSON text)."""
+    sql = {k: p.sql for k, p in given.items() if p.sql is not None and k in runnable}
+    wanted = frame.filter(pl.col("id").is_in(list(sql)))
+    if "result" in wanted.columns and isinstance(wanted.schema["result"], pl.Struct):
+        fields = [f.name for f in wanted.schema["result"].fields]
+        rows = wanted.get_column("result").struct.field("rows") if "rows" in fields else None
+        stored = pl.struct([pl.col("result").struct.field(f) for f in fields if f != "rows"])
+        wanted = wanted.with_columns(
+            pl.when(pl.col("result").is_null()).then(None).otherwise(stored).alias("result")
+        )
+    else:
+        rows = None
+    items = to_items(wanted.select([c for c in TASK_FIELDS if c in wanted.columns]))
+    rows = rows.to_list() if rows is not None else [None] * len(items)
     tasks = []
-    for item in items:
-        prediction = given.get(item["id"])
-        if prediction is not None and prediction.sql is not None:
-            gold_sql = item["sql"] if item["label"] == "answerable" else None
-            tasks.append(
-                Task(
-                    item["id"],
-                    database_paths(item, release),
-                    prediction.sql,
-                    gold_sql,
-                    item.get("result"),
-                )
+    for item, gold_rows in zip(items, rows, strict=True):
+        gold_sql = item["sql"] if item["label"] == "answerable" else None
+        tasks.append(
+            Task(
+                item["id"],
+                database_paths(item, release),
+                sql[item["id"]],
+                gold_sql,
+                item.get("result"),
+                gold_rows,
             )
+        )
     return tasks
 
 
-def _scored(
-    item: dict, prediction: Prediction | None, outcome: Outcome | None, executable: bool = True
-) -> Scored:
+def _scored(item: dict, prediction: Prediction | None, executable: bool = True) -> Scored:
+    """An item as the metrics see it, but its execution's outcome (:func:`with_outcome`)."""
     missing = prediction is None
     prediction = prediction or Prediction(id=item["id"])
-    outcome = outcome or Outcome(item["id"])
     candidates = item.get("candidates") or []
     hits, total, by_class = _tags(item, prediction)
     return Scored(
@@ -173,9 +241,6 @@ def _scored(
         missing=missing,
         predicted_label=prediction.predicted_label,
         predicted_category=prediction.category,
-        error=outcome.error,
-        correct=outcome.correct and item["label"] == "answerable",
-        jaccard=outcome.jaccard,
         strata=frozenset(c.get("stratum") for c in candidates if c.get("stratum")),
         error_types=frozenset(
             c["error_type"]
@@ -197,6 +262,14 @@ def _scored(
         executable=executable,
         groups=groups(item),
     )
+
+
+def with_outcome(scored: Scored, outcome: Outcome | None) -> Scored:
+    """``scored`` with what executing its prediction gave (unchanged without one)."""
+    if outcome is None:
+        return scored
+    correct = outcome.correct and scored.answerable
+    return replace(scored, error=outcome.error, correct=correct, jaccard=outcome.jaccard)
 
 
 def _tags(item: dict, prediction: Prediction) -> tuple[int, int, tuple]:

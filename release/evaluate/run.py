@@ -6,12 +6,16 @@ over it), with the release's time limit and row cap. A query that writes, runs t
 long or fails is an error with the executor's reason; the database is never changed.
 
 The gold side is the item's stored result when it is hashed the way the comparison
-mode wants; otherwise the gold SQL runs once. Work is split by database into chunks
-that run on every core; outcomes come back sorted by id, whatever the order of work.
+mode wants (its rows, kept as the release's JSON text, are decoded by the worker that
+compares them); otherwise the gold SQL runs once. Work is split by database into chunks
+that run on every core, the largest first, from the moment :class:`Running` is made (the
+caller does its own work meanwhile); outcomes come back sorted by id, whatever the order
+of work.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -41,7 +45,8 @@ class Task:
     database: tuple[str, str | None]
     sql: str
     gold_sql: str | None
-    gold: dict | None  # the item's stored result
+    gold: dict | None  # the item's stored result, but its rows
+    gold_rows: str | None = None  # the stored result's rows, as the release's JSON text
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +67,57 @@ def execute_all(
     workers: int | None = None,
 ) -> dict[str, Outcome]:
     """Run every task and return its outcome by id."""
-    limits = limits or Limits()
-    workers = workers or os.cpu_count() or 1
-    chunks = list(_chunks(tasks))
-    if workers == 1 or len(tasks) < PARALLEL_FROM:
+    with Running(release, tasks, mode, limits, workers) as running:
+        return running.outcomes()
+
+
+class Running:
+    """Every task started on worker processes, the largest chunks first, as soon as it
+    is made: the caller does its own work meanwhile, then :meth:`outcomes` waits for
+    them. Few tasks (or one worker) run in this process when the outcomes are asked
+    for. Use it in ``with``: leaving stops the workers, finished or not."""
+
+    def __init__(
+        self,
+        release: Path,
+        tasks: list[Task],
+        mode: str = "multiset",
+        limits: Limits | None = None,
+        workers: int | None = None,
+    ):
+        self.release, self.mode, self.limits = release, mode, limits or Limits()
+        workers = workers or os.cpu_count() or 1
+        self.chunks = sorted(_chunks(tasks), key=len, reverse=True)  # small ones last
+        self.pool = None
+        if workers > 1 and len(tasks) >= PARALLEL_FROM:
+            self.pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
+            self.futures = [
+                self.pool.submit(run_chunk, release, chunk, mode, self.limits)
+                for chunk in self.chunks
+            ]
+
+    def outcomes(self) -> dict[str, Outcome]:
+        """Every task's outcome by id, sorted by id (waits for the workers)."""
+        if self.pool is not None:
+            return _by_id(future.result() for future in self.futures)
         from answerable.release.databases import ItemDatabases  # imports the builders
 
-        with ItemDatabases(release, limits) as opened:
-            return _by_id(run_chunk(release, chunk, mode, limits, opened) for chunk in chunks)
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        results = pool.map(
-            run_chunk,
-            [release] * len(chunks),
-            chunks,
-            [mode] * len(chunks),
-            [limits] * len(chunks),
-        )
-        return _by_id(results)
+        with ItemDatabases(self.release, self.limits) as opened:
+            return _by_id(
+                run_chunk(self.release, chunk, self.mode, self.limits, opened)
+                for chunk in self.chunks
+            )
+
+    def close(self) -> None:
+        """Stop the workers (what has not started is cancelled)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _by_id(results: Iterable[list[Outcome]]) -> dict[str, Outcome]:
@@ -199,7 +238,7 @@ def stored_gold(task: Task, mode: str) -> Result | None:
         return None
     return Result(
         columns=stored["columns"],
-        rows=stored["rows"],
+        rows=None if task.gold_rows is None else json.loads(task.gold_rows),
         row_count=stored["row_count"],
         hash=stored["hash"],
         ordered=_gold_ordered(task),
