@@ -19,7 +19,7 @@ import polars as pl
 
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.kernel.errors import ConfigError
-from answerable.release.cut.write import to_items
+from answerable.kernel.typed_items import to_items
 from answerable.release.evaluate import bootstrap, reliability
 from answerable.release.evaluate.compare import MODES
 from answerable.release.evaluate.metric import Scored
