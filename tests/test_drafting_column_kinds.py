@@ -416,22 +416,13 @@ def test_column_names_no_one_would_type_are_not_asked_for():
 def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
     """ "Has patient 1 been prescribed glucagon? Plot the result as a histogram.": a yes
     or a no has nothing to draw, whatever the draw."""
-    from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
-
     parent = {
         "id": "00000000c0ffee42",
         "db_id": "ehr",
         "sql": "SELECT COUNT(*) > 0 FROM prescriptions WHERE prescriptions.subject_id = 1",
         "question": "Has patient 1 been prescribed glucagon?",
     }
-    context = DatabaseContext("ehr", EHR)
-    tasks = {
-        rewrite_out_of_scope(
-            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "c")
-        ).details["task"]
-        for n in range(40)
-    }
-    assert tasks == {"prediction", "explanation"}
+    assert out_of_scope_tasks_of(parent, EHR) == {"prediction", "explanation"}
 
 
 @pytest.mark.parametrize(
@@ -568,22 +559,13 @@ def test_no_attribute_is_added_beside_the_distinct_figures_of_one_thing():
 def test_the_price_of_one_thing_is_never_charted():
     """ "What is the price of diagnosis of dependence on respirator [ventilator] status?
     Draw it as a bar chart.": DISTINCT cost.cost is one thing's price."""
-    from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
-
     parent = {
         "id": "00000000c0ffee42",
         "db_id": "ehr",
         "sql": "SELECT DISTINCT cost.cost FROM cost WHERE cost.event_type = 'diagnoses_icd'",
         "question": "What is the price of diagnosis of sepsis?",
     }
-    context = DatabaseContext("ehr", EHR)
-    tasks = {
-        rewrite_out_of_scope(
-            Job(parent, "out-of-scope", 0), context, rng_for(n, OFFLINE_DRAFTER, "p")
-        ).details["task"]
-        for n in range(40)
-    }
-    assert tasks == {"prediction", "explanation"}
+    assert out_of_scope_tasks_of(parent, EHR) == {"prediction", "explanation"}
 
 
 def test_a_question_whose_verified_result_is_one_row_is_never_asked_to_be_clustered():
@@ -620,11 +602,11 @@ def test_only_a_figure_is_asked_to_be_forecast():
         assert ("prediction" in out_of_scope_tasks_of(parent)) == forecast, parent["result"]
 
 
-def out_of_scope_tasks_of(parent: dict) -> set[str]:
+def out_of_scope_tasks_of(parent: dict, schema: DatabaseSchema = GEO) -> set[str]:
     """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws."""
     from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
 
-    context = DatabaseContext("geo", GEO)
+    context = DatabaseContext(schema.db_id, schema)
     job = Job(parent, "out-of-scope", 0)
     draws = (rng_for(n, OFFLINE_DRAFTER, "c") for n in range(40))
     return {rewrite_out_of_scope(job, context, rng).details["task"] for rng in draws}
