@@ -46,7 +46,10 @@ _CODE = re.compile(r"[A-Z0-9][A-Z0-9\-./]{0,7}")
 
 
 @cache
-def _faker() -> Faker:
+def english_faker() -> Faker:
+    """One Faker for the process's made-up values; every user seeds it
+    (``seed_instance``) before each draw, so what it gives never depends on who drew
+    before."""
     return Faker("en_US")
 
 
@@ -62,7 +65,7 @@ def fresh_candidates(
     ``n`` from the fitting provider or shape, then ``n`` real words of the kind of
     ``known`` (some of the column's values), for columns whose every provider value is
     taken (US states) or that have no provider (drugs)."""
-    fake = _faker()
+    fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     known = [k for k in known if k]
     draw = _drawer(table, column, original, fake)

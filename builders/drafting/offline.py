@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import random
 import re
-from functools import cache, lru_cache
+from functools import lru_cache
 
-from faker import Faker
 from sqlglot import exp
 
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import query_shapes
 from answerable.builders.counterfactual.grounding import ground
+from answerable.builders.counterfactual.values import english_faker
 from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.checks import near_synonym, schema_links
 from answerable.builders.drafting.context import (
@@ -128,10 +128,12 @@ def read_columns(job: Job, table: Table) -> list[str]:
     meta = job.parent.get("sql_meta") or {}
     prefix = table.name.lower() + "."
     used = [c.split(".", 1)[1] for c in meta.get("columns", []) if c.lower().startswith(prefix)]
-    return _describable(used) or _describable([c.name for c in table.columns])
+    return describable_names(used) or describable_names([c.name for c in table.columns])
 
 
-def _describable(columns: list[str]) -> list[str]:
+def describable_names(columns: list[str]) -> list[str]:
+    """The names among ``columns`` that a question can say as an attribute, humanized:
+    no keys, no yes/no flags ("is_active"), no names made only of generic words."""
     kept = []
     for column in columns:
         words_ = name_words(column)
@@ -904,7 +906,7 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
             names = [n for n in names if not _key_like(n)]
             if not any_kind and (kind == "other" or table_kind(other) != kind):
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
-            found += _describable(names)
+            found += describable_names(names)
     return sorted(set(found))
 
 
@@ -937,11 +939,6 @@ def _near_in(attribute: str, table: Table) -> bool:
     return near_synonym(attribute, DatabaseSchema("_", [table])) is not None
 
 
-@cache
-def _faker() -> Faker:
-    return Faker("en_US")
-
-
 @lru_cache(maxsize=64)
 def unlinked_questions(context: DatabaseContext) -> tuple[ForeignQuestion, ...]:
     """The context's foreign questions none of whose words links to its database."""
@@ -949,7 +946,7 @@ def unlinked_questions(context: DatabaseContext) -> tuple[ForeignQuestion, ...]:
 
 
 def template_draft(job: Job, rng: random.Random, templates, transform: str) -> Draft:
-    fake = _faker()
+    fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     topic, pattern = rng.choice(templates)
     question = pattern.format(

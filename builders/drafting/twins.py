@@ -335,7 +335,7 @@ def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -
     if ((job.parent.get("result") or {}).get("row_count") or 0) < 2:
         return None  # one row: nothing to sort or to count by
     task = rng.choice(sorted(SQL_TASKS))
-    pool = [c for c in table.columns if not is_key(c.name) and offline._describable([c.name])]
+    pool = [c for c in table.columns if not is_key(c.name) and offline.describable_names([c.name])]
     if task == "group":
         pool = [c for c in pool if not is_numeric(c.type)]
     if not pool:
@@ -531,7 +531,7 @@ def _asked_columns(select: exp.Select, table: Table) -> list[Column]:
         if not isinstance(column, exp.Column) or column.table.lower() not in ("", owner):
             continue
         known = table.column(column.name)
-        if known is not None and not is_key(known.name) and offline._describable([known.name]):
+        if known is not None and not is_key(known.name) and offline.describable_names([known.name]):
             asked.append(known)
     return asked if owner is not None else []
 

@@ -178,7 +178,9 @@ def _other_columns(table: Table, read: list[str]) -> list[Column]:
     return [
         c
         for c in table.columns
-        if not is_key(c.name) and humanize(c.name) not in said and offline._describable([c.name])
+        if not is_key(c.name)
+        and humanize(c.name) not in said
+        and offline.describable_names([c.name])
     ]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from answerable.builders.drafting import lexicon, offline
+from answerable.builders.counterfactual.values import english_faker
+from answerable.builders.drafting import lexicon
 from answerable.builders.drafting.category import Category
 from answerable.builders.drafting.checks import check_out_of_domain
 from answerable.builders.drafting.context import DatabaseContext
@@ -32,7 +33,7 @@ def courtesy_question(job, context, rng, database) -> Twin | None:
         return None
     if question[-1] not in "?.!":
         question += "?"
-    fake = offline._faker()
+    fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     pattern = rng.choice(lexicon.COURTESIES)
     text = pattern.format(first_name=fake.first_name(), question=capitalize(question))
