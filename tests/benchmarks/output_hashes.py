@@ -1,16 +1,26 @@
 """The sha256 of a build's outputs, to prove a change leaves them byte-identical.
 
-Run with ``python tests/benchmarks/output_hashes.py [RECIPE] [--keep FOLDER]``. It builds
-the recipe (the demo's by default) with ``answerable build`` in a fresh temporary folder,
-offline whatever the environment says (``OPENAI_*`` variables are dropped), and prints one
-line ``<sha256>  <path>`` for the candidates, the rejects report and every file of every
-release written, sorted by path. Save the output before a change and ``diff`` it with the
-output after: no line may differ.
+Run with ``python tests/benchmarks/output_hashes.py [RECIPE | chinook | survey NAME]
+[--keep FOLDER]``. Save the output before a change and ``diff`` it with the output after:
+no line may differ.
+
+- ``RECIPE`` (the demo's by default): builds the recipe with ``answerable build`` in a
+  fresh temporary folder, offline whatever the environment says (``OPENAI_*`` variables
+  are dropped), and prints one line ``<sha256>  <path>`` for the candidates, the rejects
+  report and every file of every release written, sorted by path.
+- ``chinook``: the same for a recipe over Chinook from ``../shared/data``, with the
+  project's Chinook test questions as its seeds, every counterfactual edit and drafted
+  category, and a release cut while drafts await review.
+- ``survey NAME``: the counterfactual survey of one real source (``spider``,
+  ``geoquery``, ``restaurants`` or ``chinook``, as ``counterfactual_counts.py`` runs it),
+  one line per record list (verified parents, their rejects, edited items, their
+  rejects), each hashed as canonical JSON Lines.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -18,8 +28,37 @@ import sys
 import tempfile
 from pathlib import Path
 
-DEMO = Path(__file__).resolve().parents[2] / "raw" / "demo" / "recipe.yaml"
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "raw" / "demo" / "recipe.yaml"
+DATA = REPO.parent / "shared" / "data"
+CHINOOK_QUESTIONS = REPO / "tests" / "fixtures" / "counterfactual" / "chinook.jsonl"
 COMMAND = [sys.executable, "-c", "from answerable.cli import main; main()"]
+
+CHINOOK_RECIPE = """\
+dataset: chinook-bench
+version: 0.1.0
+seed: 13
+sources:
+  - {{name: chinook-seeds, format: jsonl, path: seeds.jsonl, databases: {databases}}}
+counterfactual:
+  rate: 0.2
+  edits: [drop_column_v1, add_near_synonyms_v1, value_unanswerable_v1, value_ambiguous_v1]
+drafting:
+  categories: [vague-question, vague-word, ambiguous-reference, missing-column, out-of-scope]
+  per_item: 1
+review:
+  backend: local
+  policy: single
+  min_annotators: 1
+  auto_accept: [seed_v1, drop_column_v1, value_unanswerable_v1]
+  hold_release: false
+release:
+  license: MIT
+  split:
+    kind: question
+    ratios: {{train: 0.6, dev: 0.2, test: 0.2}}
+    test_only: [unanswerable, ambiguous]
+"""
 
 
 def build(recipe: Path, folder: Path) -> None:
@@ -30,6 +69,14 @@ def build(recipe: Path, folder: Path) -> None:
     )
 
 
+def chinook_recipe(folder: Path) -> Path:
+    """Write the Chinook recipe and its seeds into ``folder``; the recipe's path."""
+    shutil.copy(CHINOOK_QUESTIONS, folder / "seeds.jsonl")
+    recipe = folder / "recipe.yaml"
+    recipe.write_text(CHINOOK_RECIPE.format(databases=DATA / "chinook"), encoding="utf-8")
+    return recipe
+
+
 def output_files(folder: Path) -> list[Path]:
     """The candidates, rejects and release files under ``folder``, sorted."""
     work = sorted(folder.glob(".answerable/*/candidates.parquet"))
@@ -38,9 +85,48 @@ def output_files(folder: Path) -> list[Path]:
     return work + released
 
 
-def sha256(path: Path) -> str:
-    """The hex sha256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def sha256(data: bytes) -> str:
+    """The hex sha256 of some bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def built_hashes(recipe_arg: str | None, folder: Path) -> list[str]:
+    """Build a recipe (or the Chinook recipe) in ``folder``; a line per output file."""
+    if recipe_arg == "chinook":
+        recipe = chinook_recipe(folder)
+    else:
+        recipe = Path(recipe_arg).resolve() if recipe_arg else DEMO
+    build(recipe, folder)
+    return [
+        f"{sha256(path.read_bytes())}  {path.relative_to(folder)}" for path in output_files(folder)
+    ]
+
+
+def survey_hashes(name: str, folder: Path) -> list[str]:
+    """The survey of one real source; a line per record list, as canonical JSON Lines."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from counterfactual_counts import SOURCES  # beside this file
+
+    from answerable.builders.counterfactual.survey import survey
+
+    spec, base = SOURCES[name]
+    found = survey(spec, base, folder)
+    lists = {
+        "parents": found.parents.items,
+        "parent-rejects": found.parents.rejects,
+        "edited": found.edited.items,
+        "edited-rejects": found.edited.rejects,
+    }
+    return [
+        f"{sha256(_json_lines(records))}  survey/{name}/{part} ({len(records)})"
+        for part, records in lists.items()
+    ]
+
+
+def _json_lines(records: list[dict]) -> bytes:
+    """Records as JSON Lines with sorted keys, in their order."""
+    text = "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records)
+    return text.encode("utf-8")
 
 
 def main(argv: list[str]) -> None:
@@ -49,12 +135,13 @@ def main(argv: list[str]) -> None:
         at = argv.index("--keep")
         keep = Path(argv[at + 1]).resolve()
         argv = argv[:at] + argv[at + 2 :]
-    recipe = Path(argv[0]).resolve() if argv else DEMO
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        build(recipe, folder)
-        for path in output_files(folder):
-            print(f"{sha256(path)}  {path.relative_to(folder)}")
+        if argv[:1] == ["survey"]:
+            lines = survey_hashes(argv[1], folder)
+        else:
+            lines = built_hashes(argv[0] if argv else None, folder)
+        print("\n".join(lines))
         if keep is not None:
             shutil.copytree(folder, keep, dirs_exist_ok=True)
 
