@@ -9,6 +9,7 @@ import csv
 import json
 import tempfile
 from pathlib import Path
+from string import Template
 
 import polars as pl
 import pytest
@@ -25,6 +26,7 @@ from tests.release_helpers import config, hex_id, make_item
 RATIOS = {"train": 0.6, "dev": 0.2, "test": 0.2}
 SPLIT = {"ratios": RATIOS, "test_only": ["unanswerable", "ambiguous"]}
 CHINOOK_QUESTIONS = REPO / "tests" / "fixtures" / "counterfactual" / "chinook.jsonl"
+CHINOOK_RECIPE = REPO / "tests" / "fixtures" / "chinook" / "recipe.yaml.tmpl"
 
 
 def _pool(families: int = 12) -> list[dict]:
@@ -194,28 +196,5 @@ def _decide(queue: Path, every: int) -> None:
 
 
 def _chinook_recipe(databases: Path, version: str) -> str:
-    return f"""
-dataset: chinook-bench
-version: {version}
-seed: 13
-sources:
-  - {{name: chinook-seeds, format: jsonl, path: seeds.jsonl, databases: {databases}}}
-counterfactual:
-  rate: 0.2
-  edits: [drop_column_v1, add_near_synonyms_v1, value_unanswerable_v1, value_ambiguous_v1]
-drafting:
-  categories: [vague-question, vague-word, ambiguous-reference, missing-column, out-of-scope]
-  per_item: 1
-review:
-  backend: local
-  policy: single
-  min_annotators: 1
-  auto_accept: [seed_v1, drop_column_v1, value_unanswerable_v1]
-  hold_release: false
-release:
-  license: MIT
-  split:
-    kind: question
-    ratios: {{train: 0.6, dev: 0.2, test: 0.2}}
-    test_only: [unanswerable, ambiguous]
-"""
+    template = Template(CHINOOK_RECIPE.read_text(encoding="utf-8"))
+    return template.substitute(databases=databases, version=version)

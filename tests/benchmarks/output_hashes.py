@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from string import Template
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "raw" / "demo" / "recipe.yaml"
@@ -34,31 +35,7 @@ DATA = REPO.parent / "shared" / "data"
 CHINOOK_QUESTIONS = REPO / "tests" / "fixtures" / "counterfactual" / "chinook.jsonl"
 COMMAND = [sys.executable, "-c", "from answerable.cli import main; main()"]
 
-CHINOOK_RECIPE = """\
-dataset: chinook-bench
-version: 0.1.0
-seed: 13
-sources:
-  - {{name: chinook-seeds, format: jsonl, path: seeds.jsonl, databases: {databases}}}
-counterfactual:
-  rate: 0.2
-  edits: [drop_column_v1, add_near_synonyms_v1, value_unanswerable_v1, value_ambiguous_v1]
-drafting:
-  categories: [vague-question, vague-word, ambiguous-reference, missing-column, out-of-scope]
-  per_item: 1
-review:
-  backend: local
-  policy: single
-  min_annotators: 1
-  auto_accept: [seed_v1, drop_column_v1, value_unanswerable_v1]
-  hold_release: false
-release:
-  license: MIT
-  split:
-    kind: question
-    ratios: {{train: 0.6, dev: 0.2, test: 0.2}}
-    test_only: [unanswerable, ambiguous]
-"""
+CHINOOK_RECIPE = REPO / "tests" / "fixtures" / "chinook" / "recipe.yaml.tmpl"
 
 
 def build(recipe: Path, folder: Path) -> None:
@@ -73,7 +50,9 @@ def chinook_recipe(folder: Path) -> Path:
     """Write the Chinook recipe and its seeds into ``folder``; the recipe's path."""
     shutil.copy(CHINOOK_QUESTIONS, folder / "seeds.jsonl")
     recipe = folder / "recipe.yaml"
-    recipe.write_text(CHINOOK_RECIPE.format(databases=DATA / "chinook"), encoding="utf-8")
+    template = Template(CHINOOK_RECIPE.read_text(encoding="utf-8"))
+    text = template.substitute(databases=DATA / "chinook", version="0.1.0")
+    recipe.write_text(text, encoding="utf-8")
     return recipe
 
 
