@@ -243,3 +243,30 @@ def test_a_chinook_draft_is_its_parents_question_with_one_attribute():
         assert text.startswith(parent.rstrip("?.")), text
         assert "together with their" not in text and " of each " not in text, text
         assert draft.trigger != "reports_to", text
+
+
+def test_a_twin_names_its_column_in_spoken_words(mimic):
+    """ "When did patient 10009628 receive the last lab test, in 10/this year, and what
+    was its valueuom?" (also "its itemid?", "its totalamountuom?"): the twin asked a
+    column by a name no one says, and a key; the drafts' names are spoken words."""
+    question = "When did patient 10009628 receive the last lab test, in 10/this year?"
+    sql = (
+        "SELECT labevents.charttime FROM labevents WHERE labevents.hadm_id IN ( SELECT "
+        "admissions.hadm_id FROM admissions WHERE admissions.subject_id = 10009628 ) AND "
+        "strftime('%m',labevents.charttime) = '10' ORDER BY labevents.charttime DESC LIMIT 1"
+    )
+    job = parent_job("mimic_iv", question, sql, ["labevents", "admissions"])
+    for seed in range(8):
+        twin = present_column(job, mimic, random.Random(seed), None)
+        if twin is not None:
+            asked = twin.question[len(question) - 1 :]
+            assert not {"valueuom", "valuenum", "itemid"} & set(asked.strip(" ,?").split())
+    admissions = parent_job(
+        "mimic_iv",
+        "When did patient 10015860 get discharged from the hospital for the first time?",
+        "SELECT admissions.dischtime FROM admissions WHERE admissions.subject_id = 10015860 "
+        "AND admissions.dischtime IS NOT NULL ORDER BY admissions.admittime ASC LIMIT 1",
+        ["admissions"],
+    )
+    made = [present_column(admissions, mimic, random.Random(s), None) for s in range(4)]
+    assert any(made)  # an admission's insurance or language is asked as it is said

@@ -198,14 +198,17 @@ def present_column(job, context, rng, database) -> Twin | None:
 
 
 def _other_columns(table: Table, read: list[str]) -> list[Column]:
-    """Columns of ``table`` a question may name that the parent does not read."""
+    """Columns of ``table`` a question may name that the parent does not read, by a
+    name of spoken words as the drafts' are (:func:`offline.readable_names`: no
+    "valueuom", "totalamountuom") and no key, glued or not (no "itemid")."""
     said = set(read)
     return [
         c
         for c in table.columns
         if not is_key(c.name)
+        and not c.name.lower().endswith("id")
         and humanize(c.name) not in said
-        and offline.describable_names([c.name])
+        and offline.readable_names(offline.describable_names([c.name]))
     ]
 
 
