@@ -270,3 +270,17 @@ def test_a_twin_names_its_column_in_spoken_words(mimic):
     )
     made = [present_column(admissions, mimic, random.Random(s), None) for s in range(4)]
     assert any(made)  # an admission's insurance or language is asked as it is said
+
+
+def test_an_unrelated_column_is_no_table_of_the_schema(mimic):
+    """ "When did patient 10022880 first receive his or her chloride lab test in
+    04/this year, and what was its patient?": Spider's column "patient", sampled as an
+    unrelated one, names the patients the schema holds (the test's patient is known)."""
+    from dataclasses import replace
+
+    from answerable.builders.drafting.offline import absent_columns
+
+    context = replace(mimic, other_columns=("patient", "admissions", "tie", "supplier name"))
+    found = absent_columns("unrelated", mimic.schema.table("labevents"), context)
+    assert "patient" not in found and "admissions" not in found
+    assert "supplier name" in found

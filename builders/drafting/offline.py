@@ -924,11 +924,15 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 
 
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
+    """The attributes of :func:`absent_columns`; an unrelated one is no noun of a table of
+    the schema (Spider's column "patient" asked of a lab test, "and what was its
+    patient?", is the patient the schema holds)."""
     if subtype == "surface":
         found = surface_columns(table, context.schema, context.surface_any_kind)
         return readable_names([a for a in found if not _near_in(a, table)])
     if subtype == "unrelated":  # already without this schema's near-synonyms
-        return readable_names(context.other_columns)
+        tables = {noun for t in context.schema.tables for noun in _nouns(t)}
+        return [a for a in readable_names(context.other_columns) if a not in tables]
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
 
 
