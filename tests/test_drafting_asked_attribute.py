@@ -284,3 +284,14 @@ def test_an_unrelated_column_is_no_table_of_the_schema(mimic):
     found = absent_columns("unrelated", mimic.schema.table("labevents"), context)
     assert "patient" not in found and "admissions" not in found
     assert "supplier name" in found
+
+
+def test_a_microbiology_test_is_asked_nothing_its_specimen_says(mimic):
+    """ "What was the collection site of the organism to be found in the first blood
+    culture test of patient 10007818 ...?": the specimen's type (``spec_type_desc``:
+    blood culture, sputum, urine) says where it was collected, so the question is no
+    missing column's."""
+    from answerable.builders.drafting.offline import entity_attributes
+
+    found = entity_attributes(mimic.schema.table("microbiologyevents"))
+    assert found and "collection site" not in found
