@@ -295,3 +295,18 @@ def test_a_microbiology_test_is_asked_nothing_its_specimen_says(mimic):
 
     found = entity_attributes(mimic.schema.table("microbiologyevents"))
     assert found and "collection site" not in found
+
+
+def test_rows_not_known_are_not_counted():
+    """ "What's the date of birth for patient 10004457? Then count them." and "What
+    number of hours have elapsed since patient 10039831 was admitted to the ICU? And
+    tell me how many there are.": EHRSQL's parents are verified without running, so
+    their rows are not known, and a count of one value is no question."""
+    from answerable.builders.drafting.twins import whole_result
+
+    question = "What's the date of birth for patient 10004457?"
+    sql = "SELECT patients.dob FROM patients WHERE patients.subject_id = 10004457"
+    job = parent_job("mimic_iv", question, sql, ["patients"])
+    for seed in range(12):
+        twin = whole_result(job, sqlglot.parse_one(sql), random.Random(seed))
+        assert "COUNT" not in twin.sql.upper() and "count" not in twin.question.lower()
