@@ -189,14 +189,16 @@ def test_a_table_of_no_known_kind_takes_no_attribute_of_a_product():
 def test_with_their_is_not_attached_to_rows_of_another_entity():
     """ "states that the potomac run through, with their mouth?": the SQL reads only the
     rivers (their traverse column holds states), so a river's attribute would be asked
-    of states; no draft. A question about the rivers themselves still gets one."""
+    of states; the draft asks a state's. A question about the rivers themselves asks a
+    river's."""
     context = DatabaseContext("geo", GEO)
     states = geo_job(
         "states that the potomac run through",
         "SELECT traverse FROM river WHERE river_name = 'potomac'",
         ["river"],
     )
-    assert ask_missing_column(states, context, rng_for(1, OFFLINE_DRAFTER, "s")) is None
+    made = ask_missing_column(states, context, rng_for(1, OFFLINE_DRAFTER, "s"))
+    assert made is not None and made.details["table"] == "state"
     rivers = geo_job("which rivers are longer than 1000", "SELECT river_name FROM river", ["river"])
     made = ask_missing_column(rivers, context, rng_for(1, OFFLINE_DRAFTER, "r"))
     assert made is not None and made.question.startswith("which rivers are longer than 1000")

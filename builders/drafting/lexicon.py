@@ -215,7 +215,7 @@ ENTITY_ATTRIBUTES = {
     "chart event": ("recording nurse", "measurement device", "measurement site"),
     "input event": ("infusion pump", "administering nurse", "infusion site"),
     "output event": ("collection device", "recording nurse"),
-    "microbiology event": ("lab technician", "culture duration", "collection site"),
+    "microbiology event": ("lab technician", "culture duration", "incubation temperature"),
     "cost": ("payment method", "insurance payer", "billing clerk"),
     "transfer": ("transfer reason", "escorting nurse", "bed number"),
     "product": ("colour", "manufacturer", "customer rating", "supplier", "last review date"),

@@ -54,7 +54,7 @@ from answerable.builders.drafting.text import (
 )
 from answerable.builders.lexical.inflection import plural, singular
 from answerable.builders.lexical.lexicon import GENERIC_WORDS, QUESTION_STOPWORDS
-from answerable.builders.schema import DatabaseSchema, Table
+from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.kernel.errors import SQLError
 
 GENERATOR = OFFLINE_DRAFTER
@@ -441,6 +441,28 @@ def asked_column_phrase(
     return None
 
 
+def swapped_phrase(
+    job: Job, context: DatabaseContext, table: Table
+) -> tuple[tuple[int, int], Table, Column | None, bool] | None:
+    """Where the question says the column a missing-column draft swaps, and its twin
+    too: the span, the table whose attribute is asked there, the column (None when the
+    phrase names none of that table's), and whether the SQL aggregates it. First the
+    phrase the question asks as an attribute of a column its SQL returns
+    (:func:`asked_column_phrase`: "the dose of glucagon"), else the longest name of a
+    column of ``table`` the parent reads that its question says (:func:`said_column`);
+    None when it says neither."""
+    found = asked_column_phrase(job, context)
+    if found is not None:
+        span, owner, name, aggregated = found
+        return span, owner, owner.column(name), aggregated
+    question = job.parent["question"]
+    said = said_column(question, read_columns(job, table))
+    if said is None:
+        return None
+    by_name = {humanize(c.name): c for c in table.columns}
+    return said, table, by_name.get(question[said[0] : said[1]].lower()), False
+
+
 def _owned_by(column: str, table: Table) -> bool:
     """Whether ``table.column`` (qualified) is a column of ``table``."""
     return column.split(".", 1)[0].lower() == table.name.lower()
@@ -575,15 +597,10 @@ def names_another_entity(job: Job, context: DatabaseContext, table: Table) -> bo
     read and ``table`` cannot join: its rows are that entity's, held in a column of
     ``table`` ("states that the potomac runs through" reads only the rivers' traverse
     column, and a river's mouth is no attribute of a state)."""
-    read = {t.lower() for t in (job.parent.get("sql_meta") or {}).get("tables", [])}
+    read = _read_tables(job)
     found = []
     for other in context.schema.tables:
-        one = table_noun(other, plural=False)
-        for noun in {
-            table_noun(other),
-            one,
-            " ".join([*one.split()[:-1], plural(one.split()[-1])]),
-        }:
+        for noun in _nouns(other):
             at = find_phrase(job.parent["question"], noun)
             if at:
                 found.append((at[0], other.name))
@@ -591,6 +608,42 @@ def names_another_entity(job: Job, context: DatabaseContext, table: Table) -> bo
         return False
     first = context.schema.table(min(found)[1])
     return first.name.lower() not in read and not linked(table, first)
+
+
+def _read_tables(job: Job) -> set[str]:
+    """The names (lower case) of the tables the parent's SQL reads."""
+    return {t.lower() for t in (job.parent.get("sql_meta") or {}).get("tables", [])}
+
+
+def _nouns(table: Table) -> set[str]:
+    """The nouns a question may call a table's rows by: its name as a noun, singular
+    and plural ("rivers", "river")."""
+    one = table_noun(table, plural=False)
+    return {table_noun(table), one, " ".join([*one.split()[:-1], plural(one.split()[-1])])}
+
+
+LISTING_OPENER = r"\s*(?:(?:what|which|list|name|show|give|me|find|are|were|all|the)\s+)*"
+"""The words before the noun of the rows a question lists ("what are the states ...")."""
+
+
+def listed_entity(job: Job, context: DatabaseContext) -> Table | None:
+    """The table whose rows the parent's question lists, when it opens by naming them
+    ("what are the states that the potomac run through", "which states border the
+    missouri river") and its SQL does not read that table: the answer's rows are that
+    entity's, held in another table's column (``river.traverse``), and an attribute
+    added beside them is the entity's (a state's), not the column's table's (a river's
+    mouth). None when the question opens otherwise or the SQL reads the table."""
+    question = job.parent["question"]
+    start = re.match(LISTING_OPENER, question, flags=re.IGNORECASE).end()
+    read = _read_tables(job)
+    for other in context.schema.tables:
+        if other.name.lower() in read:
+            continue
+        for noun in _nouns(other):
+            at = find_phrase(question[start:], noun)
+            if at and at[0] == 0:
+                return other
+    return None
 
 
 AGGREGATE_WORDS = r"\b(average|mean|total|sum|maximum|minimum|max|min|highest|lowest)\W+(\w+\W+)?$"
@@ -676,7 +729,7 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
         return None  # "the mean Potassium per ethnicity": a group has no body weight
     if distinct_figures(tree, context):
         return None  # "What is the selling rate of the drug ...": the prices of one drug
-    if not one_result(job):
+    if not one_result(job, context):
         return ", with their "
     owner = "their" if table_kind(table) == "person" else "its"
     return f", and what {question_tense(job.parent['question'])} {owner} "
@@ -765,25 +818,64 @@ def numeric_result(job: Job) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
 
 
-def one_result(job: Job) -> bool:
+def one_result(job: Job, context: DatabaseContext | None = None) -> bool:
     """Whether the parent's answer is one figure (:func:`counted`) or one row (its
     outer SELECT is cut to ``LIMIT 1``: "When was the first time ...?", or keeps the
     rows whose column equals one value a subquery picks: "What drug was first
     prescribed ...?" is EHRSQL's ``starttime = (SELECT ... LIMIT 1)``, "the match with
-    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``, or its
-    verified result has one row: "how big is alaska")."""
+    the highest attendance" ``attendance = (SELECT MAX(attendance) ...)``; with
+    ``context``, also a key taken from a subquery that keeps one row: :func:`_one_row`),
+    or its verified result has one row: "how big is alaska")."""
     if counted(job) or (job.parent.get("result") or {}).get("row_count") == 1:
         return True
     tree = parent_tree(job)
     if not isinstance(tree, exp.Select):
         return False
-    if _limited_to_one(tree):
+    return _one_row(tree, context)
+
+
+def _one_row(select: exp.Select, context: DatabaseContext | None) -> bool:
+    """Whether a SELECT keeps one row: cut to ``LIMIT 1``, its column equal to the one
+    value of a subquery, or (with ``context``) a key other tables point to taken from
+    a subquery that keeps one row ("the name of the lab test patient 1 first
+    received": EHRSQL's ``d_labitems.itemid IN (SELECT labevents.itemid ... WHERE
+    labevents.charttime = (SELECT ... LIMIT 1))``, one test's name)."""
+    if _limited_to_one(select):
         return True
-    where = tree.args.get("where")
-    return where is not None and any(
-        isinstance(eq.expression, exp.Subquery) and _one_value(eq.expression.this)
-        for eq in where.find_all(exp.EQ)
-        if eq.find_ancestor(exp.Select) is tree
+    where = select.args.get("where")
+    if where is None:
+        return False
+    mine = [c for c in where.find_all(exp.EQ, exp.In) if c.find_ancestor(exp.Select) is select]
+    for condition in mine:
+        if isinstance(condition, exp.EQ):
+            picked = condition.expression
+            if isinstance(picked, exp.Subquery) and _one_value(picked.this):
+                return True
+            continue
+        query = condition.args.get("query")
+        inner = query.this if isinstance(query, exp.Subquery) else query
+        if (
+            context is not None
+            and isinstance(inner, exp.Select)
+            and isinstance(condition.this, exp.Column)
+            and _referenced_key(condition.this, select, context)
+            and _one_row(inner, None)
+        ):
+            return True
+    return False
+
+
+def _referenced_key(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether ``column`` (of a table ``select`` reads) is one that another table's
+    foreign key points to: the key that names its table's rows (``d_labitems.itemid``)."""
+    table = _table_of(column, select, context)
+    if table is None:
+        return False
+    name, column_name = table.name.lower(), column.name.lower()
+    return any(
+        target.lower() == name and other.lower() == column_name
+        for t in context.schema.tables
+        for _own, target, other in t.foreign_keys
     )
 
 
@@ -832,11 +924,15 @@ def _absent_columns_of(subtype: str, index: int, context: DatabaseContext) -> tu
 
 
 def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> list[str]:
+    """The attributes of :func:`absent_columns`; an unrelated one is no noun of a table of
+    the schema (Spider's column "patient" asked of a lab test, "and what was its
+    patient?", is the patient the schema holds)."""
     if subtype == "surface":
         found = surface_columns(table, context.schema, context.surface_any_kind)
         return readable_names([a for a in found if not _near_in(a, table)])
     if subtype == "unrelated":  # already without this schema's near-synonyms
-        return readable_names(context.other_columns)
+        tables = {noun for t in context.schema.tables for noun in _nouns(t)}
+        return [a for a in readable_names(context.other_columns) if a not in tables]
     return [a for a in entity_attributes(table) if near_synonym(a, context.schema) is None]
 
 
@@ -883,7 +979,8 @@ _ENTITIES = {noun.replace(" ", ""): pool for noun, pool in lexicon.ENTITY_ATTRIB
 def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     """Column names of the other tables that ``table`` lacks, from tables it cannot be
     joined to (no foreign key either way, no key column in common) and that no table it
-    joins has, so the question cannot be answered through a join. TrustSQL's
+    joins has, nor a table holding facts of a joined table's rows (:func:`_facts_of`:
+    a diagnosis's cost), so the question cannot be answered through a join. TrustSQL's
     column-surface. Unless ``any_kind`` (TrustSQL's own definition, which takes any
     such column), a column of a table of another kind (a place's for a person), or of
     any other table when the asked one's kind is not known, is kept only when it names
@@ -897,6 +994,7 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     ['age']
     """
     near = [t for t in schema.tables if t.name == table.name or linked(table, t)]
+    near += [t for t in schema.tables if t not in near and _facts_of(t, near)]
     mine = {c.name.lower() for t in near for c in t.columns}  # a join away is answerable
     kind = table_kind(table)
     found = []
@@ -921,6 +1019,18 @@ def linked(one: Table, other: Table) -> bool:
     own = {k.lower() for k in one.primary_key} & {k.lower() for k in other.primary_key}
     shared = {c.name.lower() for c in one.columns} & {c.name.lower() for c in other.columns}
     return any(_joins(name) for name in shared - own)
+
+
+def _facts_of(other: Table, tables: list[Table]) -> bool:
+    """Whether ``other`` holds facts of the rows of one of ``tables``: a foreign key of
+    its points to that table's primary key (EHRSQL's ``cost.event_id`` to
+    ``diagnoses_icd.row_id``: the cost of each diagnosis), so its columns are attributes
+    of those rows and of what they record (a diagnosis's cost)."""
+    return any(
+        t.name.lower() == target.lower() and other_column.lower() in map(str.lower, t.primary_key)
+        for _own, target, other_column in other.foreign_keys
+        for t in tables
+    )
 
 
 def _joins(name: str) -> bool:

@@ -370,8 +370,10 @@ table (the parent's SQL), and its rows can be counted (COUNT(*) over it as a sub
 def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
     """The parent's question and a request about its whole result: shown as a table (the
     parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT, more
-    than one row: "how many there are" of one row is no question)."""
-    rows = (job.parent.get("result") or {}).get("row_count", 2)
+    than one row: "how many there are" of one row is no question; a parent verified
+    without running, whose rows are not known, is not counted: "What's the date of
+    birth for patient 10004457? Then count them.")."""
+    rows = (job.parent.get("result") or {}).get("row_count", 0)  # unknown: not counted
     countable = rows >= 2 and not sqlkit.folds_rows(select) and not select.args.get("limit")
     task = rng.choice(sorted(RESULT_REQUESTS)) if countable else "table"
     request = rng.choice(RESULT_REQUESTS[task])

@@ -20,16 +20,15 @@ from answerable.builders.drafting.offline import (
     absent_columns,
     agreeing,
     appended_question,
-    asked_column_phrase,
     asked_table,
     beside_a_value,
+    listed_entity,
     named_values,
     names_another_entity,
     offline_draft,
     parent_table,
-    read_columns,
     returned_table,
-    said_column,
+    swapped_phrase,
     yes_or_no,
 )
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, words
@@ -56,20 +55,20 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if table is None:
         return None
     question = job.parent["question"]
-    aggregated = False
-    said = said_column(question, read_columns(job, table))
-    if (found := asked_column_phrase(job, context)) is not None:
+    said, aggregated = None, False
+    if (found := swapped_phrase(job, context, table)) is not None:
         said, table, _column, aggregated = found  # "the dose of X" -> "the pharmacy of X"
     if said is not None and beside_a_value(said, named_values(job, context), question):
         return None  # "via the neb route", "that drug's average dose": a value's noun
     if said is None:  # the attribute asked beside what the parent asks, of what it asks
+        listed = listed_entity(job, context)  # "what are the states that ...": a state's
         if (
             yes_or_no(question)
             or find_phrase(question, "with their")  # "..., with their type, with their ..."
-            or names_another_entity(job, context, table)
+            or (listed is None and names_another_entity(job, context, table))
         ):
             return None  # a yes/no has no "their"; nor another entity's rows
-        table = returned_table(job, context) or asked_table(job, context) or table
+        table = listed or returned_table(job, context) or asked_table(job, context) or table
         asking = appended_question(job, context, table)
         if asking is None:
             return None
@@ -78,7 +77,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     else:
         asking = ""
     start, end = said
-    aggregated = aggregated or bool(re.search(AGGREGATE_WORDS, question[:start], flags=re.I))
+    aggregated = aggregated or figures_slot(question, (start, end))
     subtype = COLUMN_SUBTYPES[(int(job.parent["id"][:8], 16) + job.sample) % 3]
     pool = _fitting(absent_columns(subtype, table, context), aggregated)
     if not pool:
@@ -100,6 +99,33 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
         subtype=subtype,
         table=table.name,
         concept=f"{table.name}.{column}",
+    )
+
+
+COMPARED_BEFORE = (
+    r"\b(smallest|largest|biggest|greatest|highest|lowest|longest|shortest|most|least|fewest"
+    r"|more|less|fewer|larger|smaller|bigger|higher|lower|longer|shorter|greater)\W+(\w+\W+)?$"
+)
+"""Words just before a column's name that rank or compare it by size ("the smallest
+population")."""
+COMPARED_AFTER = (
+    r"^\W*(above|below|over|under|exceeding|between|than|greater|less|more|fewer|higher"
+    r"|lower|at least|at most)\b"
+)
+"""Words just after a column's name that compare it with a figure ("capacity above 40817")."""
+
+
+def figures_slot(question: str, span: tuple[int, int]) -> bool:
+    """Whether the phrase at ``span`` stands where only a figure makes sense: after an
+    aggregate's word ("the average age"), ranked by size ("the smallest population") or
+    compared with a figure ("a capacity above 40817"); a text attribute there ("the
+    smallest official language", "a pitch surface above 40817") means nothing."""
+    start, end = span
+    before = question[:start]
+    return bool(
+        re.search(AGGREGATE_WORDS, before, flags=re.IGNORECASE)
+        or re.search(COMPARED_BEFORE, before, flags=re.IGNORECASE)
+        or re.search(COMPARED_AFTER, question[end:], flags=re.IGNORECASE)
     )
 
 
@@ -135,13 +161,10 @@ def present_column(job, context, rng, database) -> Twin | None:
     if table is None or select is None:
         return None
     question = job.parent["question"]
+    said, old = None, None
+    if (found := offline.swapped_phrase(job, context, table)) is not None:
+        said, table, old, _aggregated = found  # "the dose of X" -> "the route of X"
     read = offline.read_columns(job, table)
-    said = offline.said_column(question, read)
-    by_name = {humanize(c.name): c for c in table.columns}
-    old = by_name.get(question[said[0] : said[1]].lower()) if said else None
-    if said is None and (found := offline.asked_column_phrase(job, context)) is not None:
-        said, table, name, _aggregated = found  # "the dose of X" -> "the route of X"
-        old, read = table.column(name), offline.read_columns(job, table)
     if said is not None:
         if offline.beside_a_value(said, offline.named_values(job, context), question):
             return None  # as the drafter: "that drug's average dose" names a kind
@@ -158,6 +181,8 @@ def present_column(job, context, rng, database) -> Twin | None:
         return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
+    if offline.listed_entity(job, context) is not None:
+        return None  # "what are the states that ...": the rows are another table's
     asking = offline.appended_question(job, context, table)  # as the drafts ask it
     pool = _other_columns(table, read)
     if asking is None or not pool or question.rstrip()[-1:] in (".", "!"):
@@ -173,14 +198,17 @@ def present_column(job, context, rng, database) -> Twin | None:
 
 
 def _other_columns(table: Table, read: list[str]) -> list[Column]:
-    """Columns of ``table`` a question may name that the parent does not read."""
+    """Columns of ``table`` a question may name that the parent does not read, by a
+    name of spoken words as the drafts' are (:func:`offline.readable_names`: no
+    "valueuom", "totalamountuom") and no key, glued or not (no "itemid")."""
     said = set(read)
     return [
         c
         for c in table.columns
         if not is_key(c.name)
+        and not c.name.lower().endswith("id")
         and humanize(c.name) not in said
-        and offline.describable_names([c.name])
+        and offline.readable_names(offline.describable_names([c.name]))
     ]
 
 
