@@ -622,3 +622,30 @@ def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
     )
     asked = {"Which Heparin orders were above that drug's average dose?": sql}
     neither_draft_nor_twin(path, "missing-column", ask_missing_column, asked)
+
+
+def test_no_amount_word_before_a_flag_the_question_says_as_a_verb(tmp_path):
+    """An appearance's first figure is ``started`` (0 or 1), no amount: "Who high started
+    for East Jodieshire Town in match 618?" is no sentence, so no vague-word draft."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip("WordNet is not installed (apt-get install wordnet-base)")
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE appearances (match_id INTEGER, player_name TEXT, team_name TEXT, "
+            "started INTEGER, minutes_played INTEGER)"
+        )
+        db.executemany(
+            "INSERT INTO appearances VALUES (?, ?, ?, ?, ?)",
+            [(618, "Ann Lee", "East Jodieshire Town", 1, 90), (618, "Bo Kim", "Lisatown", 0, 12)],
+        )
+    asked = {
+        "Who started for East Jodieshire Town in match 618?": "SELECT player_name FROM "
+        "appearances WHERE team_name = 'East Jodieshire Town' AND match_id = 618 AND started = 1"
+    }
+    neither_draft_nor_twin(path, "vague-word", vague_word.insert_vague_word, asked)
