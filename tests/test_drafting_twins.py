@@ -649,3 +649,37 @@ def test_no_amount_word_before_a_flag_the_question_says_as_a_verb(tmp_path):
         "appearances WHERE team_name = 'East Jodieshire Town' AND match_id = 618 AND started = 1"
     }
     neither_draft_nor_twin(path, "vague-word", vague_word.insert_vague_word, asked)
+
+
+class FirstChoice:
+    """An rng whose choice is always the first: the word a seeded draw could give."""
+
+    def choice(self, options):
+        return options[0]
+
+
+def test_a_vague_word_twin_takes_another_word_of_its_kind_when_the_first_meets_no_row(tmp_path):
+    """ "young players (born after 1980-...)" of players born before 1960 counts none; the
+    twin then says "elderly" with its bound, which the question settles and rows meet."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE players (player_name TEXT, birth_date TEXT)")
+        born = ["1950-03-01", "1955-06-01", "1980-01-01", "1985-01-01", "1990-01-01"]
+        db.executemany(
+            "INSERT INTO players VALUES (?, ?)", [(f"p{i}", d) for i, d in enumerate(born)]
+        )
+    asked = {
+        "How many players born before 1960-01-01 are there?": "SELECT COUNT(*) FROM players "
+        "WHERE birth_date < '1960-01-01'"
+    }
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parents[0], "vague-word", 0)
+        twin = vague_word.settled_vague_word(job, contexts["club"], FirstChoice(), database)
+        assert twin is not None and twin.trigger == "elderly", twin
+        assert "elderly players (born before 1980-01-01)" in twin.question
+        assert database.execute(twin.sql).rows == [[2]]

@@ -98,24 +98,36 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     at = offline.noun_group_start(question, phrases, inside=names)
     if at is None or kind == "other":
         return None
-    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
     column = table.column(concept.split(".", 1)[1])
     target = column_of(select, table, column)
     bounds = column_bounds(database, table, column)
     noun_end = _noun_end(question, phrases, at)
     if target is None or bounds is None or noun_end is None:
         return None
+    words = lexicon.VAGUE_BY_KIND[kind]
+    first = rng.choice(words)
+    for word in [first, *(w for w in words if w != first)]:  # the kind's others next
+        twin = _settled_with(word, job, (at, noun_end), select.copy(), target, bounds, database)
+        if twin is not None:
+            return twin
+    return None
+
+
+def _settled_with(word, job, noun, select, target, bounds, database) -> Twin | None:
+    """The twin with ``word`` before the noun at ``noun`` (its start and end) and the
+    bound that settles it, or None when the question does not settle it or the bound
+    and the parent's own conditions meet no row ("early matches" of a later season)."""
+    question, (at, noun_end) = job.parent["question"], noun
+    column = target.name
     low, middle, high = bounds
     phrase, test = VAGUE_BOUNDS[word]
     if test is exp.Between:
         lo, hi = (low, middle) if word == "early" else (middle, high)
-        condition = exp.Between(this=target, low=literal(lo), high=literal(hi))
+        condition = exp.Between(this=target.copy(), low=literal(lo), high=literal(hi))
     else:
         lo = hi = None
-        condition = test(this=target, expression=literal(middle))
-    said = phrase.format(
-        column=humanize(column.name), v=spoken(middle), lo=spoken(lo), hi=spoken(hi)
-    )
+        condition = test(this=target.copy(), expression=literal(middle))
+    said = phrase.format(column=humanize(column), v=spoken(middle), lo=spoken(lo), hi=spoken(hi))
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled_by_question.vague_word_settled(text, word) is None:
         return None
