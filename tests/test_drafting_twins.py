@@ -683,3 +683,41 @@ def test_a_vague_word_twin_takes_another_word_of_its_kind_when_the_first_meets_n
         assert twin is not None and twin.trigger == "elderly", twin
         assert "elderly players (born before 1980-01-01)" in twin.question
         assert database.execute(twin.sql).rows == [[2]]
+
+
+def test_no_vague_word_describes_the_one_row_a_question_picks_by_its_conditions(tmp_path):
+    """ "Who was the elderly coach of Lisatown Olympic on 2022-07-08?" asks for the one
+    coach then: the word restricts nothing, so no draft and no twin. The coaches a
+    question lists still get one ("Which young coaches of Lisatown Olympic ...")."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE coaches (name TEXT, team_name TEXT, birth_date TEXT, "
+            "start_date TEXT, end_date TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO coaches VALUES (?, ?, ?, ?, ?)",
+            [
+                ("Ann Lee", "Lisatown Olympic", "1950-01-01", "2021-01-01", "2022-12-31"),
+                ("Bo Kim", "Lisatown Olympic", "1980-01-01", "2023-01-01", "2024-12-31"),
+                ("Cy Dunn", "Lisatown Olympic", "1990-01-01", "2019-01-01", "2020-12-31"),
+            ],
+        )
+    one = {
+        "Who was the coach of Lisatown Olympic on 2022-07-08?": "SELECT name FROM coaches "
+        "WHERE team_name = 'Lisatown Olympic' AND start_date <= '2022-07-08' "
+        "AND end_date >= '2022-07-08'"
+    }
+    neither_draft_nor_twin(path, "vague-word", vague_word.insert_vague_word, one)
+    listed = {
+        "Which coaches of Lisatown Olympic started after 2018-01-01?": "SELECT name FROM "
+        "coaches WHERE team_name = 'Lisatown Olympic' AND start_date > '2018-01-01'"
+    }
+    contexts, parents = asked_of(path, listed)
+    job = Job(parents[0], "vague-word", 0)
+    draft = vague_word.insert_vague_word(job, contexts["club"], rng_for(SEED, "d"))
+    assert draft is not None and draft.trigger in ("young", "elderly"), draft
