@@ -721,3 +721,36 @@ def test_no_vague_word_describes_the_one_row_a_question_picks_by_its_conditions(
     job = Job(parents[0], "vague-word", 0)
     draft = vague_word.insert_vague_word(job, contexts["club"], rng_for(SEED, "d"))
     assert draft is not None and draft.trigger in ("young", "elderly"), draft
+
+
+def test_a_vague_question_about_a_date_has_its_earliest_or_latest_as_twin(tmp_path):
+    """The vague question "Birth date?" says the date alone; its twin in the same frames
+    asks the earliest or latest of it, with the table's noun when another table has a
+    birth date too ("Earliest player birth date?"), its SQL a MIN or MAX of the column."""
+    import sqlite3
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE players (player_name TEXT, birth_date TEXT, height_cm INTEGER)")
+        db.execute("CREATE TABLE coaches (coach_name TEXT, birth_date TEXT)")
+        db.executemany(
+            "INSERT INTO players VALUES (?, ?, ?)",
+            [("Ann", "1985-02-01", 170), ("Bo", "1992-05-06", 181), ("Cy", "1999-09-09", 175)],
+        )
+        db.execute("INSERT INTO coaches VALUES ('Di', '1960-01-01')")
+    asked = {
+        "How many players were born after 1990-01-01?": "SELECT COUNT(*) FROM players "
+        "WHERE birth_date > '1990-01-01'"
+    }
+    from answerable.builders.drafting import twins
+
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parents[0], "vague-question", 0)
+        twin = twins.aggregate_question(job, contexts["club"], rng_for(SEED, "t"), database)
+        assert twin is not None
+        word = twin.trigger
+        assert word in ("earliest", "latest")
+        assert f"{word} player birth date" in twin.question.lower(), twin.question
+        expected = "1985-02-01" if word == "earliest" else "1999-09-09"
+        assert database.execute(twin.sql).rows == [[expected]]
