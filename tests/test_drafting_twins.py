@@ -754,3 +754,23 @@ def test_a_vague_question_about_a_date_has_its_earliest_or_latest_as_twin(tmp_pa
         assert f"{word} player birth date" in twin.question.lower(), twin.question
         expected = "1985-02-01" if word == "earliest" else "1999-09-09"
         assert database.execute(twin.sql).rows == [[expected]]
+
+
+def test_a_short_twin_never_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
+    """ "Number of rivers with traverse texas, please." names the value by a verb
+    (GeoQuery's ``river.traverse``): no short twin says it."""
+    from answerable.builders.drafting import twins
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip("WordNet is not installed (apt-get install wordnet-base)")
+    path = geography(tmp_path)
+    asked = {
+        "what rivers run through texas": "SELECT river_name FROM river WHERE traverse = 'texas'"
+    }
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(4):
+            job = Job(parents[0], "vague-question", seed)
+            made = twins.short_question(job, contexts["geo"], rng_for(SEED, str(seed)), database)
+            assert made is None or "traverse" not in made.question, made.question

@@ -417,6 +417,8 @@ def short_question(job, context, rng, database) -> Twin | None:
         found = table.column(name)
         if found is None or is_temporal(found.name, found.type):
             continue  # a date is compared as a range: no row may hold it
+        if offline.reference_noun(column, context) is None:
+            continue  # "rivers with traverse indiana": the column's name is no noun
         if owner.lower() == table.name.lower() and not is_key(name):
             target = exp.column(name, table=table.name, quoted=True)
             if database is not None and not _rows_holding(
