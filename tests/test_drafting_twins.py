@@ -622,3 +622,155 @@ def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
     )
     asked = {"Which Heparin orders were above that drug's average dose?": sql}
     neither_draft_nor_twin(path, "missing-column", ask_missing_column, asked)
+
+
+def test_no_amount_word_before_a_flag_the_question_says_as_a_verb(tmp_path):
+    """An appearance's first figure is ``started`` (0 or 1), no amount: "Who high started
+    for East Jodieshire Town in match 618?" is no sentence, so no vague-word draft."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip("WordNet is not installed (apt-get install wordnet-base)")
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE appearances (match_id INTEGER, player_name TEXT, team_name TEXT, "
+            "started INTEGER, minutes_played INTEGER)"
+        )
+        db.executemany(
+            "INSERT INTO appearances VALUES (?, ?, ?, ?, ?)",
+            [(618, "Ann Lee", "East Jodieshire Town", 1, 90), (618, "Bo Kim", "Lisatown", 0, 12)],
+        )
+    asked = {
+        "Who started for East Jodieshire Town in match 618?": "SELECT player_name FROM "
+        "appearances WHERE team_name = 'East Jodieshire Town' AND match_id = 618 AND started = 1"
+    }
+    neither_draft_nor_twin(path, "vague-word", vague_word.insert_vague_word, asked)
+
+
+class FirstChoice:
+    """An rng whose choice is always the first: the word a seeded draw could give."""
+
+    def choice(self, options):
+        return options[0]
+
+
+def test_a_vague_word_twin_takes_another_word_of_its_kind_when_the_first_meets_no_row(tmp_path):
+    """ "young players (born after 1980-...)" of players born before 1960 counts none; the
+    twin then says "elderly" with its bound, which the question settles and rows meet."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE players (player_name TEXT, birth_date TEXT)")
+        born = ["1950-03-01", "1955-06-01", "1980-01-01", "1985-01-01", "1990-01-01"]
+        db.executemany(
+            "INSERT INTO players VALUES (?, ?)", [(f"p{i}", d) for i, d in enumerate(born)]
+        )
+    asked = {
+        "How many players born before 1960-01-01 are there?": "SELECT COUNT(*) FROM players "
+        "WHERE birth_date < '1960-01-01'"
+    }
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parents[0], "vague-word", 0)
+        twin = vague_word.settled_vague_word(job, contexts["club"], FirstChoice(), database)
+        assert twin is not None and twin.trigger == "elderly", twin
+        assert "elderly players (born before 1980-01-01)" in twin.question
+        assert database.execute(twin.sql).rows == [[2]]
+
+
+def test_no_vague_word_describes_the_one_row_a_question_picks_by_its_conditions(tmp_path):
+    """ "Who was the elderly coach of Lisatown Olympic on 2022-07-08?" asks for the one
+    coach then: the word restricts nothing, so no draft and no twin. The coaches a
+    question lists still get one ("Which young coaches of Lisatown Olympic ...")."""
+    import sqlite3
+
+    from answerable.builders.drafting.categories import vague_word
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE coaches (name TEXT, team_name TEXT, birth_date TEXT, "
+            "start_date TEXT, end_date TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO coaches VALUES (?, ?, ?, ?, ?)",
+            [
+                ("Ann Lee", "Lisatown Olympic", "1950-01-01", "2021-01-01", "2022-12-31"),
+                ("Bo Kim", "Lisatown Olympic", "1980-01-01", "2023-01-01", "2024-12-31"),
+                ("Cy Dunn", "Lisatown Olympic", "1990-01-01", "2019-01-01", "2020-12-31"),
+            ],
+        )
+    one = {
+        "Who was the coach of Lisatown Olympic on 2022-07-08?": "SELECT name FROM coaches "
+        "WHERE team_name = 'Lisatown Olympic' AND start_date <= '2022-07-08' "
+        "AND end_date >= '2022-07-08'"
+    }
+    neither_draft_nor_twin(path, "vague-word", vague_word.insert_vague_word, one)
+    listed = {
+        "Which coaches of Lisatown Olympic started after 2018-01-01?": "SELECT name FROM "
+        "coaches WHERE team_name = 'Lisatown Olympic' AND start_date > '2018-01-01'"
+    }
+    contexts, parents = asked_of(path, listed)
+    job = Job(parents[0], "vague-word", 0)
+    draft = vague_word.insert_vague_word(job, contexts["club"], rng_for(SEED, "d"))
+    assert draft is not None and draft.trigger in ("young", "elderly"), draft
+
+
+def test_a_vague_question_about_a_date_has_its_earliest_or_latest_as_twin(tmp_path):
+    """The vague question "Birth date?" says the date alone; its twin in the same frames
+    asks the earliest or latest of it, with the table's noun when another table has a
+    birth date too ("Earliest player birth date?"), its SQL a MIN or MAX of the column."""
+    import sqlite3
+
+    path = tmp_path / "club.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE players (player_name TEXT, birth_date TEXT, height_cm INTEGER)")
+        db.execute("CREATE TABLE coaches (coach_name TEXT, birth_date TEXT)")
+        db.executemany(
+            "INSERT INTO players VALUES (?, ?, ?)",
+            [("Ann", "1985-02-01", 170), ("Bo", "1992-05-06", 181), ("Cy", "1999-09-09", 175)],
+        )
+        db.execute("INSERT INTO coaches VALUES ('Di', '1960-01-01')")
+    asked = {
+        "How many players were born after 1990-01-01?": "SELECT COUNT(*) FROM players "
+        "WHERE birth_date > '1990-01-01'"
+    }
+    from answerable.builders.drafting import twins
+
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        job = Job(parents[0], "vague-question", 0)
+        twin = twins.aggregate_question(job, contexts["club"], rng_for(SEED, "t"), database)
+        assert twin is not None
+        word = twin.trigger
+        assert word in ("earliest", "latest")
+        assert f"{word} player birth date" in twin.question.lower(), twin.question
+        expected = "1985-02-01" if word == "earliest" else "1999-09-09"
+        assert database.execute(twin.sql).rows == [[expected]]
+
+
+def test_a_short_twin_never_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
+    """ "Number of rivers with traverse texas, please." names the value by a verb
+    (GeoQuery's ``river.traverse``): no short twin says it."""
+    from answerable.builders.drafting import twins
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip("WordNet is not installed (apt-get install wordnet-base)")
+    path = geography(tmp_path)
+    asked = {
+        "what rivers run through texas": "SELECT river_name FROM river WHERE traverse = 'texas'"
+    }
+    contexts, parents = asked_of(path, asked)
+    with ReadOnlyDatabase(path) as database:
+        for seed in range(4):
+            job = Job(parents[0], "vague-question", seed)
+            made = twins.short_question(job, contexts["geo"], rng_for(SEED, str(seed)), database)
+            assert made is None or "traverse" not in made.question, made.question

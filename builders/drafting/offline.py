@@ -208,10 +208,13 @@ CREATION_WORDS = frozenset(["opened", "founded", "built", "established", "create
 
 def described_phrases(kind: str, table: Table, concept: str | None) -> list[str]:
     """The noun phrases a vague word of ``kind`` may qualify, longest first (none: it
-    fits no noun of this table)."""
+    fits no noun of this table). An amount is a column a noun names: not a flag
+    (``is_``/``has_``, or ``started``, a word with no noun form: "who high started")."""
     if kind == "amount":
         column = table.column(concept.split(".", 1)[1]) if concept else None
         if column is None or name_words(column.name)[0] in ("is", "has"):
+            return []
+        if _no_noun_form(name_words(column.name)[0]):
             return []
         noun = humanize(column.name)  # "minutes played": the head noun comes first
         return list(dict.fromkeys([noun, noun.split()[0]]))
@@ -337,6 +340,14 @@ def _never_a_noun(word: str) -> bool:
     reader = wordnet.wordnet()
     said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
     return said.pop("n") == 0 and any(said.values())
+
+
+def _no_noun_form(word: str) -> bool:
+    """Whether WordNet knows ``word`` in no noun form at all (``started``, a verb's past;
+    ``minutes`` and ``yellow`` are nouns). Without WordNet, no."""
+    from answerable.builders.lexical import wordnet
+
+    return wordnet.available() and wordnet.is_word(word) and not wordnet.is_noun(word)
 
 
 def replaceable(question: str, start: int, end: int, noun: str) -> bool:

@@ -419,6 +419,8 @@ def short_question(job, context, rng, database) -> Twin | None:
         found = table.column(name)
         if found is None or is_temporal(found.name, found.type):
             continue  # a date is compared as a range: no row may hold it
+        if offline.reference_noun(column, context) is None:
+            continue  # "rivers with traverse indiana": the column's name is no noun
         if owner.lower() == table.name.lower() and not is_key(name):
             target = exp.column(name, table=table.name, quoted=True)
             if database is not None and not _rows_holding(
@@ -443,29 +445,36 @@ SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the
 
 
 AGGREGATES = {"highest": exp.Max, "lowest": exp.Min, "average": exp.Avg}
+DATE_AGGREGATES = {"earliest": exp.Min, "latest": exp.Max}
 AGGREGATE_FRAMES = ("{A} {c}?", "{A} {c}, please.", "What about the {a} {c}?")
 """A short question about a whole column in the vague frames ("Capacity?" is vague,
-"Highest capacity?" is not)."""
+"Highest capacity?" is not; "Birth date?" is vague, "Earliest birth date?" is not)."""
 
 
 def aggregate_question(job, context, rng, database) -> Twin | None:
     """vague-question: the highest, lowest or average of a number the parent reads of
     its main table, in the vague frames ("Highest capacity?"), with the table's noun
     when another table has a column of that name ("Highest city population?"); the
-    gold SQL that aggregate over the table. None when the parent reads no number of it,
-    or the table has no other number a wrong candidate could read."""
+    gold SQL that aggregate over the table. Without such a number, the earliest or
+    latest of a date it reads ("Earliest player birth date?": the vague question
+    "Birth date?" says the date alone). None when the parent reads neither, or the
+    table has no other number (or date) a wrong candidate could read."""
     table = offline.parent_table(job, context)
     if table is None:
         return None
     by_name = {humanize(c.name): c for c in table.columns}
     read = [by_name[name] for name in offline.read_columns(job, table) if name in by_name]
     numbers = [c for c in read if is_numeric(c.type) and not is_temporal(c.name, c.type)]
-    if not numbers or not _numeric_sibling(table, numbers[0]):
+    dates = [c for c in read if is_temporal(c.name, c.type)]
+    if numbers and _numeric_sibling(table, numbers[0]):
+        column, aggregates = numbers[0], AGGREGATES
+    elif not numbers and dates and _comparable_sibling(table, dates[0]):
+        column, aggregates = dates[0], DATE_AGGREGATES
+    else:
         return None
-    column = numbers[0]
-    word = rng.choice(sorted(AGGREGATES))
+    word = rng.choice(sorted(aggregates))
     target = exp.column(column.name, table=table.name, quoted=True)
-    query = exp.select(AGGREGATES[word](this=target)).from_(exp.to_table(table.name, quoted=True))
+    query = exp.select(aggregates[word](this=target)).from_(exp.to_table(table.name, quoted=True))
     said = humanize(column.name)
     noun = offline.table_noun(table, plural=False)
     elsewhere = [t for t in context.schema.tables if t is not table and t.column(column.name)]
@@ -473,6 +482,17 @@ def aggregate_question(job, context, rng, database) -> Twin | None:
         said = f"{noun} {said}"  # "city population": states have a population too
     text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
     return Twin(job, text, as_sql(query, job), "aggregate_question", word)
+
+
+def _comparable_sibling(table: Table, column: Column) -> bool:
+    """Whether ``table`` has another date or number that is no key (what a wrong
+    candidate of a date's earliest or latest could read instead)."""
+    return any(
+        c.name.lower() != column.name.lower()
+        and (is_numeric(c.type) or is_temporal(c.name, c.type))
+        and not is_key(c.name)
+        for c in table.columns
+    )
 
 
 def _numeric_sibling(table: Table, column: Column) -> bool:

@@ -4,9 +4,11 @@ checked, twinned and shown in a prompt."""
 from __future__ import annotations
 
 import random
+import re
 
 from sqlglot import exp
 
+from answerable.builders import sqlkit
 from answerable.builders.drafting import lexicon, offline, settled_by_question
 from answerable.builders.drafting.category import Category
 from answerable.builders.drafting.checks import Failure, check_trigger_in_question
@@ -33,6 +35,7 @@ from answerable.builders.drafting.twins import (
     parent_select,
     spoken,
 )
+from answerable.builders.lexical.inflection import singular
 from answerable.kernel.errors import SQLError
 
 
@@ -64,11 +67,32 @@ def insert_vague_word(job: Job, context: DatabaseContext, rng: random.Random) ->
         if at is not None and names_its_rows(job, context, at):
             at = None  # "the large mississippi river": a named row is as large as it is
         words = lexicon.SIZE_WORDS
-    if at is None:
+    if at is None or describes_one_row(job, question, at, described_phrases(kind, table, concept)):
         return None
     word = rng.choice(words)
     question = question[:at] + word + " " + question[at:]
     return offline_draft(job, question, word, "insert_vague_word", concept=concept)
+
+
+def describes_one_row(job: Job, question: str, at: int, phrases: list[str]) -> bool:
+    """Whether a vague word at ``at`` would stand in "the <word> <singular noun>" of the
+    one row the parent's conditions alone pick: "Who was the elderly coach of Lisatown
+    Olympic on 2022-07-08?" asks for the one coach then, whom the word describes without
+    restricting anything, so there is no threshold to ask about. A row picked among
+    others by a ranking, a superlative or an aggregate is picked from a set the word
+    does restrict ("the early match with the highest attendance")."""
+    end = _noun_end(question, phrases, at)
+    before = re.findall(r"[a-z']+", question[:at].lower())[-1:]
+    if end is None or before != ["the"]:
+        return False
+    head = question[at:end].split()[-1].lower()
+    if head != singular(head):
+        return False  # "the young players": rows
+    tree = offline.parent_tree(job)
+    if not isinstance(tree, exp.Select) or sqlkit.folds_rows(tree):
+        return False
+    picked = tree.args.get("order") or tree.args.get("limit")
+    return not picked and not any(s is not tree for s in tree.find_all(exp.Select))
 
 
 def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
@@ -96,26 +120,38 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     question = job.parent["question"]
     names = [humanize(c.name) for c in table.columns if " " in humanize(c.name)]
     at = offline.noun_group_start(question, phrases, inside=names)
-    if at is None or kind == "other":
-        return None
-    word = rng.choice(lexicon.VAGUE_BY_KIND[kind])
+    if at is None or kind == "other" or describes_one_row(job, question, at, phrases):
+        return None  # as the drafter
     column = table.column(concept.split(".", 1)[1])
     target = column_of(select, table, column)
     bounds = column_bounds(database, table, column)
     noun_end = _noun_end(question, phrases, at)
     if target is None or bounds is None or noun_end is None:
         return None
+    words = lexicon.VAGUE_BY_KIND[kind]
+    first = rng.choice(words)
+    for word in [first, *(w for w in words if w != first)]:  # the kind's others next
+        twin = _settled_with(word, job, (at, noun_end), select.copy(), target, bounds, database)
+        if twin is not None:
+            return twin
+    return None
+
+
+def _settled_with(word, job, noun, select, target, bounds, database) -> Twin | None:
+    """The twin with ``word`` before the noun at ``noun`` (its start and end) and the
+    bound that settles it, or None when the question does not settle it or the bound
+    and the parent's own conditions meet no row ("early matches" of a later season)."""
+    question, (at, noun_end) = job.parent["question"], noun
+    column = target.name
     low, middle, high = bounds
     phrase, test = VAGUE_BOUNDS[word]
     if test is exp.Between:
         lo, hi = (low, middle) if word == "early" else (middle, high)
-        condition = exp.Between(this=target, low=literal(lo), high=literal(hi))
+        condition = exp.Between(this=target.copy(), low=literal(lo), high=literal(hi))
     else:
         lo = hi = None
-        condition = test(this=target, expression=literal(middle))
-    said = phrase.format(
-        column=humanize(column.name), v=spoken(middle), lo=spoken(lo), hi=spoken(hi)
-    )
+        condition = test(this=target.copy(), expression=literal(middle))
+    said = phrase.format(column=humanize(column), v=spoken(middle), lo=spoken(lo), hi=spoken(hi))
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled_by_question.vague_word_settled(text, word) is None:
         return None
