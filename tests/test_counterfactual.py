@@ -21,6 +21,7 @@ from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
 from answerable.builders.counterfactual.gate import judge_value, looks_like
+from answerable.builders.counterfactual.generators import base
 from answerable.builders.counterfactual.generators.value_unanswerable import _filters_every_row
 from answerable.builders.counterfactual.grounding import ground
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
@@ -181,6 +182,23 @@ def test_grounding_prefers_the_longest_mention_and_skips_keys():
     assert [(m.text, m.concept) for m in grounding.mentions()] == [
         ("length of stay", "icu_stays.length_of_stay")
     ]
+
+
+def test_a_parent_is_grounded_once_and_only_when_read(monkeypatch):
+    schema = DatabaseSchema("h", [Table("icu_stays", [Column("length_of_stay", "REAL")])])
+    item = {
+        "id": "p1",
+        "db_id": "h",
+        "question": "What is the longest length of stay?",
+        "sql": "SELECT MAX(length_of_stay) FROM icu_stays",
+    }
+    questions = []
+    monkeypatch.setattr(base, "ground", lambda q, refs: questions.append(q) or ground(q, refs))
+    parent = base.prepare(item, schema)
+    assert questions == []  # qualified, not grounded: most parents get no edit
+    assert parent.grounding is parent.grounding
+    assert questions == [item["question"]]
+    assert parent.grounding == ground(item["question"], parent.refs)
 
 
 def golden(path: Path, value):

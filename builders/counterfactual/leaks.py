@@ -106,7 +106,7 @@ def _differs(a: exp.Expr, b: exp.Expr) -> exp.Expr:
 
 def _run(db: ReadOnlyDatabase, query: exp.Select) -> list:
     try:
-        return db.execute(query.sql("sqlite"), ordered=False, row_cap=1).rows[0]
+        return db.execute(query.sql("sqlite", copy=False), ordered=False, row_cap=1).rows[0]
     except (SQLError, IndexError):
         return []
 
@@ -120,11 +120,13 @@ def _same_table(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
     if not others:
         return []
     target = trees.column(column, owner.name)
-    sums = [exp.func("SUM", _differs(target, trees.column(o, owner.name))) for o in others]
+    sums = [
+        exp.func("SUM", _differs(target, trees.column(o, owner.name)), copy=False) for o in others
+    ]
     query = (
         exp.select(exp.func("COUNT", exp.Star()), *sums)
-        .from_(trees.table(owner.name))
-        .where(trees.not_null(target.copy()))
+        .from_(trees.table(owner.name), copy=False)
+        .where(trees.not_null(target.copy()), copy=False)
     )
     row = _run(db, query)
     if not row or not row[0]:
@@ -156,18 +158,22 @@ def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str,
     if not candidates:
         return []
     target = trees.column(column, owner.name)
-    sums = [exp.func("SUM", _differs(target, trees.column(c, other.name))) for c in candidates]
+    sums = [
+        exp.func("SUM", _differs(target, trees.column(c, other.name)), copy=False)
+        for c in candidates
+    ]
     joined = exp.func("COUNT", exp.Distinct(expressions=[trees.column("rowid", owner.name)]))
     query = (
         exp.select(joined, *sums)
-        .from_(trees.table(owner.name))
+        .from_(trees.table(owner.name), copy=False)
         .join(
             trees.table(other.name),
             on=exp.EQ(
                 this=trees.column(here, owner.name), expression=trees.column(there, other.name)
             ),
+            copy=False,
         )
-        .where(trees.not_null(target.copy()))
+        .where(trees.not_null(target.copy()), copy=False)
     )
     row = _run(db, query)
     total = _run(db, _count_present(owner, column))
@@ -185,8 +191,8 @@ def _count_present(owner: Table, column: str) -> exp.Select:
     target = trees.column(column, owner.name)
     return (
         exp.select(exp.func("COUNT", exp.Star()))
-        .from_(trees.table(owner.name))
-        .where(trees.not_null(target))
+        .from_(trees.table(owner.name), copy=False)
+        .where(trees.not_null(target), copy=False)
     )
 
 
@@ -224,13 +230,13 @@ def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
         return []
     target = trees.column(column, owner.name)
     sums = [
-        exp.func("SUM", _far(target, _combine(kind, operands[a], operands[b])))
+        exp.func("SUM", _far(target, _combine(kind, operands[a], operands[b])), copy=False)
         for kind, a, b in pairs
     ]
     query = (
         exp.select(exp.func("COUNT", exp.Star()), *sums)
-        .from_(trees.table(owner.name))
-        .where(trees.not_null(target.copy()))
+        .from_(trees.table(owner.name), copy=False)
+        .where(trees.not_null(target.copy()), copy=False)
     )
     row = _run(db, query)
     if not row or (row[0] or 0) < 5:
@@ -328,8 +334,8 @@ def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> 
             *keys[1:],
             *(exp.alias_(agg, alias) for alias, (_, agg) in measures.items()),
         )
-        .from_(trees.table(child.name))
-        .group_by(*(k.this if isinstance(k, exp.Alias) else k for k in keys))
+        .from_(trees.table(child.name), copy=False)
+        .group_by(*(k.this if isinstance(k, exp.Alias) else k for k in keys), copy=False)
     )
     on = exp.EQ(this=trees.column("k", "g"), expression=trees.column(key, owner.name))
     if condition is not None:
@@ -340,6 +346,7 @@ def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> 
         exp.func(
             "SUM",
             _far(target, exp.func("COALESCE", trees.column(alias, "g"), exp.Literal.number(0))),
+            copy=False,
         )
         for alias in measures
     ]
@@ -349,9 +356,14 @@ def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> 
             exp.func("COUNT", exp.Distinct(expressions=[target.copy()])),
             *fars,
         )
-        .from_(trees.table(owner.name))
-        .join(exp.alias_(exp.Subquery(this=grouped), "g", table=True), on=on, join_type="left")
-        .where(trees.not_null(target.copy()))
+        .from_(trees.table(owner.name), copy=False)
+        .join(
+            exp.alias_(exp.Subquery(this=grouped), "g", table=True),
+            on=on,
+            join_type="left",
+            copy=False,
+        )
+        .where(trees.not_null(target.copy()), copy=False)
     )
     row = _run(db, query)
     if not row or (row[0] or 0) < 5 or (row[1] or 0) < 2:
@@ -367,10 +379,12 @@ def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> 
 def _far(target: exp.Expr, value: exp.Expr) -> exp.Expr:
     """1 when ``value`` is missing or further from ``target`` than rounding explains:
     one hundredth of the target's size (at least 0.01)."""
-    gap = exp.func("ABS", exp.Sub(this=target.copy(), expression=value))
+    gap = exp.func("ABS", exp.Sub(this=target.copy(), expression=value), copy=False)
     tolerance = exp.Mul(
         this=exp.Literal.number("0.01"),
-        expression=exp.func("MAX", exp.Literal.number(1), exp.func("ABS", target.copy())),
+        expression=exp.func(
+            "MAX", exp.Literal.number(1), exp.func("ABS", target.copy(), copy=False), copy=False
+        ),
     )
     missing = exp.Is(this=value.copy(), expression=exp.Null())
     return exp.Case(

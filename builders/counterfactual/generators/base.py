@@ -10,6 +10,7 @@ seed), with the checks that do not depend on the item remembered per key.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +40,14 @@ class Parent:
     item: dict
     schema: DatabaseSchema
     query: Query  # the gold SQL qualified against ``schema`` (see :mod:`.shapes`)
-    grounding: Grounding
     views: frozenset = frozenset()
+
+    @functools.cached_property
+    def grounding(self) -> Grounding:
+        """The question's mentions of the gold SQL's columns and values, found on first
+        use: most parents are drawn for no edit. Grounding reads only the question and
+        the references, and raises none of the errors a parent is rejected for."""
+        return ground(self.item["question"], self.query.refs)
 
     @property
     def tree(self) -> exp.Expr:
@@ -82,13 +89,14 @@ def prepare(
     item: dict, schema: DatabaseSchema, views: frozenset = frozenset(), shapes: Shapes | None = None
 ) -> Parent:
     """Qualify the parent's SQL against its schema (through ``shapes``, which reuses the
-    work for queries that differ only in values) and ground its question; ``views`` are
-    the lower-case names of the schema's views (never edited).
+    work for queries that differ only in values); its question is grounded when a
+    generator first asks. ``views`` are the lower-case names of the schema's views
+    (never edited).
 
     Raises :class:`SQLError` when the SQL no longer binds (it did when it was verified).
     """
     query = (shapes or Shapes()).query(item["sql"], schema, item.get("dialect", "sqlite"))
-    return Parent(item, schema, query, ground(item["question"], query.refs), views)
+    return Parent(item, schema, query, views)
 
 
 @dataclass
