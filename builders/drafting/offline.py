@@ -162,8 +162,15 @@ def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
 def parent_tree(job: Job) -> exp.Expr | None:
     """The parent's SQL parsed (a tree of the caller's own), or None when it does not
     parse."""
-    tree = _parsed(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    tree = shared_parent_tree(job)
     return None if tree is None else tree.copy()
+
+
+def shared_parent_tree(job: Job) -> exp.Expr | None:
+    """The parent's SQL parsed, one tree shared by every rule and twin of the parent's
+    jobs (no copy: a copy costs a third of a parse), or None when it does not parse.
+    Read it, never change it; a caller that edits takes :func:`parent_tree`."""
+    return _parsed(job.parent["sql"], job.parent.get("dialect", "sqlite"))
 
 
 @lru_cache(maxsize=16)
@@ -180,7 +187,7 @@ def _parsed(sql: str, dialect: str) -> exp.Expr | None:
 def ranks_nothing(job: Job) -> bool:
     """Whether the parent's SQL neither orders, limits nor takes a MAX or MIN: its rows
     are all that meet its conditions, so a size word would choose among them."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if any(node.args.get("order") or node.args.get("limit") for node in tree.find_all(exp.Query)):
@@ -191,7 +198,7 @@ def ranks_nothing(job: Job) -> bool:
 def asks_bare(job: Job, column: str) -> bool:
     """Whether the parent's outer SELECT returns ``column`` itself (not inside an
     aggregate): the question asks that figure of its rows."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if not isinstance(tree, exp.Select):
@@ -413,7 +420,7 @@ def asked_column_phrase(
     of a value of another table ("the cost of the drug named lactulose"), the table is
     the value's, whose attribute the draft asks ("the refill count of the drug named
     lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return None
     try:
@@ -506,7 +513,7 @@ def returned_table(job: Job, context: DatabaseContext) -> Table | None:
     alias): the rows the answer lists ("What medication was prescribed ... after the
     diagnosis of ...?" lists prescriptions' drugs, though the question says a diagnosis
     first). None when no returned column resolves to one table of the schema."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     while isinstance(tree, exp.SetOperation):
         tree = tree.this
     if not isinstance(tree, exp.Select):
@@ -665,7 +672,7 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
     "... the mean Potassium per ethnicity ..., with their body weight?"), nor beside the
     distinct figures of one thing ("What is the selling rate of the drug ..., with their
     long title?")."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
         tree = tree.this
     if not isinstance(tree, exp.Select) or counted(job):
@@ -740,7 +747,7 @@ def counted(job: Job) -> bool:
     SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
     FROM of its own, or reads only a derived table: "What is the percentile of 2.71 in
     ...?"), so that no row has an attribute to add."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
@@ -774,7 +781,7 @@ def one_result(job: Job) -> bool:
     verified result has one row: "how big is alaska")."""
     if counted(job) or (job.parent.get("result") or {}).get("row_count") == 1:
         return True
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if not isinstance(tree, exp.Select):
         return False
     if _limited_to_one(tree):
