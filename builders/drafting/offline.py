@@ -341,6 +341,15 @@ def _never_a_noun(word: str) -> bool:
 
     if not wordnet.available():
         return False
+    return _only_verb_or_adjective(word)
+
+
+@lru_cache(maxsize=4096)
+def _only_verb_or_adjective(word: str) -> bool:
+    """:func:`_never_a_noun` read from WordNet, once per word: a table's few column words
+    come back for every parent of the table, and a word's sense counts cost milliseconds."""
+    from answerable.builders.lexical import wordnet
+
     reader = wordnet.wordnet()
     said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
     return said.pop("n") == 0 and any(said.values())
