@@ -94,9 +94,8 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
 def pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, str]]:
     """``(value, table.column)`` of the strings ``sql`` matches as a pattern (LIKE):
     a part of a value, not a thing a reference could point at."""
-    try:
-        refs = query_shapes.shared().query(sql, context.schema).refs
-    except SQLError:
+    refs = parent_refs(sql, context)
+    if refs is None:
         return frozenset()
     return frozenset(
         (str(literal.value).strip("%"), literal.column)
@@ -105,12 +104,22 @@ def pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, st
     )
 
 
+@lru_cache(maxsize=64)
+def parent_refs(sql: str, context: DatabaseContext) -> sqlkit.Refs | None:
+    """The references of a parent's SQL qualified against its database's schema (see
+    :mod:`answerable.builders.counterfactual.query_shapes`), or None when it does not
+    qualify: read once for every rule and twin of the parent's jobs, which come in a row."""
+    try:
+        return query_shapes.shared().query(sql, context.schema).refs
+    except SQLError:
+        return None
+
+
 @lru_cache(maxsize=4096)
 def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
     """``(value, table.column)`` of every string compared with a column in ``sql``."""
-    try:
-        refs = query_shapes.shared().query(sql, context.schema).refs
-    except SQLError:
+    refs = parent_refs(sql, context)
+    if refs is None:
         return ()
     return tuple(
         (str(literal.value).strip("%"), literal.column)
@@ -432,9 +441,8 @@ def asked_column_phrase(
     tree = shared_parent_tree(job)
     if tree is None:
         return None
-    try:
-        refs = query_shapes.shared().query(job.parent["sql"], context.schema).refs
-    except SQLError:
+    refs = parent_refs(job.parent["sql"], context)
+    if refs is None:
         return None
     returned = returned_columns(tree)
     question = job.parent["question"]
