@@ -11,7 +11,8 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.drafting.categories import CATEGORIES
 from answerable.builders.drafting.drafts import Job
-from answerable.builders.drafting.per_category import make_twin
+from answerable.builders.drafting.offline import shared_parent_tree
+from answerable.builders.drafting.per_category import draft_offline, make_twin
 from answerable.builders.drafting.settled_by_question import vague_word_settled
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.kernel.ids import rng_for
@@ -69,6 +70,29 @@ def test_twins_are_the_same_for_the_same_seed(demo_dir, demo_twins):
             made = make_twin(job, contexts[job.db_id], rng_for(SEED, "twin", job.key), database)
         again.append((made.question, made.sql))
     assert again == first
+
+
+def test_rules_and_twins_leave_the_parents_shared_tree_as_parsed(demo_dir):
+    """Every rule and twin of a parent reads one shared parse of its SQL: none of them
+    may change it (a twin that edits the tree takes a copy of its own)."""
+    from answerable.kernel.records import read_jsonl
+
+    paths = {db: demo_dir / f"{db}.sqlite" for db in ("clinic", "league")}
+    contexts = contexts_of(paths)
+    pairs = [p for db in paths for p in read_jsonl(REPO / f"raw/demo/seeds/{db}.jsonl")]
+    parents = parents_of(pairs, {db: c.schema for db, c in contexts.items()})
+    assert parents
+    for parent in parents:
+        with ReadOnlyDatabase(paths[parent["db_id"]]) as database:
+            parent = {**parent, "result": database.execute(parent["sql"]).to_record()}
+            for category in CATEGORIES:
+                job = Job(parent, category, 0)
+                rng = rng_for(SEED, "twin", job.key)
+                draft_offline(job, contexts[job.db_id], rng)
+                make_twin(job, contexts[job.db_id], rng, database)
+                shared = shared_parent_tree(job)
+                assert shared.parent is None, (category, parent["sql"])  # in no other tree
+                assert shared.sql() == sqlkit.parse(parent["sql"]).sql(), category
 
 
 def test_a_settled_vague_word_carries_its_bound_in_the_question_and_the_sql(demo_twins):

@@ -96,10 +96,15 @@ def near_synonym(term: str, schema: DatabaseSchema) -> str | None:
         return None
     for table in schema.tables:
         for column in table.columns:
-            theirs = content_words(column.name)
-            if _near(mine, theirs, term, column.name):
+            if _renames(term, column.name):
                 return f"{table.name}.{column.name}"
     return None
+
+
+@functools.lru_cache(maxsize=65536)  # a schema's columns, checked against every draft's terms
+def _renames(term: str, column: str) -> bool:
+    """Whether ``term`` merely renames ``column`` (:func:`near_synonym`)."""
+    return _near(content_words(term), content_words(column), term, column)
 
 
 def _near(mine: tuple[str, ...], theirs: tuple[str, ...], term: str, column: str) -> bool:

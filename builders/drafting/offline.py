@@ -94,9 +94,8 @@ def named_values(job: Job, context: DatabaseContext) -> list[tuple[str, str, tup
 def pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, str]]:
     """``(value, table.column)`` of the strings ``sql`` matches as a pattern (LIKE):
     a part of a value, not a thing a reference could point at."""
-    try:
-        refs = query_shapes.shared().query(sql, context.schema).refs
-    except SQLError:
+    refs = parent_refs(sql, context)
+    if refs is None:
         return frozenset()
     return frozenset(
         (str(literal.value).strip("%"), literal.column)
@@ -105,12 +104,22 @@ def pattern_parts(sql: str, context: DatabaseContext) -> frozenset[tuple[str, st
     )
 
 
+@lru_cache(maxsize=64)
+def parent_refs(sql: str, context: DatabaseContext) -> sqlkit.Refs | None:
+    """The references of a parent's SQL qualified against its database's schema (see
+    :mod:`answerable.builders.counterfactual.query_shapes`), or None when it does not
+    qualify: read once for every rule and twin of the parent's jobs, which come in a row."""
+    try:
+        return query_shapes.shared().query(sql, context.schema).refs
+    except SQLError:
+        return None
+
+
 @lru_cache(maxsize=4096)
 def _string_literals(sql: str, context: DatabaseContext) -> tuple[tuple[str, str], ...]:
     """``(value, table.column)`` of every string compared with a column in ``sql``."""
-    try:
-        refs = query_shapes.shared().query(sql, context.schema).refs
-    except SQLError:
+    refs = parent_refs(sql, context)
+    if refs is None:
         return ()
     return tuple(
         (str(literal.value).strip("%"), literal.column)
@@ -162,8 +171,15 @@ def names_its_rows(job: Job, context: DatabaseContext, at: int) -> bool:
 def parent_tree(job: Job) -> exp.Expr | None:
     """The parent's SQL parsed (a tree of the caller's own), or None when it does not
     parse."""
-    tree = _parsed(job.parent["sql"], job.parent.get("dialect", "sqlite"))
+    tree = shared_parent_tree(job)
     return None if tree is None else tree.copy()
+
+
+def shared_parent_tree(job: Job) -> exp.Expr | None:
+    """The parent's SQL parsed, one tree shared by every rule and twin of the parent's
+    jobs (no copy: a copy costs a third of a parse), or None when it does not parse.
+    Read it, never change it; a caller that edits takes :func:`parent_tree`."""
+    return _parsed(job.parent["sql"], job.parent.get("dialect", "sqlite"))
 
 
 @lru_cache(maxsize=16)
@@ -180,7 +196,7 @@ def _parsed(sql: str, dialect: str) -> exp.Expr | None:
 def ranks_nothing(job: Job) -> bool:
     """Whether the parent's SQL neither orders, limits nor takes a MAX or MIN: its rows
     are all that meet its conditions, so a size word would choose among them."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if any(node.args.get("order") or node.args.get("limit") for node in tree.find_all(exp.Query)):
@@ -191,7 +207,7 @@ def ranks_nothing(job: Job) -> bool:
 def asks_bare(job: Job, column: str) -> bool:
     """Whether the parent's outer SELECT returns ``column`` itself (not inside an
     aggregate): the question asks that figure of its rows."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if not isinstance(tree, exp.Select):
@@ -337,6 +353,15 @@ def _never_a_noun(word: str) -> bool:
 
     if not wordnet.available():
         return False
+    return _only_verb_or_adjective(word)
+
+
+@lru_cache(maxsize=4096)
+def _only_verb_or_adjective(word: str) -> bool:
+    """:func:`_never_a_noun` read from WordNet, once per word: a table's few column words
+    come back for every parent of the table, and a word's sense counts cost milliseconds."""
+    from answerable.builders.lexical import wordnet
+
     reader = wordnet.wordnet()
     said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
     return said.pop("n") == 0 and any(said.values())
@@ -424,12 +449,11 @@ def asked_column_phrase(
     of a value of another table ("the cost of the drug named lactulose"), the table is
     the value's, whose attribute the draft asks ("the refill count of the drug named
     lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return None
-    try:
-        refs = query_shapes.shared().query(job.parent["sql"], context.schema).refs
-    except SQLError:
+    refs = parent_refs(job.parent["sql"], context)
+    if refs is None:
         return None
     returned = returned_columns(tree)
     question = job.parent["question"]
@@ -539,7 +563,7 @@ def returned_table(job: Job, context: DatabaseContext) -> Table | None:
     alias): the rows the answer lists ("What medication was prescribed ... after the
     diagnosis of ...?" lists prescriptions' drugs, though the question says a diagnosis
     first). None when no returned column resolves to one table of the schema."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     while isinstance(tree, exp.SetOperation):
         tree = tree.this
     if not isinstance(tree, exp.Select):
@@ -729,7 +753,7 @@ def appended_question(job: Job, context: DatabaseContext, table: Table) -> str |
     "... the mean Potassium per ethnicity ..., with their body weight?"), nor beside the
     distinct figures of one thing ("What is the selling rate of the drug ..., with their
     long title?")."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     while isinstance(tree, exp.SetOperation):  # "... EXCEPT ...": the first query's rows
         tree = tree.this
     if not isinstance(tree, exp.Select) or counted(job):
@@ -804,7 +828,7 @@ def counted(job: Job) -> bool:
     SELECT aggregates without a GROUP BY, works one figure out of subqueries without a
     FROM of its own, or reads only a derived table: "What is the percentile of 2.71 in
     ...?"), so that no row has an attribute to add."""
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if tree is None:
         return False
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
@@ -839,7 +863,7 @@ def one_result(job: Job, context: DatabaseContext | None = None) -> bool:
     or its verified result has one row: "how big is alaska")."""
     if counted(job) or (job.parent.get("result") or {}).get("row_count") == 1:
         return True
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     if not isinstance(tree, exp.Select):
         return False
     return _one_row(tree, context)

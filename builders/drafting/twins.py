@@ -87,8 +87,16 @@ class Twin:
 
 
 def parent_select(job: Job) -> exp.Select | None:
-    """The parent's SQL parsed, when it is one SELECT (no UNION, no WITH at the top)."""
-    tree = offline.parent_tree(job)
+    """The parent's SQL parsed (a tree of the caller's own), when it is one SELECT (no
+    UNION, no WITH at the top)."""
+    select = shared_parent_select(job)
+    return None if select is None else select.copy()
+
+
+def shared_parent_select(job: Job) -> exp.Select | None:
+    """:func:`parent_select` without a copy: the tree every rule and twin of the parent
+    reads (:func:`offline.shared_parent_tree`). Read it, never change it."""
+    tree = offline.shared_parent_tree(job)
     return tree if isinstance(tree, exp.Select) and not tree.args.get("with") else None
 
 
@@ -188,7 +196,7 @@ def _comparable(values: list, column: Column) -> bool:
 def resolved_reference(job, context, rng, database) -> Twin | None:
     """ambiguous-reference: the value the question names becomes "that <noun>, <value>",
     so the reference has its referent beside it (the draft's words and one more)."""
-    select = parent_select(job)
+    select = shared_parent_select(job)
     if select is None:
         return None
     question = job.parent["question"]
@@ -222,7 +230,7 @@ def appended_reference(job, context, rng, database) -> Twin | None:
     the parent's own rows (a seeded pick), so the answer is not empty. None when the
     draft would append nothing, or the table has no name column or no join to it."""
     table = offline.parent_table(job, context)
-    select = parent_select(job)
+    select = shared_parent_select(job)
     question = job.parent["question"]
     if table is None or select is None or database is None or not question.rstrip().endswith("?"):
         return None
@@ -518,7 +526,7 @@ def attribute_question(job, context, rng, database) -> Twin | None:
     the value picks no single row (a drug prescribed many times), when the parent asks
     no plain column of that table, or without a database to count the rows."""
     table = offline.parent_table(job, context)
-    select = parent_select(job)
+    select = shared_parent_select(job)
     if table is None or select is None or database is None:
         return None
     asked = _asked_columns(select, table)

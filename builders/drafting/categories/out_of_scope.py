@@ -18,7 +18,7 @@ from answerable.builders.drafting.offline import (
     offline_draft,
     one_result,
     parent_table,
-    parent_tree,
+    shared_parent_tree,
     yes_or_no,
 )
 from answerable.builders.drafting.twins import Twin, added_task, parent_select, whole_result
@@ -31,7 +31,7 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     if parent_table(job, context) is None:
         return None
     tasks = sorted(lexicon.OUT_OF_SCOPE_TASKS)
-    tree = parent_tree(job)
+    tree = shared_parent_tree(job)
     one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
     if one or one_result(job) or yes_or_no(job.parent["question"]):
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot

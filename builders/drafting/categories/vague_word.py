@@ -32,7 +32,7 @@ from answerable.builders.drafting.twins import (
     column_bounds,
     column_of,
     literal,
-    parent_select,
+    shared_parent_select,
     spoken,
 )
 from answerable.builders.lexical.inflection import singular
@@ -110,7 +110,7 @@ def check_vague_word(draft: Draft, context: DatabaseContext) -> Failure | None:
 def settled_vague_word(job, context, rng, database) -> Twin | None:
     """vague-word: the vague word, after it the bound that settles it (see the module)."""
     table = offline.parent_table(job, context)
-    select = parent_select(job)
+    select = shared_parent_select(job)
     if table is None or select is None or database is None:
         return None
     kind, concept = offline.vague_kind(table)
