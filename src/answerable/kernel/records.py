@@ -48,9 +48,9 @@ PARQUET_SCHEMA = polars_schema()
 COLUMNS = list(PARQUET_SCHEMA)  # the columns of an items file, ``id`` first
 RUN_ROWS = 2048  # items a writer sorts at once (as columns); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes, or a writer holds as dicts, at once
-# a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
-# merge holds one group per run (big groups would hold every run, the whole file, at once)
-RUN_GROUP_ROWS = 64
+# a run's row groups: the merge reads a run's next rows by position, decoding the groups
+# that hold them (small groups waste little; each group costs a decode of every column)
+RUN_GROUP_ROWS = 256
 
 
 def complete(item: dict) -> dict:
@@ -127,14 +127,14 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
     """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`, a
     column at a time: the ids say which rows of each run make the next group (a stable
     sort of the runs' ids, in run order, orders ties as a merge of the runs does), and
-    the group is those rows, read from the runs as stored, sorted by id."""
+    the group is those rows, read from the runs as stored (only the row groups that hold
+    them are decoded), sorted by id."""
     ids = pl.concat(
         pl.read_parquet(run, columns=["id"]).with_columns(run=pl.lit(number, pl.Int32))
         for number, run in enumerate(runs)
     )
     order = by_id(ids).get_column("run")
     ids = None  # only the runs' order is kept
-    readers = [RowReader(run, convert=lambda table: [table]) for run in runs]
     taken = [0] * len(runs)  # rows of each run already merged
 
     def groups() -> Iterator[pl.DataFrame]:
@@ -142,9 +142,9 @@ def _merge_runs(runs: list[Path], out: Path) -> None:
             counts = order.slice(start, RUN_ROWS).value_counts(sort=False).rows()
             pieces = []
             for run, count in sorted(counts):
-                pieces += readers[run].rows(taken[run], count)
+                pieces.append(pl.scan_parquet(runs[run]).slice(taken[run], count))
                 taken[run] += count
-            yield by_id(pl.concat(pl.from_arrow(piece) for piece in pieces))
+            yield by_id(pl.concat(pieces).collect())
 
     _write_groups(groups(), out)
 
