@@ -6,11 +6,13 @@ a closed object is a struct of its declared properties, an array a list of its i
 type, and the fields in :data:`~answerable.kernel.item_model.OPEN_FIELDS` are canonical
 JSON text.
 
-Typing an item (:func:`typed_row`) gives every struct every declared key, null when the
-item leaves it out; a key the schema does not declare would be lost, so it is an error
-naming the item and the key. Reading back (:func:`item_reader`) leaves a null key out
-of a struct unless the schema requires it, so an absent key and a null one read back
-alike and an item gains no keys it never had.
+Typing items (:func:`unsorted_frame`) works a column at a time: a field's values are
+checked and made ready in bulk, then Arrow types the whole column, every struct with
+every declared key (null when the item leaves it out); a key the schema does not declare
+would be lost, so it is an error naming the item and the key. Reading back
+(:func:`from_columns`) converts whole columns too and leaves a null key out of a struct
+unless the schema requires it, so an absent key and a null one read back alike and an
+item gains no keys it never had.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 
-# ---- item -> typed row -----------------------------------------------------------------
+# ---- items -> typed columns -----------------------------------------------------------
 
 
 def to_frame(items: Iterable[dict]) -> pl.DataFrame:
@@ -173,7 +175,7 @@ def _undeclared(item: dict, path: str | None, unknown: set) -> SchemaShapeError:
     )
 
 
-# ---- typed row -> item -----------------------------------------------------------------
+# ---- typed columns -> items -----------------------------------------------------------
 
 
 def to_items(frame: pl.DataFrame) -> list[dict]:
