@@ -91,6 +91,27 @@ def test_a_key_the_schema_does_not_declare_is_an_error_not_a_silent_loss():
         to_frame([item])
 
 
+def test_an_undeclared_key_inside_a_list_names_the_item_that_holds_it():
+    """Items are typed a column at a time, a list's items as one flat column: the error
+    still names the item the offending list item came from."""
+    items = [make_item(f"fine-{n}") for n in range(3)]
+    items[0]["spans"] = [{"start": 0, "end": 4, "tag": "value", "text": "What"}]
+    items[2]["spans"] = [dict(items[0]["spans"][0]), {"start": 5, "end": 9, "shade": "red"}]
+    named = rf"item {items[2]['id']}: spans has key\(s\) \['shade'\]"
+    with pytest.raises(SchemaShapeError, match=named):
+        to_frame(items)
+
+
+def test_a_value_of_another_type_is_cast_as_a_polars_row_casts_it():
+    item = make_item("cast")
+    item["question"] = 5
+    item["provenance"]["seed"] = "9"
+    frame = to_frame([item, make_item("plain")])
+    assert frame.schema == polars_schema()
+    assert frame["question"].to_list()[0] == "5"
+    assert frame["provenance"].struct.field("seed").to_list()[0] == 9
+
+
 def _release(tmp_path):
     items = _items()
     for index, item in enumerate(sorted(items, key=lambda i: i["id"])):

@@ -60,3 +60,18 @@ def test_a_failed_write_leaves_no_file_behind(tmp_path):
     with pytest.raises(ValueError, match="not in id order"):
         write_data(chunks, tmp_path, ["parquet", "jsonl"])
     assert not [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
+
+
+def test_a_whole_frame_reaches_its_splits_a_slice_at_a_time(tmp_path, monkeypatch):
+    """A split's rows are copied out of a whole frame a row group at a time, never the
+    whole split at once (at a million items that copy was the write's peak memory)."""
+    monkeypatch.setattr(write, "ROW_GROUP_ROWS", 30)
+    frame = to_frame(items(100)).with_columns(split=pl.lit("train"))
+    added = []
+    add = write.SplitFiles.add
+    monkeypatch.setattr(
+        write.SplitFiles, "add", lambda self, rows: (added.append(rows.height), add(self, rows))[1]
+    )
+    whole = write_data(frame, tmp_path / "whole", ["parquet", "jsonl"])
+    assert added == [30, 30, 30, 10]
+    assert whole == write_data([frame], tmp_path / "one", ["parquet", "jsonl"])

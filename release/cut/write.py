@@ -140,12 +140,14 @@ def write_data(
     ``frames`` is a frame of items, or frames one after another in id order (chunks of
     the release): each chunk's rows go to their split's files as they come
     (:class:`SplitFiles`), so no split is ever held whole and nothing is spooled. A
-    whole frame is in memory already: it is sorted by id if need be and given as one
-    chunk."""
+    whole frame is in memory already: it is sorted by id if need be and given in slices
+    of :data:`ROW_GROUP_ROWS` rows (views of it, not copies), so a split's rows are
+    copied out of it a slice at a time, never a whole split at once."""
     Path(folder).mkdir(parents=True, exist_ok=True)
     if isinstance(frames, pl.DataFrame):
         frame = frames.select(list(polars_schema()))
-        frames = [frame if frame["id"].is_sorted() else frame.sort("id")]
+        frame = frame if frame["id"].is_sorted() else frame.sort("id")
+        frames = frame.iter_slices(ROW_GROUP_ROWS)
     formats = list(formats)
     files: dict[str, SplitFiles] = {}
     try:

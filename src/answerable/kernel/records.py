@@ -48,9 +48,9 @@ PARQUET_SCHEMA = polars_schema()
 COLUMNS = list(PARQUET_SCHEMA)  # the columns of an items file, ``id`` first
 RUN_ROWS = 2048  # items a writer sorts at once (as columns); more are merged from runs
 BATCH_ROWS = 256  # items a reader decodes, or a writer holds as dicts, at once
-# a run's row groups: Arrow decodes a whole row group to read any of its rows, so the
-# merge holds one group per run (big groups would hold every run, the whole file, at once)
-RUN_GROUP_ROWS = 64
+# a run's row groups: the merge reads a run's next rows by position, decoding the groups
+# that hold them (small groups waste little; each group costs a decode of every column)
+RUN_GROUP_ROWS = 256
 
 
 def complete(item: dict) -> dict:
@@ -124,21 +124,41 @@ def _write_frame(frame: pl.DataFrame, path: Path, row_group_size: int | None = N
 
 
 def _merge_runs(runs: list[Path], out: Path) -> None:
-    """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`."""
-    batch = max(16, RUN_ROWS // len(runs))  # the runs' read buffers hold about a run in all
-    rows = heapq.merge(*(_frame_rows(run, batch) for run in runs), key=lambda row: row[0])
-    _write_groups(rows, out)
+    """Runs sorted by id merged into one file, in row groups of :data:`RUN_ROWS`, a
+    column at a time: the ids say which rows of each run make the next group (a stable
+    sort of the runs' ids, in run order, orders ties as a merge of the runs does), and
+    the group is those rows, read from the runs as stored (only the row groups that hold
+    them are decoded), sorted by id."""
+    ids = pl.concat(
+        pl.read_parquet(run, columns=["id"]).with_columns(run=pl.lit(number, pl.Int32))
+        for number, run in enumerate(runs)
+    )
+    order = by_id(ids).get_column("run")
+    ids = None  # only the runs' order is kept
+    taken = [0] * len(runs)  # rows of each run already merged
+
+    def groups() -> Iterator[pl.DataFrame]:
+        for start in range(0, len(order), RUN_ROWS):
+            counts = order.slice(start, RUN_ROWS).value_counts(sort=False).rows()
+            pieces = []
+            for run, count in sorted(counts):
+                pieces.append(pl.scan_parquet(runs[run]).slice(taken[run], count))
+                taken[run] += count
+            yield by_id(pl.concat(pieces).collect())
+
+    _write_groups(groups(), out)
 
 
-def _write_groups(rows: Iterable[tuple], out: Path) -> None:
-    """Rows (tuples in the order of :data:`COLUMNS`), sorted by id, written to ``out`` in
-    row groups of :data:`RUN_ROWS`, as :func:`write_parquet` writes more than that many."""
+def _write_groups(groups: Iterable[pl.DataFrame], out: Path) -> None:
+    """Item frames, sorted by id and cut in :data:`RUN_ROWS` rows (the last may be
+    shorter), written to ``out`` one row group each, as :func:`write_parquet` writes more
+    than that many."""
     import pyarrow.parquet as pq  # the [build] extra: a core install only reads
 
     writer = None
     try:
-        for chunk in in_chunks(rows, RUN_ROWS):
-            frame = pl.DataFrame(chunk, schema=PARQUET_SCHEMA, orient="row")
+        for group in groups:
+            frame = group.select(COLUMNS).rechunk()  # one chunk, as a frame of rows is
             table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
             if writer is None:
                 writer = pq.ParquetWriter(
@@ -153,24 +173,39 @@ def _write_groups(rows: Iterable[tuple], out: Path) -> None:
 def without_ids(path: str | Path, ids: set[str]) -> Path:
     """Rewrite a file :func:`write_parquet` wrote without the items of ``ids``: the bytes
     ``write_parquet`` would write for the items left, made from the stored columns (no
-    item is decoded from its JSON nor encoded again)."""
+    item is decoded nor typed again)."""
     path = Path(path)
-    rows = (row for row in _frame_rows(path, BATCH_ROWS) if row[0] not in ids)
-    first = list(itertools.islice(rows, RUN_ROWS + 1))
-    if len(first) <= RUN_ROWS:  # write_parquet writes that many as one polars frame
-        return _write_frame(pl.DataFrame(first, schema=PARQUET_SCHEMA, orient="row"), path)
+    kept = _regrouped(part.filter(~pl.col("id").is_in(ids)) for part in _frames(path))
+    first = next(kept)
+    second = next(kept, None)
+    if second is None:  # write_parquet writes up to RUN_ROWS items as one polars frame
+        return _write_frame(first.select(COLUMNS).rechunk(), path)
     with _atomic(path) as tmp:
-        _write_groups(itertools.chain(first, rows), tmp)
+        _write_groups(itertools.chain([first, second], kept), tmp)
     return path
 
 
-def _frame_rows(path: Path, batch: int) -> Iterator[tuple]:
-    """A file's rows as tuples in the order of :data:`COLUMNS` (``id`` first), whatever
-    the order of its columns (a file an earlier version wrote may hold them in another)."""
+def _frames(path: Path) -> Iterator[pl.DataFrame]:
+    """A file's rows as frames of up to :data:`BATCH_ROWS`."""
     import pyarrow.parquet as pq
 
-    for part in pq.ParquetFile(path).iter_batches(batch_size=batch, use_threads=False):
-        yield from pl.from_arrow(part).select(COLUMNS).iter_rows()
+    for part in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, use_threads=False):
+        yield pl.from_arrow(part)
+
+
+def _regrouped(frames: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The frames' rows in frames of :data:`RUN_ROWS` (the last shorter, and one empty
+    frame when there are no rows)."""
+    held, rows, made = [], 0, 0
+    for frame in frames:
+        held.append(frame)
+        rows += frame.height
+        while rows >= RUN_ROWS:
+            whole = pl.concat(held)
+            yield whole.head(RUN_ROWS)
+            held, rows, made = [whole.slice(RUN_ROWS)], rows - RUN_ROWS, made + 1
+    if rows or not made:
+        yield pl.concat(held) if held else pl.DataFrame(schema=PARQUET_SCHEMA)
 
 
 def _write_failed(path: Path, error: Exception) -> OSError:

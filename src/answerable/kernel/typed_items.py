@@ -6,19 +6,21 @@ a closed object is a struct of its declared properties, an array a list of its i
 type, and the fields in :data:`~answerable.kernel.item_model.OPEN_FIELDS` are canonical
 JSON text.
 
-Typing an item (:func:`typed_row`) gives every struct every declared key, null when the
-item leaves it out; a key the schema does not declare would be lost, so it is an error
-naming the item and the key. Reading back (:func:`item_reader`) leaves a null key out
-of a struct unless the schema requires it, so an absent key and a null one read back
-alike and an item gains no keys it never had.
+Typing items (:func:`unsorted_frame`) works a column at a time: a field's values are
+checked and made ready in bulk, then Arrow types the whole column, every struct with
+every declared key (null when the item leaves it out); a key the schema does not declare
+would be lost, so it is an error naming the item and the key. Reading back
+(:func:`from_columns`) converts whole columns too and leaves a null key out of a struct
+unless the schema requires it, so an absent key and a null one read back alike and an
+item gains no keys it never had.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -30,9 +32,12 @@ from answerable.kernel.item_model import (
     required_keys,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 DEFAULTS = {"dialect": "sqlite", "spans": []}  # what an absent field means
 
-# ---- item -> typed row -----------------------------------------------------------------
+# ---- items -> typed columns -----------------------------------------------------------
 
 
 def to_frame(items: Iterable[dict]) -> pl.DataFrame:
@@ -47,31 +52,23 @@ def by_id(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def unsorted_frame(items: Iterable[dict]) -> pl.DataFrame:
-    """A typed frame of items, in the order they come."""
-    schema = polars_schema()
-    typers = _row_typers()
-    return pl.DataFrame([typed_row(item, typers) for item in items], schema=schema, orient="row")
+    """A typed frame of items, in the order they come, built a column at a time: each
+    field's values are checked and made ready in bulk (:func:`_preparer`), then Arrow
+    types the whole column at once. A field the schema does not declare is an error
+    naming the item."""
+    import pyarrow as pa  # the [build] extra: a core install only reads
 
-
-@cache
-def _row_typers() -> tuple[tuple[str, Any, Callable], ...]:
-    return tuple(
-        (name, DEFAULTS.get(name), _typer(dtype, name)) for name, dtype in polars_schema().items()
-    )
-
-
-def typed_row(item: dict, typers: tuple | None = None) -> list:
-    """The item's values, one per field in the schema's order, typed for its column (an
-    absent field takes its default, else null); a field the schema does not declare is
-    an error naming the item."""
-    unknown = item.keys() - _names()
-    if unknown:
-        raise SchemaShapeError(
-            f"item {item.get('id')}: field(s) {sorted(unknown)} are not in "
-            "schemas/item.schema.json (fix: declare them there)"
-        )
-    typers = typers or _row_typers()
-    return [typed(item.get(name, default), item) for name, default, typed in typers]
+    items = items if isinstance(items, list) else list(items)
+    names = _names()
+    for item in items:
+        if not names.issuperset(item):
+            raise _undeclared(item, None, item.keys() - names)
+    owners = range(len(items))
+    columns = [
+        _column(name, [item.get(name, DEFAULTS.get(name)) for item in items], owners, items)
+        for name in polars_schema()
+    ]
+    return pl.from_arrow(pa.Table.from_arrays(columns, schema=_arrow_schema()))
 
 
 @cache
@@ -79,63 +76,112 @@ def _names() -> frozenset:
     return frozenset(polars_schema())
 
 
-def _kept(value: Any, _item: dict) -> Any:
-    return value
+@cache
+def _arrow_schema() -> pa.Schema:
+    """The Arrow form of the item columns' types (as polars exports them)."""
+    return pl.DataFrame(schema=polars_schema()).to_arrow().schema
+
+
+def _column(name: str, values: list, owners: Sequence[int], items: list[dict]) -> pa.Array:
+    """One field's values, of ``items`` in order, as an Arrow array of its type."""
+    import pyarrow as pa
+
+    prepare = _preparer(polars_schema()[name], name)
+    if prepare is not None:
+        values = prepare(values, owners, items)
+    try:
+        return pa.array(values, type=_arrow_schema().field(name).type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a value of another type: polars casts it
+        frame = pl.DataFrame(
+            [(v,) for v in values], schema={name: polars_schema()[name]}, orient="row"
+        )
+        return frame.to_arrow().column(0).combine_chunks()
+
+
+Prepare = Callable[[list, Sequence[int], list], list]
 
 
 @cache
-def _typer(dtype: pl.DataType, path: str) -> Callable[[Any, dict], Any]:
-    """The function that types one value at ``path`` (of the item it is given with, for
-    the error): open fields as canonical JSON text, a struct with every declared key
-    (an undeclared one is an error), a list item by item. Made once per field, so a
-    million rows do not walk the struct's type again and again."""
+def _preparer(dtype: pl.DataType, path: str) -> Prepare | None:
+    """The function that makes the values at ``path`` ready for Arrow, given the index
+    of each value's item (``owners``) and the items (for the error): open fields as
+    canonical JSON text, a struct's keys checked against the declared ones (Arrow would
+    drop an undeclared key; a missing one is null), a list's items as one flat column.
+    None when the values go to Arrow as they are. Made once per field."""
     if path in OPEN_FIELDS:
-        return lambda value, _item: None if value is None else canonical_json(value)
+        return _as_json
     if isinstance(dtype, pl.Struct):
-        return _struct_typer(dtype, path)
+        return _struct_preparer(dtype, path)
     if isinstance(dtype, pl.List):
-        inner = _typer(dtype.inner, path)
-        if inner is _kept:
-            return lambda value, _item: None if value is None else list(value)
-        return lambda value, item: None if value is None else [inner(v, item) for v in value]
-    return _kept
+        inner = _preparer(dtype.inner, path)
+        return None if inner is None else _list_preparer(inner)
+    return None
 
 
-def _struct_typer(dtype: pl.Struct, path: str) -> Callable[[Any, dict], Any]:
-    parts = [(f.name, _typer(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
-    declared = {name for name, _part in parts}
-
-    def typed(value: Any, item: dict) -> Any:
-        if value is None:
-            return None
-        unknown = value.keys() - declared
-        if unknown:
-            raise SchemaShapeError(
-                f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
-                "schemas/item.schema.json does not declare (fix: declare them there, or "
-                "list the field in OPEN_FIELDS in src/answerable/kernel/item_model.py)"
-            )
-        return {key: part(value.get(key), item) for key, part in parts}
-
-    return typed
+def _as_json(values: list, _owners: Sequence[int], _items: list) -> list:
+    return [None if value is None else canonical_json(value) for value in values]
 
 
-# ---- typed row -> item -----------------------------------------------------------------
+def _struct_preparer(dtype: pl.Struct, path: str) -> Prepare:
+    declared = frozenset(f.name for f in dtype.fields)
+    parts = [(f.name, _preparer(f.dtype, f"{path}.{f.name}")) for f in dtype.fields]
+    parts = [(name, part) for name, part in parts if part is not None]
+
+    def prepare(values: list, owners: Sequence[int], items: list) -> list:
+        for value, owner in zip(values, owners, strict=True):
+            if value is not None and not declared.issuperset(value):
+                raise _undeclared(items[owner], path, value.keys() - declared)
+        for key, part in parts:
+            inner = [None if value is None else value.get(key) for value in values]
+            ready = part(inner, owners, items)
+            if ready is not inner:
+                values = [
+                    v if v is None else {**v, key: r} for v, r in zip(values, ready, strict=True)
+                ]
+        return values
+
+    return prepare
+
+
+def _list_preparer(inner: Prepare) -> Prepare:
+    def prepare(values: list, owners: Sequence[int], items: list) -> list:
+        flat, flat_owners = [], []
+        for value, owner in zip(values, owners, strict=True):
+            if value:
+                flat += value
+                flat_owners += [owner] * len(value)
+        ready = inner(flat, flat_owners, items)
+        if ready is flat:
+            return values
+        out, at = [], 0
+        for value in values:
+            out.append(None if value is None else ready[at : at + len(value)])
+            at += 0 if value is None else len(value)
+        return out
+
+    return prepare
+
+
+def _undeclared(item: dict, path: str | None, unknown: set) -> SchemaShapeError:
+    if path is None:
+        return SchemaShapeError(
+            f"item {item.get('id')}: field(s) {sorted(unknown)} are not in "
+            "schemas/item.schema.json (fix: declare them there)"
+        )
+    return SchemaShapeError(
+        f"item {item.get('id')}: {path} has key(s) {sorted(unknown)} that "
+        "schemas/item.schema.json does not declare (fix: declare them there, or "
+        "list the field in OPEN_FIELDS in src/answerable/kernel/item_model.py)"
+    )
+
+
+# ---- typed columns -> items -----------------------------------------------------------
 
 
 def to_items(frame: pl.DataFrame) -> list[dict]:
-    """Items back from a typed frame, with the fields it has (see :func:`item_reader`)."""
-    frame = frame.select([name for name in polars_schema() if name in frame.columns])
-    columns = [_column_values(frame.get_column(name)) for name in frame.columns]
-    return [dict(zip(frame.columns, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
-def _column_values(column: pl.Series) -> list:
-    """One column's values in item form: read whole by polars, then converted value by
-    value only where the field needs it (a plain field is kept as polars gives it)."""
-    convert = _converter(polars_schema()[column.name], column.name)
-    values = column.to_list()
-    return values if convert is _same else [convert(value) for value in values]
+    """Items back from a typed frame, with the fields it has (see :func:`from_columns`)."""
+    names = [name for name in polars_schema() if name in frame.columns]
+    return from_columns(names, [frame.get_column(name).to_list() for name in names])
 
 
 def from_arrow(table) -> list[dict]:
@@ -143,30 +189,28 @@ def from_arrow(table) -> list[dict]:
     top-level field present (null when the table lacks its column). Arrow only, no
     polars: safe in a forked worker, where polars' thread pool, started by the parent,
     would hang."""
-    read = item_reader(tuple(table.schema.names), every_field=True)
-    return [read(row) for row in table.to_pylist()]
+    names, have = list(polars_schema()), set(table.schema.names)
+    absent = [None] * table.num_rows
+    return from_columns(
+        names, [table.column(name).to_pylist() if name in have else absent for name in names]
+    )
 
 
-@cache
-def item_reader(columns: tuple[str, ...], every_field: bool = False) -> Callable[[dict], dict]:
-    """The function that turns a row (a dict of typed values of ``columns``) back into
-    an item: open fields parsed, null keys inside structs left out unless the schema
-    requires them. The item has the fields of ``columns`` that the schema declares, in
-    the schema's order, or with ``every_field`` every field (null when not read)."""
+def from_columns(names: list[str], columns: list[list]) -> list[dict]:
+    """Items from whole columns of typed values (the fields ``names``, in the schema's
+    order): each column converted at once, open fields parsed and null keys inside
+    structs left out unless the schema requires them, so an absent key and a null one
+    read back alike and an item gains no keys it never had."""
     schema = polars_schema()
-    names = [name for name in schema if every_field or name in columns]
-    converters = [
-        (name, _converter(schema[name], name) if name in columns else _absent) for name in names
+    columns = [
+        _converted(_converter(schema[name], name), values)
+        for name, values in zip(names, columns, strict=True)
     ]
-
-    def read(row: dict) -> dict:
-        return {name: convert(row.get(name)) for name, convert in converters}
-
-    return read
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _absent(_value: Any) -> None:
-    return None
+def _converted(convert: Callable[[Any], Any], values: list) -> list:
+    return values if convert is _same else [convert(value) for value in values]
 
 
 def _same(value: Any) -> Any:
