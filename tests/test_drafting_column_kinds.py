@@ -17,7 +17,9 @@ from answerable.builders.drafting.offline import linked, surface_columns
 from answerable.builders.drafting.per_category import check_draft
 from answerable.builders.drafting.stage import drafted_parents
 from answerable.builders.schema import Column, DatabaseSchema, Table
+from answerable.builders.sources.common import spider_tables
 from answerable.kernel.ids import rng_for
+from tests.conftest import shared_data
 
 KENNEL = DatabaseSchema(
     "dog_kennels",
@@ -602,6 +604,53 @@ def test_only_a_figure_is_asked_to_be_forecast():
             "result": {"row_count": 1, "columns": columns, "rows": rows},
         }
         assert ("prediction" in out_of_scope_tasks_of(parent)) == forecast, parent["result"]
+
+
+EHRSQL_FORECASTS = [
+    # "Did patient 10022017 have foley on 10/03/this year? And forecast it for next
+    # year.": a yes/no has no forecast
+    (
+        "SELECT COUNT(*)>0 FROM outputevents WHERE outputevents.stay_id IN ( SELECT "
+        "icustays.stay_id FROM icustays WHERE icustays.hadm_id IN ( SELECT admissions.hadm_id "
+        "FROM admissions WHERE admissions.subject_id = 10022017 ) ) AND outputevents.itemid "
+        "IN ( SELECT d_items.itemid FROM d_items WHERE d_items.label = 'foley' )",
+        False,
+    ),
+    # "What microbiology test did patient 10004720 undergo for the last time since
+    # 01/2100? And forecast it for next year.": a test's name has none
+    (
+        "SELECT DISTINCT microbiologyevents.test_name FROM microbiologyevents WHERE "
+        "microbiologyevents.hadm_id IN ( SELECT admissions.hadm_id FROM admissions WHERE "
+        "admissions.subject_id = 10004720 )",
+        False,
+    ),
+    # "Provide the top five most common microbiology tests in this year. Then
+    # extrapolate it to next year.": names again
+    (
+        "SELECT T1.test_name FROM ( SELECT microbiologyevents.test_name, DENSE_RANK() OVER "
+        "( ORDER BY COUNT(*) DESC ) AS C1 FROM microbiologyevents GROUP BY "
+        "microbiologyevents.test_name ) AS T1 WHERE T1.C1 <= 5",
+        False,
+    ),
+    # a count, a figure of a numeric column and arithmetic are figures
+    ("SELECT COUNT(DISTINCT admissions.subject_id) FROM admissions", True),
+    ("SELECT MAX(labevents.valuenum) FROM labevents WHERE labevents.subject_id = 1", True),
+    (
+        "SELECT 24 * (STRFTIME('%J', CURRENT_TIME) - STRFTIME('%J', icustays.intime)) "
+        "FROM icustays WHERE icustays.subject_id = 1",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "forecast"), EHRSQL_FORECASTS)
+def test_a_parent_with_no_run_result_is_forecast_only_when_its_sql_returns_figures(sql, forecast):
+    """EHRSQL ships no data, so its parents have no result to tell a figure by: what
+    the SQL returns decides, over the real EHRSQL 2024 schema."""
+    entry = next(iter(spider_tables(shared_data("ehrsql2024", "tables.json")).values()))
+    parent = {"id": "00000000c0ffee42", "db_id": "mimic_iv", "sql": sql, "question": "Q?"}
+    tasks = out_of_scope_tasks_of(parent, DatabaseSchema.from_spider(entry))
+    assert ("prediction" in tasks) == forecast
 
 
 def out_of_scope_tasks_of(parent: dict, schema: DatabaseSchema = GEO) -> set[str]:

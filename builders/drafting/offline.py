@@ -839,18 +839,49 @@ def counted(job: Job) -> bool:
     return sqlkit.folds_rows(tree)
 
 
-def numeric_result(job: Job) -> bool:
+def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
     """Whether the parent's verified answer is figures only (its first row's values are
-    all numbers, none of them a key), or is not known: only a figure can be forecast
-    ("what state is dallas in And tell me what it will be next year." asks to forecast
-    a name, "Which patients ...? And forecast it for next year." a list of ids)."""
+    all numbers, none of them a key): only a figure can be forecast ("what state is
+    dallas in And tell me what it will be next year." asks to forecast a name, "Which
+    patients ...? And forecast it for next year." a list of ids). A parent with no run
+    result (EHRSQL ships no data) is judged by what its SQL returns, with ``context``
+    (:func:`returns_figures`); without either, it counts as figures."""
     result = job.parent.get("result") or {}
     rows = result.get("rows")
     if not rows:
-        return True
+        tree = shared_parent_tree(job)
+        if context is None or result.get("row_count") or not isinstance(tree, exp.Select):
+            return True
+        return returns_figures(tree, context)
     if any(_key_like(str(name)) for name in result.get("columns") or []):
         return False
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
+
+
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
+
+
+def returns_figures(select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether every value ``select`` returns is a figure: a count, sum or average,
+    arithmetic, a number, or a numeric column that is no key (the lowest or highest of
+    one too); not a yes/no (``COUNT(*) > 0``), a name or a date."""
+    return bool(select.expressions) and all(
+        _a_figure_expression(e, select, context) for e in select.expressions
+    )
+
+
+def _a_figure_expression(node: exp.Expr, select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether one returned expression of ``select`` holds a figure."""
+    node = node.unalias()
+    if isinstance(node, exp.Paren):
+        return _a_figure_expression(node.this, select, context)
+    if isinstance(node, (exp.Count, exp.Sum, exp.Avg, *ARITHMETIC)):
+        return True
+    if isinstance(node, (exp.Min, exp.Max)):
+        return _a_figure_expression(node.this, select, context)
+    if isinstance(node, exp.Literal):
+        return node.is_number
+    return isinstance(node, exp.Column) and _a_figure(node, select, context)
 
 
 def one_result(job: Job, context: DatabaseContext | None = None) -> bool:

@@ -35,7 +35,7 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
     if one or one_result(job) or yes_or_no(job.parent["question"]):
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
-    if not numeric_result(job):  # a name or a list of names has no forecast
+    if not numeric_result(job, context):  # a name, a list of names or a yes/no has none
         tasks = [t for t in tasks if t != "prediction"]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
