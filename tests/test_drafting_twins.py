@@ -798,3 +798,24 @@ def test_a_short_twin_never_calls_a_value_by_a_column_that_is_no_noun(tmp_path):
             job = Job(parents[0], "vague-question", seed)
             made = twins.short_question(job, contexts["geo"], rng_for(SEED, str(seed)), database)
             assert made is None or "traverse" not in made.question, made.question
+
+
+@pytest.mark.parametrize("result", [{"row_count": 1}, None])
+def test_one_value_or_unknown_rows_are_never_asked_as_a_list(result):
+    """ "Find the number of patients who received aortography procedures. Show the
+    result as a list.": a count is one value, and an EHRSQL parent (no data) has rows no
+    one has seen; both are shown as a table, never "as a list"."""
+    from answerable.builders.drafting import twins
+
+    parent = {"id": "00000000c0ffee42", "db_id": "ehr", "question": "How many patients?"}
+    parent["sql"] = "SELECT COUNT(DISTINCT patients.subject_id) FROM patients"
+    if result is not None:
+        parent["result"] = result
+    select = sqlkit.parse(parent["sql"])
+    asked = set()
+    for seed in range(30):
+        job = Job(parent, "out-of-scope", 0)
+        twin = twins.whole_result(job, select, rng_for(seed, "twins", "t"))
+        asked.add(twin.trigger)
+    assert asked and not any("as a list" in request for request in asked), asked
+    assert asked <= set(twins.RESULT_REQUESTS["table"])

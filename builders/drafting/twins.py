@@ -374,17 +374,25 @@ RESULT_REQUESTS = {
 as a histogram.", "Then cluster them with k-means.", "And tell me why."): a result is a
 table (the parent's SQL), and its rows can be counted (COUNT(*) over it as a subquery)."""
 
+LIST_REQUESTS = frozenset({"Show the result as a list."})
+"""The requests that only fit a result of several rows ("Find the number of patients
+... Show the result as a list." asks a list of one figure)."""
+
 
 def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
     """The parent's question and a request about its whole result: shown as a table (the
     parent's SQL), or its rows counted when it lists rows (no aggregate, no LIMIT, more
     than one row: "how many there are" of one row is no question; a parent verified
     without running, whose rows are not known, is not counted: "What's the date of
-    birth for patient 10004457? Then count them.")."""
+    birth for patient 10004457? Then count them."). Only a listing is asked "as a list"
+    (:data:`LIST_REQUESTS`)."""
     rows = (job.parent.get("result") or {}).get("row_count", 0)  # unknown: not counted
     countable = rows >= 2 and not sqlkit.folds_rows(select) and not select.args.get("limit")
     task = rng.choice(sorted(RESULT_REQUESTS)) if countable else "table"
-    request = rng.choice(RESULT_REQUESTS[task])
+    requests = RESULT_REQUESTS[task]
+    if not countable:  # one value, or rows not known: no list to show
+        requests = tuple(r for r in requests if r not in LIST_REQUESTS)
+    request = rng.choice(requests)
     if task == "count":
         select = exp.select(exp.Count(this=exp.Star())).from_(select.subquery("listed"))
     text = f"{job.parent['question'].rstrip()} {request}"
