@@ -662,6 +662,44 @@ def test_a_parent_with_no_run_result_is_forecast_only_when_its_sql_returns_figur
     assert ("prediction" in tasks) == forecast
 
 
+NAMES = "SELECT river_name FROM river WHERE traverse = 'texas'"
+LENGTHS = "SELECT river_name, length FROM river WHERE traverse = 'texas'"
+
+
+@pytest.mark.parametrize(
+    ("sql", "result", "charted"),
+    [
+        # "Which teams have a name ending in United? Draw it as a bar chart.": names only
+        (NAMES, {"row_count": 2, "columns": ["river_name"], "rows": [["red"], ["pecos"]]}, False),
+        # ids are no figure either ("Which Self Pay patients ...? Draw it as a bar chart.")
+        (NAMES, {"row_count": 2, "columns": ["river_id"], "rows": [[3], [4]]}, False),
+        (
+            LENGTHS,
+            {"row_count": 2, "columns": ["river_name", "length"], "rows": [["red", 1638]]},
+            True,
+        ),
+    ],
+)
+def test_only_an_answer_holding_a_figure_is_asked_for_a_chart(sql, result, charted):
+    """A chart draws figures: a list of names or ids has none to draw."""
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which?"}
+    parent["result"] = result
+    assert ("chart" in out_of_scope_tasks_of(parent)) == charted
+
+
+@pytest.mark.parametrize(
+    ("sql", "charted"),
+    [
+        ("SELECT DISTINCT cost.event_type FROM cost", False),
+        ("SELECT cost.event_type, cost.cost FROM cost", True),
+    ],
+)
+def test_with_no_run_result_the_sql_tells_whether_there_is_a_figure_to_chart(sql, charted):
+    """EHRSQL ships no data: a REAL column returned is a figure, a text one is not."""
+    parent = {"id": "00000000c0ffee42", "db_id": "ehr", "sql": sql, "question": "Which?"}
+    assert ("chart" in out_of_scope_tasks_of(parent, EHR)) == charted
+
+
 def out_of_scope_tasks_of(parent: dict, schema: DatabaseSchema = GEO) -> set[str]:
     """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws."""
     from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope

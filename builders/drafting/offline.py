@@ -858,6 +858,24 @@ def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
 
 
+def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
+    """Whether the parent's answer holds at least one figure to draw: a number in its
+    verified first row under a column that is no key, or, with no run result, a figure
+    among what its SQL returns (:func:`returns_figures`'s kinds). "Which teams have a
+    name ending in United? Draw it as a bar chart." has none."""
+    result = job.parent.get("result") or {}
+    rows, columns = result.get("rows"), result.get("columns") or []
+    if rows:
+        return any(
+            isinstance(value, int | float) and not isinstance(value, bool) and not _key_like(name)
+            for name, value in zip(columns, rows[0], strict=False)
+        )
+    tree = shared_parent_tree(job)
+    if not isinstance(tree, exp.Select):
+        return True
+    return any(_a_figure_expression(e, tree, context) for e in tree.expressions)
+
+
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
 
 

@@ -14,6 +14,7 @@ from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft, Job
 from answerable.builders.drafting.offline import (
     distinct_figures,
+    holds_a_figure,
     numeric_result,
     offline_draft,
     one_result,
@@ -37,6 +38,8 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
     if not numeric_result(job, context):  # a name, a list of names or a yes/no has none
         tasks = [t for t in tasks if t != "prediction"]
+    if not holds_a_figure(job, context):  # a list of names has nothing to draw
+        tasks = [t for t in tasks if t != "chart"]
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
