@@ -320,8 +320,16 @@ class _OutOfTime(BaseException):
     ``except Exception`` inside the work can swallow it)."""
 
 
+RETRY_S = 0.05
+"""CPU seconds after which the timer fires again, while the bounded work still runs."""
+
+
 def _on_timer(signum, frame) -> None:
+    """Stop the bounded work. Python swallows an exception raised inside a garbage
+    collector's callback or a ``__del__`` (it prints "Exception ignored"), so the timer
+    is set again first: the work is stopped at the next tick that lands in it."""
     if getattr(_timer_state, "armed", False):
+        signal.setitimer(signal.ITIMER_PROF, RETRY_S)
         raise _OutOfTime()
 
 

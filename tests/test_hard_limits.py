@@ -9,11 +9,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from answerable.builders import sqlkit
+from answerable.builders import isolation, sqlkit
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.kernel.errors import SQLError
 from tests.test_limits import GOOD, build_rejects
@@ -137,6 +138,29 @@ def test_a_parse_that_grows_exponentially_is_a_named_reject():
     with pytest.raises(SQLError) as caught:
         sqlkit.parse(JOINS_24)
     assert caught.value.reason == "too-complex"
+
+
+def test_a_stop_swallowed_inside_the_work_is_sent_again():
+    """Python swallows an exception raised inside a garbage collector's callback or a
+    ``__del__``: the first stop lands in such a place here, and the work still ends at
+    the next tick instead of running on (a parse of 24 JOINs would take minutes)."""
+    swallowed = []
+
+    def work():
+        deadline = time.process_time() + 3
+        while time.process_time() < deadline:
+            try:
+                while time.process_time() < deadline:
+                    pass
+            except isolation._OutOfTime:  # what Python does inside a gc callback
+                if swallowed:
+                    raise
+                swallowed.append(True)
+        return "ran to its end"
+
+    with pytest.raises(SQLError) as caught:
+        isolation.cpu_bounded(work, 0.2, "a busy loop", (print, ()))
+    assert swallowed and caught.value.reason == "too-complex"
 
 
 def test_a_parse_in_another_thread_is_bounded_in_the_worker():
