@@ -39,3 +39,22 @@ def test_ctrl_c_during_a_build_with_workers_is_one_line_and_exit_130(tmp_path):
     assert err.decode().strip().splitlines() == [
         "interrupted (fix: run the same command again: finished work is kept)"
     ]
+
+
+def test_a_ctrl_c_swallowed_inside_a_del_is_raised_again():
+    """Python swallows an exception raised inside ``__del__`` ("Exception ignored"): a
+    Ctrl-C that lands there (seen in a build's regex objects) is raised again, so the
+    command still stops with its one line and exit 130."""
+    import pytest
+
+    from answerable.commands.console import insistent_interrupt
+
+    class Dropped:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), insistent_interrupt():
+        Dropped()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            pass

@@ -5,7 +5,9 @@ progress lines ``-q``/``-v`` ask for.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -13,13 +15,47 @@ from answerable.kernel.errors import AnswerableError, os_error_line
 from answerable.kernel.extras import missing_extra
 from answerable.kernel.untrusted_text import mask_secrets, printable
 
+AGAIN_S = 0.05
+"""Seconds after which a swallowed Ctrl-C is raised again."""
+
+
+class insistent_interrupt:
+    """Python swallows an exception raised inside a ``__del__`` or a garbage collector's
+    callback ("Exception ignored ..."): a Ctrl-C landing there would let a build run on.
+    Inside this block such a swallowed KeyboardInterrupt is raised again 0.05 s later
+    (main thread only; a KeyboardInterrupt that propagates is left as it is)."""
+
+    def __enter__(self):
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = sys.unraisablehook
+            sys.unraisablehook = self._swallowed
+            signal.signal(signal.SIGALRM, self._again)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            sys.unraisablehook = self._previous
+
+    def _swallowed(self, unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            signal.setitimer(signal.ITIMER_REAL, AGAIN_S)
+            return
+        self._previous(unraisable)
+
+    def _again(self, signum, frame) -> None:
+        raise KeyboardInterrupt
+
 
 class Group(click.Group):
     """A click group that turns domain errors into one clean line and exit code 1."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with insistent_interrupt():
+                return super().invoke(ctx)
         except AnswerableError as error:
             line = printable(mask_secrets(str(error)), keep_newlines=True)
             click.echo(f"error: {line}", err=True)
