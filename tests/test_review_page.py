@@ -232,8 +232,11 @@ def test_spans_marked_on_the_page_are_kept(served, browser):
     page.goto(f"{url}/?token={TOKEN}")
     page.fill("#annotator", "cy")
     page.press("#annotator", "Enter")
+    _shown(page)  # the queue is loaded before the filter is chosen
     page.select_option("#filter-category", "vague-word")
-    _shown(page)
+    page.wait_for_function(
+        "document.getElementById('trigger').textContent.startsWith('vague-word')"
+    )
     assert page.text_content("#question mark") == "recently"
     assert page.text_content("#trigger") == "vague-word: word recently"
     page.click("#clear-spans")
