@@ -648,26 +648,33 @@ def test_no_absent_attribute_replaces_the_kind_of_a_referent(tmp_path):
     neither_draft_nor_twin(path, "missing-column", ask_missing_column, asked)
 
 
+def one_table_club(folder, create: str, rows: list[tuple]):
+    """``club.sqlite`` in ``folder`` with the one table ``create`` makes, holding ``rows``."""
+    import sqlite3
+
+    path = folder / "club.sqlite"
+    table = create.split()[2]
+    with sqlite3.connect(path) as db:
+        db.execute(create)
+        marks = ", ".join("?" * len(rows[0]))
+        db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    return path
+
+
 def test_no_amount_word_before_a_flag_the_question_says_as_a_verb(tmp_path):
     """An appearance's first figure is ``started`` (0 or 1), no amount: "Who high started
     for East Jodieshire Town in match 618?" is no sentence, so no vague-word draft."""
-    import sqlite3
-
     from answerable.builders.drafting.categories import vague_word
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         pytest.skip("WordNet is not installed (apt-get install wordnet-base)")
-    path = tmp_path / "club.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE appearances (match_id INTEGER, player_name TEXT, team_name TEXT, "
-            "started INTEGER, minutes_played INTEGER)"
-        )
-        db.executemany(
-            "INSERT INTO appearances VALUES (?, ?, ?, ?, ?)",
-            [(618, "Ann Lee", "East Jodieshire Town", 1, 90), (618, "Bo Kim", "Lisatown", 0, 12)],
-        )
+    path = one_table_club(
+        tmp_path,
+        "CREATE TABLE appearances (match_id INTEGER, player_name TEXT, team_name TEXT, "
+        "started INTEGER, minutes_played INTEGER)",
+        [(618, "Ann Lee", "East Jodieshire Town", 1, 90), (618, "Bo Kim", "Lisatown", 0, 12)],
+    )
     asked = {
         "Who started for East Jodieshire Town in match 618?": "SELECT player_name FROM "
         "appearances WHERE team_name = 'East Jodieshire Town' AND match_id = 618 AND started = 1"
@@ -685,17 +692,14 @@ class FirstChoice:
 def test_a_vague_word_twin_takes_another_word_of_its_kind_when_the_first_meets_no_row(tmp_path):
     """ "young players (born after 1980-...)" of players born before 1960 counts none; the
     twin then says "elderly" with its bound, which the question settles and rows meet."""
-    import sqlite3
-
     from answerable.builders.drafting.categories import vague_word
 
-    path = tmp_path / "club.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE players (player_name TEXT, birth_date TEXT)")
-        born = ["1950-03-01", "1955-06-01", "1980-01-01", "1985-01-01", "1990-01-01"]
-        db.executemany(
-            "INSERT INTO players VALUES (?, ?)", [(f"p{i}", d) for i, d in enumerate(born)]
-        )
+    born = ["1950-03-01", "1955-06-01", "1980-01-01", "1985-01-01", "1990-01-01"]
+    path = one_table_club(
+        tmp_path,
+        "CREATE TABLE players (player_name TEXT, birth_date TEXT)",
+        [(f"p{i}", d) for i, d in enumerate(born)],
+    )
     asked = {
         "How many players born before 1960-01-01 are there?": "SELECT COUNT(*) FROM players "
         "WHERE birth_date < '1960-01-01'"
@@ -713,24 +717,18 @@ def test_no_vague_word_describes_the_one_row_a_question_picks_by_its_conditions(
     """ "Who was the elderly coach of Lisatown Olympic on 2022-07-08?" asks for the one
     coach then: the word restricts nothing, so no draft and no twin. The coaches a
     question lists still get one ("Which young coaches of Lisatown Olympic ...")."""
-    import sqlite3
-
     from answerable.builders.drafting.categories import vague_word
 
-    path = tmp_path / "club.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE coaches (name TEXT, team_name TEXT, birth_date TEXT, "
-            "start_date TEXT, end_date TEXT)"
-        )
-        db.executemany(
-            "INSERT INTO coaches VALUES (?, ?, ?, ?, ?)",
-            [
-                ("Ann Lee", "Lisatown Olympic", "1950-01-01", "2021-01-01", "2022-12-31"),
-                ("Bo Kim", "Lisatown Olympic", "1980-01-01", "2023-01-01", "2024-12-31"),
-                ("Cy Dunn", "Lisatown Olympic", "1990-01-01", "2019-01-01", "2020-12-31"),
-            ],
-        )
+    path = one_table_club(
+        tmp_path,
+        "CREATE TABLE coaches (name TEXT, team_name TEXT, birth_date TEXT, "
+        "start_date TEXT, end_date TEXT)",
+        [
+            ("Ann Lee", "Lisatown Olympic", "1950-01-01", "2021-01-01", "2022-12-31"),
+            ("Bo Kim", "Lisatown Olympic", "1980-01-01", "2023-01-01", "2024-12-31"),
+            ("Cy Dunn", "Lisatown Olympic", "1990-01-01", "2019-01-01", "2020-12-31"),
+        ],
+    )
     one = {
         "Who was the coach of Lisatown Olympic on 2022-07-08?": "SELECT name FROM coaches "
         "WHERE team_name = 'Lisatown Olympic' AND start_date <= '2022-07-08' "

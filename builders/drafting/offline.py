@@ -855,7 +855,12 @@ def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
         return returns_figures(tree, context)
     if any(_key_like(str(name)) for name in result.get("columns") or []):
         return False
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in rows[0])
+    return all(_a_number(value) for value in rows[0])
+
+
+def _a_number(value) -> bool:
+    """Whether a result's value is a number (a bool is a yes or a no)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
@@ -867,7 +872,7 @@ def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
     rows, columns = result.get("rows"), result.get("columns") or []
     if rows:
         return any(
-            isinstance(value, int | float) and not isinstance(value, bool) and not _key_like(name)
+            _a_number(value) and not _key_like(str(name))
             for name, value in zip(columns, rows[0], strict=False)
         )
     tree = shared_parent_tree(job)

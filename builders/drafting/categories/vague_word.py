@@ -88,7 +88,7 @@ def describes_one_row(job: Job, question: str, at: int, phrases: list[str]) -> b
     head = question[at:end].split()[-1].lower()
     if head != singular(head):
         return False  # "the young players": rows
-    tree = offline.parent_tree(job)
+    tree = offline.shared_parent_tree(job)  # read only
     if not isinstance(tree, exp.Select) or sqlkit.folds_rows(tree):
         return False
     picked = tree.args.get("order") or tree.args.get("limit")
