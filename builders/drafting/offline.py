@@ -881,6 +881,34 @@ def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
     return any(_a_figure_expression(e, tree, context) for e in tree.expressions)
 
 
+def has_a_cause(job: Job, context: DatabaseContext) -> bool:
+    """Whether the parent's answer has a cause to explain: it holds a figure
+    (:func:`holds_a_figure`), or it ranks or picks its rows by a figure (an ORDER BY, a
+    window's order, a MIN or MAX of a count, a total or a numeric column: "what is the
+    biggest city in georgia" can be asked why). One place, one name or one date looked
+    up has none ("where is new orleans And tell me why.", "What was patient 10029484's
+    last hospital discharge time? And explain the reasons.")."""
+    if holds_a_figure(job, context):
+        return True
+    tree = shared_parent_tree(job)
+    return tree is not None and any(
+        _ranks_by_a_figure(select, context) for select in tree.find_all(exp.Select)
+    )
+
+
+def _ranks_by_a_figure(select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether ``select`` orders its rows by a figure, or its own clauses take the
+    lowest or highest of one."""
+    keys = [o.this for o in select.find_all(exp.Ordered) if _owner(o) is select]
+    keys += [m for m in select.find_all(exp.Min, exp.Max) if _owner(m) is select]
+    return any(_a_figure_expression(key, select, context) for key in keys)
+
+
+def _owner(node: exp.Expr) -> exp.Expr | None:
+    """The innermost SELECT that holds ``node``."""
+    return node.find_ancestor(exp.Select)
+
+
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
 
 
