@@ -1055,21 +1055,23 @@ def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> lis
 
 def readable_names(names) -> list[str]:
     """The column names (humanized) made of words a person would type, in order: a
-    name with a word WordNet does not know (function words pass) is left out
-    (``linksto``, ``num of staff``, ``f2``, ``admittime``): no one asks for a patient's
-    "linksto". Without WordNet, every name."""
+    name with a word WordNet does not know as a word of its own (function words pass)
+    is left out (``linksto``, ``num of staff``, ``f2``, ``admittime``, and ``sep``, which
+    WordNet holds only as an abbreviation of September): no one asks for a patient's
+    "linksto" or a drug's "sep". Without WordNet, every name."""
     return [name for name in names if readable_name(name)]
 
 
 @lru_cache(maxsize=1 << 14)
 def readable_name(name: str) -> bool:
-    """Whether each word of ``name`` is one WordNet knows or a function word."""
+    """Whether each word of ``name`` is one WordNet knows as a word of its own
+    (:func:`~answerable.builders.lexical.wordnet.is_plain_word`) or a function word."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         return True
     return all(
-        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word))
+        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_plain_word(word))
         for word in name.split()
     )
 
