@@ -310,3 +310,31 @@ def test_rows_not_known_are_not_counted():
     for seed in range(12):
         twin = whole_result(job, sqlglot.parse_one(sql), random.Random(seed))
         assert "COUNT" not in twin.sql.upper() and "count" not in twin.question.lower()
+
+
+def test_the_name_of_a_column_swapped_goes_with_it(mimic):
+    """ "What was the name of the assets in billion of patient ...?": the insurance's
+    name is the insurance column's value, so the swapped attribute takes the place of
+    "name of the insurance", in the draft ("What was the eye colour of patient
+    10018328 ...?") as in its twin."""
+    from dataclasses import replace
+
+    question = (
+        "What was the name of the insurance of patient 10018328 during their last hospital "
+        "encounter?"
+    )
+    sql = (
+        "SELECT admissions.insurance FROM admissions WHERE admissions.subject_id = 10018328 "
+        "AND admissions.dischtime IS NOT NULL ORDER BY admissions.admittime DESC LIMIT 1"
+    )
+    context = replace(mimic, other_columns=("assets in billion",))
+    job = parent_job("mimic_iv", question, sql, ["admissions"])
+    made = drafts(job, context)
+    assert {d.subtype for d in made} >= {"related", "unrelated"}
+    for draft in made:
+        assert draft.question.startswith("What was the "), draft.question
+        assert "name of" not in draft.question, draft.question
+    assert any(d.question.startswith("What was the assets in billion of patient") for d in made)
+    twins = [present_column(job, mimic, random.Random(s), None) for s in range(4)]
+    assert twins and all(t.question.startswith("What was the ") for t in twins)
+    assert not any("name of" in t.question for t in twins)  # "the language of patient ..."

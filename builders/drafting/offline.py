@@ -485,17 +485,28 @@ def swapped_phrase(
     phrase the question asks as an attribute of a column its SQL returns
     (:func:`asked_column_phrase`: "the dose of glucagon"), else the longest name of a
     column of ``table`` the parent reads that its question says (:func:`said_column`);
-    None when it says neither."""
+    None when it says neither. The span takes in a "name of the" before the column
+    (:func:`_with_its_name`)."""
+    question = job.parent["question"]
     found = asked_column_phrase(job, context)
     if found is not None:
         span, owner, name, aggregated = found
-        return span, owner, owner.column(name), aggregated
-    question = job.parent["question"]
+        return _with_its_name(question, span), owner, owner.column(name), aggregated
     said = said_column(question, read_columns(job, table))
     if said is None:
         return None
     by_name = {humanize(c.name): c for c in table.columns}
-    return said, table, by_name.get(question[said[0] : said[1]].lower()), False
+    column = by_name.get(question[said[0] : said[1]].lower())
+    return _with_its_name(question, said), table, column, False
+
+
+def _with_its_name(question: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` widened over a "name of the" before it: "the name of the insurance of
+    patient 1" asks the insurance column's value, and another attribute takes the
+    whole phrase's place ("the eye colour of patient 1", not "the name of the eye
+    colour of patient 1", which names nothing)."""
+    before = re.search(r"\bnames? of (the )?$", question[: span[0]], flags=re.IGNORECASE)
+    return (before.start(), span[1]) if before else span
 
 
 def _owned_by(column: str, table: Table) -> bool:
