@@ -795,7 +795,7 @@ def _a_figure(column: exp.Column, select: exp.Select, context: DatabaseContext) 
     names its row (a patient's id)."""
     table = _table_of(column, select, context)
     found = table.column(column.name) if table is not None else None
-    return found is not None and is_numeric(found.type) and not _key_like(found.name)
+    return found is not None and is_numeric(found.type) and not key_like(found.name)
 
 
 def groups_by_attribute(select: exp.Select) -> bool:
@@ -807,7 +807,7 @@ def groups_by_attribute(select: exp.Select) -> bool:
         return False
     columns = [c.name for e in group.expressions for c in e.find_all(exp.Column)]
     naming = {"name", "title", "label"}
-    return not any(_key_like(c) or naming & set(name_words(c)) for c in columns)
+    return not any(key_like(c) or naming & set(name_words(c)) for c in columns)
 
 
 def agreeing(asking: str, attribute: str) -> str:
@@ -864,7 +864,7 @@ def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
         if context is None or result.get("row_count") or not isinstance(tree, exp.Select):
             return True
         return returns_figures(tree, context)
-    if any(_key_like(str(name)) for name in result.get("columns") or []):
+    if any(key_like(str(name)) for name in result.get("columns") or []):
         return False
     return all(_a_number(value) for value in rows[0])
 
@@ -883,7 +883,7 @@ def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
     rows, columns = result.get("rows"), result.get("columns") or []
     if rows:
         return any(
-            _a_number(value) and not _key_like(str(name))
+            _a_number(value) and not key_like(str(name))
             for name, value in zip(columns, rows[0], strict=False)
         )
     tree = shared_parent_tree(job)
@@ -1131,7 +1131,7 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     for other in schema.tables:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
-            names = [n for n in names if not _key_like(n)]
+            names = [n for n in names if not key_like(n)]
             if not any_kind and (kind == "other" or table_kind(other) != kind):
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
             found += describable_names(names)
@@ -1166,10 +1166,10 @@ def _facts_of(other: Table, tables: list[Table]) -> bool:
 def _joins(name: str) -> bool:
     """A column two tables may join on: a key or a name with a word of its own
     (``state_name``)."""
-    return _key_like(name) or not set(name_words(name)) <= GENERIC_WORDS
+    return key_like(name) or not set(name_words(name)) <= GENERIC_WORDS
 
 
-def _key_like(name: str) -> bool:
+def key_like(name: str) -> bool:
     """A key, also when its words are glued (``itemid``)."""
     return is_key(name) or name.lower().endswith("id")
 

@@ -12,7 +12,7 @@ from answerable.builders import sqlkit
 from answerable.builders.drafting import lexicon, offline
 from answerable.builders.drafting.category import Category
 from answerable.builders.drafting.checks import Failure, near_synonym
-from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
+from answerable.builders.drafting.context import DatabaseContext, is_numeric
 from answerable.builders.drafting.drafts import Draft, Job
 from answerable.builders.drafting.offline import (
     AGGREGATE_WORDS,
@@ -200,13 +200,13 @@ def present_column(job, context, rng, database) -> Twin | None:
 def _other_columns(table: Table, read: list[str]) -> list[Column]:
     """Columns of ``table`` a question may name that the parent does not read, by a
     name of spoken words as the drafts' are (:func:`offline.readable_names`: no
-    "valueuom", "totalamountuom") and no key, glued or not (no "itemid")."""
+    "valueuom", "totalamountuom") and no key, glued or not (:func:`offline.key_like`:
+    no "itemid")."""
     said = set(read)
     return [
         c
         for c in table.columns
-        if not is_key(c.name)
-        and not c.name.lower().endswith("id")
+        if not offline.key_like(c.name)
         and humanize(c.name) not in said
         and offline.readable_names(offline.describable_names([c.name]))
     ]
