@@ -785,6 +785,19 @@ def test_only_an_answer_with_a_cause_is_asked_to_be_explained(sql, result, tasks
     assert out_of_scope_tasks_of(parent, schema) == tasks
 
 
+def test_a_count_of_ids_is_a_figure():
+    """ "How many Government patients were prescribed Polyethylene Glycol on or after
+    2023-01-30?": the result's column is labelled ``COUNT(DISTINCT p.subject_id)``, a
+    figure, not the key it counts, so it is forecast and explained (no other task fits
+    one figure); a column of ids is no figure."""
+    sql = "SELECT COUNT(DISTINCT subject_id) FROM river WHERE traverse = 'texas'"
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "How many?"}
+    parent["result"] = {"row_count": 1, "columns": ["COUNT(DISTINCT p.subject_id)"], "rows": [[2]]}
+    assert out_of_scope_tasks_of(parent) == {"prediction", "explanation"}
+    parent["result"] = {"row_count": 1, "columns": ["p.subject_id"], "rows": [[2]]}
+    assert "prediction" not in out_of_scope_tasks_of(parent)
+
+
 @pytest.mark.parametrize(
     ("sql", "explained"),
     [

@@ -864,9 +864,17 @@ def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
         if context is None or result.get("row_count") or not isinstance(tree, exp.Select):
             return True
         return returns_figures(tree, context)
-    if any(key_like(str(name)) for name in result.get("columns") or []):
+    if any(_a_key_label(name) for name in result.get("columns") or []):
         return False
     return all(_a_number(value) for value in rows[0])
+
+
+def _a_key_label(name) -> bool:
+    """Whether a result column's label names a key column (``subject_id``,
+    ``p.hadm_id``), not an expression over one (``COUNT(DISTINCT p.subject_id)`` is a
+    figure)."""
+    label = str(name)
+    return re.fullmatch(r"[\w.]+", label) is not None and key_like(label.split(".")[-1])
 
 
 def _a_number(value) -> bool:
@@ -883,7 +891,7 @@ def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
     rows, columns = result.get("rows"), result.get("columns") or []
     if rows:
         return any(
-            _a_number(value) and not key_like(str(name))
+            _a_number(value) and not _a_key_label(name)
             for name, value in zip(columns, rows[0], strict=False)
         )
     tree = shared_parent_tree(job)
