@@ -33,6 +33,7 @@ from answerable.builders.drafting.offline import (
 )
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, words
 from answerable.builders.drafting.twins import Twin, as_sql, column_of, own_table, parent_select
+from answerable.builders.lexical.inflection import with_article
 from answerable.builders.schema import Column, DatabaseSchema, Table
 
 
@@ -88,7 +89,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if asking:  # "..., and what were its red cards?"
         question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
         start = end = len(question)
-    text = question[:start] + attribute + (question[end:] or "?")
+    text = with_article(question[:start], attribute) + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return offline_draft(
         job,
@@ -177,7 +178,8 @@ def present_column(job, context, rng, database) -> Twin | None:
         new = rng.choice(pool)
         if not _swap(select, table, old, new):
             return None
-        text = question[: said[0]] + humanize(new.name) + question[said[1] :]
+        named = humanize(new.name)
+        text = with_article(question[: said[0]], named) + named + question[said[1] :]
         return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
