@@ -5,6 +5,7 @@ reaches it. Each case is one a reader found in a built release."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 import sqlglot
@@ -310,3 +311,58 @@ def test_rows_not_known_are_not_counted():
     for seed in range(12):
         twin = whole_result(job, sqlglot.parse_one(sql), random.Random(seed))
         assert "COUNT" not in twin.sql.upper() and "count" not in twin.question.lower()
+
+
+def test_the_name_of_a_column_swapped_goes_with_it(mimic):
+    """ "What was the name of the assets in billion of patient ...?": the insurance's
+    name is the insurance column's value, so the swapped attribute takes the place of
+    "name of the insurance", in the draft ("What was the eye colour of patient
+    10018328 ...?") as in its twin."""
+    from dataclasses import replace
+
+    question = (
+        "What was the name of the insurance of patient 10018328 during their last hospital "
+        "encounter?"
+    )
+    sql = (
+        "SELECT admissions.insurance FROM admissions WHERE admissions.subject_id = 10018328 "
+        "AND admissions.dischtime IS NOT NULL ORDER BY admissions.admittime DESC LIMIT 1"
+    )
+    context = replace(mimic, other_columns=("assets in billion",))
+    job = parent_job("mimic_iv", question, sql, ["admissions"])
+    made = drafts(job, context)
+    assert {d.subtype for d in made} >= {"related", "unrelated"}
+    for draft in made:
+        assert draft.question.startswith("What was the "), draft.question
+        assert "name of" not in draft.question, draft.question
+    assert any(d.question.startswith("What was the assets in billion of patient") for d in made)
+    twins = [present_column(job, mimic, random.Random(s), None) for s in range(4)]
+    assert twins and all(t.question.startswith("What was the ") for t in twins)
+    assert not any("name of" in t.question for t in twins)  # "the language of patient ..."
+
+
+def test_the_article_before_a_swapped_column_agrees_with_it():
+    """ "List Lake Paigeton Wanderers home games with an ticket price above 16898,
+    biggest crowd first.", read among the demo's drafts: the parent's "an attendance"
+    became "an ticket price"; the draft says "a ticket price", and its twin drops the
+    article before a plural ("with home goals above 16898")."""
+    from answerable.builders.schema import Column, Table
+
+    columns = [("match_id", "INTEGER"), ("home_team", "TEXT"), ("attendance", "INTEGER")]
+    table = Table("matches", [Column(n, t) for n, t in [*columns, ("home_goals", "INTEGER")]])
+    context = DatabaseContext("league", DatabaseSchema("league", [table]))
+    question = (
+        "List Lake Paigeton Wanderers home games with an attendance above 16898, biggest "
+        "crowd first."
+    )
+    sql = (
+        "SELECT match_id, attendance FROM matches WHERE home_team = 'Lake Paigeton Wanderers'"
+        " AND attendance > 16898 ORDER BY attendance DESC"
+    )
+    job = parent_job("league", question, sql, ["matches"])
+    made = drafts(job, context)
+    assert made
+    for draft in made:
+        assert re.search(r"with a [^aeiou]", draft.question), draft.question
+    twin = present_column(job, context, random.Random(0), None)
+    assert twin.question.startswith("List Lake Paigeton Wanderers home games with home goals")

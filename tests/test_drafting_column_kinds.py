@@ -164,8 +164,9 @@ def test_drafting_rate_keeps_a_stable_seeded_share_of_parents():
 GEO = DatabaseSchema(
     "geo",
     [
-        Table("state", [Column("state_name"), Column("capital"), Column("population")]),
-        Table("river", [Column("river_name"), Column("length"), Column("traverse")]),
+        Table("state", [Column("state_name"), Column("capital"), Column("population", "int")]),
+        Table("river", [Column("river_name"), Column("length", "int"), Column("traverse")]),
+        Table("city", [Column("city_name"), Column("population", "int"), Column("state_name")]),
         Table("border_info", [Column("state_name"), Column("border")]),
     ],
 )
@@ -426,16 +427,39 @@ def test_column_names_no_one_would_type_are_not_asked_for():
     assert "linksto" not in surface
 
 
+def test_an_abbreviation_is_no_column_anyone_asks_for():
+    """ "What is the sep of the drug vitamin e?": WordNet knows "Sep" only as a way to
+    write September, as it knows "GDP" only as gross domestic product; the unrelated
+    column drawn for the drug is a word of its own ("eye colour", "dosage")."""
+    from answerable.builders.drafting.offline import absent_columns
+    from answerable.builders.lexical import wordnet
+
+    if not wordnet.available():
+        pytest.skip(str(wordnet.missing()))
+    others = ("sep", "gdp", "apr", "eye colour", "dosage", "english name")
+    context = DatabaseContext("ehr", EHR, other_columns=others)
+    prescriptions = EHR.table("prescriptions")
+    unrelated = absent_columns("unrelated", prescriptions, context)
+    assert unrelated == ["eye colour", "dosage", "english name"]
+    sql = "SELECT DISTINCT prescriptions.route FROM prescriptions WHERE drug = 'vitamin e'"
+    job = ehr_job("What is the route of the drug vitamin e?", sql, ["prescriptions"], sample=2)
+    for n in range(12):  # the third sample of a parent asks for an unrelated column
+        made = ask_missing_column(job, context, rng_for(n, OFFLINE_DRAFTER, "u"))
+        assert made.subtype == "unrelated"
+        assert not {"sep", "gdp", "apr"} & set(made.question[:-1].split()), made.question
+
+
 def test_a_yes_or_no_question_is_never_asked_to_be_plotted():
     """ "Has patient 1 been prescribed glucagon? Plot the result as a histogram.": a yes
-    or a no has nothing to draw, whatever the draw, and nothing to forecast."""
+    or a no has nothing to draw, whatever the draw, nothing to forecast, and no cause to
+    explain (one event looked up): no out-of-scope draft."""
     parent = {
         "id": "00000000c0ffee42",
         "db_id": "ehr",
         "sql": "SELECT COUNT(*) > 0 FROM prescriptions WHERE prescriptions.subject_id = 1",
         "question": "Has patient 1 been prescribed glucagon?",
     }
-    assert out_of_scope_tasks_of(parent, EHR) == {"explanation"}
+    assert out_of_scope_tasks_of(parent, EHR) == set()
 
 
 @pytest.mark.parametrize(
@@ -701,10 +725,104 @@ def test_with_no_run_result_the_sql_tells_whether_there_is_a_figure_to_chart(sql
 
 
 def out_of_scope_tasks_of(parent: dict, schema: DatabaseSchema = GEO) -> set[str]:
-    """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws."""
+    """The tasks the out-of-scope rule asks of ``parent`` over 40 seeded draws (none
+    when it drafts nothing)."""
     from answerable.builders.drafting.categories.out_of_scope import rewrite_out_of_scope
 
     context = DatabaseContext(schema.db_id, schema)
     job = Job(parent, "out-of-scope", 0)
     draws = (rng_for(n, OFFLINE_DRAFTER, "c") for n in range(40))
-    return {rewrite_out_of_scope(job, context, rng).details["task"] for rng in draws}
+    drafts = [rewrite_out_of_scope(job, context, rng) for rng in draws]
+    return {draft.details["task"] for draft in drafts if draft is not None}
+
+
+LOOKUPS = [
+    # "where is new orleans And tell me why.": a place looked up
+    (
+        "SELECT state_name FROM city WHERE city_name = 'new orleans'",
+        {"row_count": 1, "columns": ["state_name"], "rows": [["louisiana"]]},
+        set(),
+    ),
+    # "Who was the coach of Lisatown Olympic on 2022-07-08? Explain why it is so.": a name
+    (
+        "SELECT name FROM coaches WHERE team = 'Lisatown Olympic' AND start_date <= "
+        "'2022-07-08' AND end_date >= '2022-07-08'",
+        {"row_count": 1, "columns": ["name"], "rows": [["Ann Lee"]]},
+        set(),
+    ),
+    # the rivers of a state are listed: they can be clustered, not explained
+    (
+        "SELECT river_name FROM river WHERE traverse = 'texas'",
+        {"row_count": 2, "columns": ["river_name"], "rows": [["red"], ["pecos"]]},
+        {"clustering"},
+    ),
+    # "what is the biggest city in georgia": a ranking by a figure has its reasons
+    (
+        "SELECT city_name FROM city WHERE population = (SELECT MAX(population) FROM city "
+        "WHERE state_name = 'georgia') AND state_name = 'georgia'",
+        {"row_count": 1, "columns": ["city_name"], "rows": [["atlanta"]]},
+        {"explanation"},
+    ),
+    # "how long is the potomac": a figure
+    (
+        "SELECT length FROM river WHERE river_name = 'potomac'",
+        {"row_count": 1, "columns": ["length"], "rows": [[462]]},
+        {"prediction", "explanation"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "result", "tasks"), LOOKUPS)
+def test_only_an_answer_with_a_cause_is_asked_to_be_explained(sql, result, tasks):
+    """An explanation asks for the causes of figures, rankings and comparisons: one
+    place, name or date looked up has none, so a lookup gets another out-of-scope
+    task, or none when no task fits one row of names."""
+    schema = DatabaseSchema(
+        "geo", [*GEO.tables, Table("coaches", [Column(c) for c in ("name", "team")])]
+    )
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "Which?"}
+    parent["result"] = result
+    assert out_of_scope_tasks_of(parent, schema) == tasks
+
+
+def test_a_count_of_ids_is_a_figure():
+    """ "How many Government patients were prescribed Polyethylene Glycol on or after
+    2023-01-30?": the result's column is labelled ``COUNT(DISTINCT p.subject_id)``, a
+    figure, not the key it counts, so it is forecast and explained (no other task fits
+    one figure); a column of ids is no figure."""
+    sql = "SELECT COUNT(DISTINCT subject_id) FROM river WHERE traverse = 'texas'"
+    parent = {"id": "00000000c0ffee42", "db_id": "geo", "sql": sql, "question": "How many?"}
+    parent["result"] = {"row_count": 1, "columns": ["COUNT(DISTINCT p.subject_id)"], "rows": [[2]]}
+    assert out_of_scope_tasks_of(parent) == {"prediction", "explanation"}
+    parent["result"] = {"row_count": 1, "columns": ["p.subject_id"], "rows": [[2]]}
+    assert "prediction" not in out_of_scope_tasks_of(parent)
+
+
+@pytest.mark.parametrize(
+    ("sql", "explained"),
+    [
+        # "What was patient 10029484's last hospital discharge time? And explain the
+        # reasons.": the latest of a date
+        (
+            "SELECT admissions.dischtime FROM admissions WHERE admissions.subject_id = "
+            "10029484 ORDER BY admissions.dischtime DESC LIMIT 1",
+            False,
+        ),
+        # "Provide the top five most common microbiology tests in this year.": ranked by
+        # a count
+        (
+            "SELECT T1.test_name FROM ( SELECT microbiologyevents.test_name, DENSE_RANK() "
+            "OVER ( ORDER BY COUNT(*) DESC ) AS C1 FROM microbiologyevents GROUP BY "
+            "microbiologyevents.test_name ) AS T1 WHERE T1.C1 <= 5",
+            True,
+        ),
+        ("SELECT COUNT(DISTINCT admissions.subject_id) FROM admissions", True),
+    ],
+)
+def test_with_no_run_result_the_sql_tells_whether_there_is_a_cause_to_explain(sql, explained):
+    """EHRSQL ships no data: a date or a name picked by date has no cause to explain, a
+    count or a ranking by a count has, over the real EHRSQL 2024 schema."""
+    entry = next(iter(spider_tables(shared_data("ehrsql2024", "tables.json")).values()))
+    parent = {"id": "00000000c0ffee42", "db_id": "mimic_iv", "sql": sql, "question": "Q?"}
+    tasks = out_of_scope_tasks_of(parent, DatabaseSchema.from_spider(entry))
+    assert ("explanation" in tasks) == explained

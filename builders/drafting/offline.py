@@ -485,17 +485,28 @@ def swapped_phrase(
     phrase the question asks as an attribute of a column its SQL returns
     (:func:`asked_column_phrase`: "the dose of glucagon"), else the longest name of a
     column of ``table`` the parent reads that its question says (:func:`said_column`);
-    None when it says neither."""
+    None when it says neither. The span takes in a "name of the" before the column
+    (:func:`_with_its_name`)."""
+    question = job.parent["question"]
     found = asked_column_phrase(job, context)
     if found is not None:
         span, owner, name, aggregated = found
-        return span, owner, owner.column(name), aggregated
-    question = job.parent["question"]
+        return _with_its_name(question, span), owner, owner.column(name), aggregated
     said = said_column(question, read_columns(job, table))
     if said is None:
         return None
     by_name = {humanize(c.name): c for c in table.columns}
-    return said, table, by_name.get(question[said[0] : said[1]].lower()), False
+    column = by_name.get(question[said[0] : said[1]].lower())
+    return _with_its_name(question, said), table, column, False
+
+
+def _with_its_name(question: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` widened over a "name of the" before it: "the name of the insurance of
+    patient 1" asks the insurance column's value, and another attribute takes the
+    whole phrase's place ("the eye colour of patient 1", not "the name of the eye
+    colour of patient 1", which names nothing)."""
+    before = re.search(r"\bnames? of (the )?$", question[: span[0]], flags=re.IGNORECASE)
+    return (before.start(), span[1]) if before else span
 
 
 def _owned_by(column: str, table: Table) -> bool:
@@ -784,7 +795,7 @@ def _a_figure(column: exp.Column, select: exp.Select, context: DatabaseContext) 
     names its row (a patient's id)."""
     table = _table_of(column, select, context)
     found = table.column(column.name) if table is not None else None
-    return found is not None and is_numeric(found.type) and not _key_like(found.name)
+    return found is not None and is_numeric(found.type) and not key_like(found.name)
 
 
 def groups_by_attribute(select: exp.Select) -> bool:
@@ -796,7 +807,7 @@ def groups_by_attribute(select: exp.Select) -> bool:
         return False
     columns = [c.name for e in group.expressions for c in e.find_all(exp.Column)]
     naming = {"name", "title", "label"}
-    return not any(_key_like(c) or naming & set(name_words(c)) for c in columns)
+    return not any(key_like(c) or naming & set(name_words(c)) for c in columns)
 
 
 def agreeing(asking: str, attribute: str) -> str:
@@ -853,9 +864,17 @@ def numeric_result(job: Job, context: DatabaseContext | None = None) -> bool:
         if context is None or result.get("row_count") or not isinstance(tree, exp.Select):
             return True
         return returns_figures(tree, context)
-    if any(_key_like(str(name)) for name in result.get("columns") or []):
+    if any(_a_key_label(name) for name in result.get("columns") or []):
         return False
     return all(_a_number(value) for value in rows[0])
+
+
+def _a_key_label(name) -> bool:
+    """Whether a result column's label names a key column (``subject_id``,
+    ``p.hadm_id``), not an expression over one (``COUNT(DISTINCT p.subject_id)`` is a
+    figure)."""
+    label = str(name)
+    return re.fullmatch(r"[\w.]+", label) is not None and key_like(label.split(".")[-1])
 
 
 def _a_number(value) -> bool:
@@ -872,13 +891,41 @@ def holds_a_figure(job: Job, context: DatabaseContext) -> bool:
     rows, columns = result.get("rows"), result.get("columns") or []
     if rows:
         return any(
-            _a_number(value) and not _key_like(str(name))
+            _a_number(value) and not _a_key_label(name)
             for name, value in zip(columns, rows[0], strict=False)
         )
     tree = shared_parent_tree(job)
     if not isinstance(tree, exp.Select):
         return True
     return any(_a_figure_expression(e, tree, context) for e in tree.expressions)
+
+
+def has_a_cause(job: Job, context: DatabaseContext) -> bool:
+    """Whether the parent's answer has a cause to explain: it holds a figure
+    (:func:`holds_a_figure`), or it ranks or picks its rows by a figure (an ORDER BY, a
+    window's order, a MIN or MAX of a count, a total or a numeric column: "what is the
+    biggest city in georgia" can be asked why). One place, one name or one date looked
+    up has none ("where is new orleans And tell me why.", "What was patient 10029484's
+    last hospital discharge time? And explain the reasons.")."""
+    if holds_a_figure(job, context):
+        return True
+    tree = shared_parent_tree(job)
+    return tree is not None and any(
+        _ranks_by_a_figure(select, context) for select in tree.find_all(exp.Select)
+    )
+
+
+def _ranks_by_a_figure(select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether ``select`` orders its rows by a figure, or its own clauses take the
+    lowest or highest of one."""
+    keys = [o.this for o in select.find_all(exp.Ordered) if _owner(o) is select]
+    keys += [m for m in select.find_all(exp.Min, exp.Max) if _owner(m) is select]
+    return any(_a_figure_expression(key, select, context) for key in keys)
+
+
+def _owner(node: exp.Expr) -> exp.Expr | None:
+    """The innermost SELECT that holds ``node``."""
+    return node.find_ancestor(exp.Select)
 
 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
@@ -1027,21 +1074,23 @@ def _absent_columns(subtype: str, table: Table, context: DatabaseContext) -> lis
 
 def readable_names(names) -> list[str]:
     """The column names (humanized) made of words a person would type, in order: a
-    name with a word WordNet does not know (function words pass) is left out
-    (``linksto``, ``num of staff``, ``f2``, ``admittime``): no one asks for a patient's
-    "linksto". Without WordNet, every name."""
+    name with a word WordNet does not know as a word of its own (function words pass)
+    is left out (``linksto``, ``num of staff``, ``f2``, ``admittime``, and ``sep``, which
+    WordNet holds only as an abbreviation of September): no one asks for a patient's
+    "linksto" or a drug's "sep". Without WordNet, every name."""
     return [name for name in names if readable_name(name)]
 
 
 @lru_cache(maxsize=1 << 14)
 def readable_name(name: str) -> bool:
-    """Whether each word of ``name`` is one WordNet knows or a function word."""
+    """Whether each word of ``name`` is one WordNet knows as a word of its own
+    (:func:`~answerable.builders.lexical.wordnet.is_plain_word`) or a function word."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         return True
     return all(
-        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_word(word))
+        word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_plain_word(word))
         for word in name.split()
     )
 
@@ -1090,7 +1139,7 @@ def surface_columns(table: Table, schema, any_kind: bool = False) -> list[str]:
     for other in schema.tables:
         if other not in near:
             names = [c.name for c in other.columns if c.name.lower() not in mine]
-            names = [n for n in names if not _key_like(n)]
+            names = [n for n in names if not key_like(n)]
             if not any_kind and (kind == "other" or table_kind(other) != kind):
                 names = [n for n in names if set(name_words(n)) <= lexicon.ANY_ENTITY_WORDS]
             found += describable_names(names)
@@ -1125,10 +1174,10 @@ def _facts_of(other: Table, tables: list[Table]) -> bool:
 def _joins(name: str) -> bool:
     """A column two tables may join on: a key or a name with a word of its own
     (``state_name``)."""
-    return _key_like(name) or not set(name_words(name)) <= GENERIC_WORDS
+    return key_like(name) or not set(name_words(name)) <= GENERIC_WORDS
 
 
-def _key_like(name: str) -> bool:
+def key_like(name: str) -> bool:
     """A key, also when its words are glued (``itemid``)."""
     return is_key(name) or name.lower().endswith("id")
 

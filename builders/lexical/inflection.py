@@ -16,6 +16,7 @@ like a singular (``status``, ``class``, ``analysis``) are kept as they are, beca
 from __future__ import annotations
 
 import functools
+import re
 import sys
 
 KEEP = frozenset({"data", "media", "has", "was", "this", "yes", "gas", "news", "sales"})
@@ -39,6 +40,23 @@ def singular(word: str) -> str:
 def plural(word: str) -> str:
     """The plural of a singular noun (``city`` -> ``cities``)."""
     return engine().plural_noun(word)
+
+
+def with_article(before: str, phrase: str) -> str:
+    """``before`` with the indefinite article at its end ("with an ") made the one
+    ``phrase`` takes ("with a " before "ticket price", "with an " before "hour"), or
+    left out before a plural ("with home goals"); ``before`` as it is when it ends in no
+    article."""
+    found = re.search(r"\b(a|an)(\s+)$", before, flags=re.IGNORECASE)
+    if found is None:
+        return before
+    last = phrase.split()[-1] if phrase.split() else phrase
+    if singular(last) != last:
+        return before[: found.start()]
+    article = engine().a(phrase).split()[0]
+    if found.group(1)[0].isupper():
+        article = article.capitalize()
+    return before[: found.start()] + article + found.group(2)
 
 
 @functools.cache

@@ -353,6 +353,23 @@ def is_word(text: str) -> bool:
     return bool(wordnet().synsets(text.strip().replace(" ", "_")))
 
 
+def is_plain_word(word: str) -> bool:
+    """Whether WordNet knows ``word`` as a word of its own: written in lower case in one
+    of its senses, or as the head word of one (``English``, ``September``). A word it
+    holds only as a capitalised variant of another sense's head is an abbreviation or an
+    acronym no one asks for by that name (``Sep`` of September, ``GDP``, ``ROM``)."""
+    reader = wordnet()
+    word = word.strip().replace(" ", "_")
+    forms = {word.lower()} | {
+        found for pos in "nvar" if (found := reader.morphy(word.lower(), pos)) is not None
+    }
+    return any(
+        lemma.name().lower() in forms and (lemma.name().islower() or place == 0)
+        for synset in reader.synsets(word)
+        for place, lemma in enumerate(synset.lemmas())
+    )
+
+
 def is_noun(word: str) -> bool:
     """Whether WordNet knows the word as a noun."""
     return bool(noun_synsets(word))

@@ -12,7 +12,7 @@ from answerable.builders import sqlkit
 from answerable.builders.drafting import lexicon, offline
 from answerable.builders.drafting.category import Category
 from answerable.builders.drafting.checks import Failure, near_synonym
-from answerable.builders.drafting.context import DatabaseContext, is_key, is_numeric
+from answerable.builders.drafting.context import DatabaseContext, is_numeric
 from answerable.builders.drafting.drafts import Draft, Job
 from answerable.builders.drafting.offline import (
     AGGREGATE_WORDS,
@@ -33,6 +33,7 @@ from answerable.builders.drafting.offline import (
 )
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, words
 from answerable.builders.drafting.twins import Twin, as_sql, column_of, own_table, parent_select
+from answerable.builders.lexical.inflection import with_article
 from answerable.builders.schema import Column, DatabaseSchema, Table
 
 
@@ -88,7 +89,7 @@ def ask_missing_column(job: Job, context: DatabaseContext, rng: random.Random) -
     if asking:  # "..., and what were its red cards?"
         question = question[:start].removesuffix(asking) + agreeing(asking, attribute)
         start = end = len(question)
-    text = question[:start] + attribute + (question[end:] or "?")
+    text = with_article(question[:start], attribute) + attribute + (question[end:] or "?")
     column = "_".join(words(attribute))
     return offline_draft(
         job,
@@ -177,7 +178,8 @@ def present_column(job, context, rng, database) -> Twin | None:
         new = rng.choice(pool)
         if not _swap(select, table, old, new):
             return None
-        text = question[: said[0]] + humanize(new.name) + question[said[1] :]
+        named = humanize(new.name)
+        text = with_article(question[: said[0]], named) + named + question[said[1] :]
         return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
@@ -200,13 +202,13 @@ def present_column(job, context, rng, database) -> Twin | None:
 def _other_columns(table: Table, read: list[str]) -> list[Column]:
     """Columns of ``table`` a question may name that the parent does not read, by a
     name of spoken words as the drafts' are (:func:`offline.readable_names`: no
-    "valueuom", "totalamountuom") and no key, glued or not (no "itemid")."""
+    "valueuom", "totalamountuom") and no key, glued or not (:func:`offline.key_like`:
+    no "itemid")."""
     said = set(read)
     return [
         c
         for c in table.columns
-        if not is_key(c.name)
-        and not c.name.lower().endswith("id")
+        if not offline.key_like(c.name)
         and humanize(c.name) not in said
         and offline.readable_names(offline.describable_names([c.name]))
     ]

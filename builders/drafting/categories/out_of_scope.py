@@ -14,6 +14,7 @@ from answerable.builders.drafting.context import DatabaseContext
 from answerable.builders.drafting.drafts import Draft, Job
 from answerable.builders.drafting.offline import (
     distinct_figures,
+    has_a_cause,
     holds_a_figure,
     numeric_result,
     offline_draft,
@@ -40,6 +41,10 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
         tasks = [t for t in tasks if t != "prediction"]
     if not holds_a_figure(job, context):  # a list of names has nothing to draw
         tasks = [t for t in tasks if t != "chart"]
+    if not has_a_cause(job, context):  # one name, date or place has no reasons to give
+        tasks = [t for t in tasks if t != "explanation"]
+    if not tasks:
+        return None
     task = rng.choice(tasks)
     request = rng.choice(lexicon.OUT_OF_SCOPE_TASKS[task])
     question = f"{job.parent['question'].rstrip()} {request}"
