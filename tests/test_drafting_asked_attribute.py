@@ -366,3 +366,30 @@ def test_the_article_before_a_swapped_column_agrees_with_it():
         assert re.search(r"with a [^aeiou]", draft.question), draft.question
     twin = present_column(job, context, random.Random(0), None)
     assert twin.question.startswith("List Lake Paigeton Wanderers home games with home goals")
+
+
+def test_one_patient_picked_by_key_takes_its_and_not_with_their(mimic):
+    """ "What's the date of birth for patient 10004457, with their abbreviation?" was read
+    in the TrustSQL release: ``patients.subject_id = 10004457`` picks one patient (other
+    tables' foreign keys point to ``subject_id``, so it is unique), though EHRSQL's
+    parents carry no result to count. The same key over a join, or a column no key
+    points to, may keep many rows."""
+    question = "What's the date of birth for patient 10004457?"
+    sql = "SELECT patients.dob FROM patients WHERE patients.subject_id = 10004457"
+    job = parent_job("mimic_iv", question, sql, ["patients"])
+    assert one_result(job, mimic)
+    made = drafts(job, mimic)
+    assert made and all("with their" not in d.question for d in made), made
+    many = [
+        (
+            "SELECT admissions.admittime FROM admissions WHERE admissions.subject_id = 10004457",
+            ["admissions"],
+        ),
+        (
+            "SELECT admissions.admittime FROM admissions JOIN patients ON "
+            "patients.subject_id = admissions.subject_id WHERE patients.subject_id = 10004457",
+            ["admissions", "patients"],
+        ),
+    ]
+    for text, tables in many:
+        assert not one_result(parent_job("mimic_iv", question, text, tables), mimic), text

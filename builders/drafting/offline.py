@@ -975,7 +975,9 @@ def _one_row(select: exp.Select, context: DatabaseContext | None) -> bool:
     value of a subquery, or (with ``context``) a key other tables point to taken from
     a subquery that keeps one row ("the name of the lab test patient 1 first
     received": EHRSQL's ``d_labitems.itemid IN (SELECT labevents.itemid ... WHERE
-    labevents.charttime = (SELECT ... LIMIT 1))``, one test's name)."""
+    labevents.charttime = (SELECT ... LIMIT 1))``, one test's name), or a key of the
+    one table it reads equal to a value (:func:`_picked_by_key`: "the date of birth for
+    patient 10004457" is ``patients.subject_id = 10004457``)."""
     if _limited_to_one(select):
         return True
     where = select.args.get("where")
@@ -986,6 +988,8 @@ def _one_row(select: exp.Select, context: DatabaseContext | None) -> bool:
         if isinstance(condition, exp.EQ):
             picked = condition.expression
             if isinstance(picked, exp.Subquery) and _one_value(picked.this):
+                return True
+            if context is not None and _picked_by_key(condition, select, context):
                 return True
             continue
         query = condition.args.get("query")
@@ -999,6 +1003,23 @@ def _one_row(select: exp.Select, context: DatabaseContext | None) -> bool:
         ):
             return True
     return False
+
+
+def _picked_by_key(condition: exp.EQ, select: exp.Select, context: DatabaseContext) -> bool:
+    """Whether ``condition`` sets a key of the one table ``select`` reads (no join) to
+    a value: its single-column primary key, or a column another table's foreign key
+    points to (which SQL requires to be unique). Such a SELECT keeps at most one row."""
+    if select.args.get("joins") or not isinstance(select.args.get("from_"), exp.From):
+        return False
+    sides = (condition.this, condition.expression)
+    column = next((side for side in sides if isinstance(side, exp.Column)), None)
+    if column is None or not any(isinstance(side, exp.Literal) for side in sides):
+        return False
+    table = _table_of(column, select, context)
+    if table is None:
+        return False
+    only_key = [k.lower() for k in table.primary_key] == [column.name.lower()]
+    return only_key or _referenced_key(column, select, context)
 
 
 def _referenced_key(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
