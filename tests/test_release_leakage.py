@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from answerable.release.cut import expressions
 from answerable.release.cut.leakage import LeakageError, check_leakage
@@ -142,3 +144,17 @@ def test_a_hash_collision_changes_no_count_and_no_example(monkeypatch):
     assert all(real[check]["leaks"] > 1 for check in ALL_WARN if check != "near_question")
     monkeypatch.setattr(expressions, "key_hash", lambda values: values.is_null().cast(pl.UInt64))
     assert _found(items, near_question="off") == real
+
+
+# letters, digits, punctuation, spaces, tabs, newlines and Unicode spaces (no-break, em)
+TEXTS = st.text(alphabet=st.sampled_from("aB9 ,?-_\t\n\r\x0b\x0c\u00a0\u2003\u00e9"), max_size=30)
+
+
+@given(st.lists(TEXTS, min_size=1, max_size=20))
+def test_runs_to_space_is_the_plus_pattern(texts):
+    """The compared forms of a question and a SQL text are those the ``+`` patterns give."""
+    column = pl.Series("t", texts)
+    for run, lone in (("[^a-z0-9]", "[^a-z0-9 ]"), (r"\s", r"[^\S ]")):
+        expected = column.str.replace_all(f"{run}+", " ")
+        got = pl.select(expressions.runs_to_space(pl.lit(column), run, lone)).to_series()
+        assert got.to_list() == expected.to_list()

@@ -7,7 +7,14 @@ import polars as pl
 import pytest
 
 from answerable.kernel.errors import ConfigError
-from answerable.release.cut.sample import ShortStratumError, balance_test, sample_items
+from answerable.release.cut.publish import prepare_release
+from answerable.release.cut.sample import (
+    ShortStratumError,
+    balance_test,
+    kept_rows,
+    sample_items,
+    sampled,
+)
 from tests.release_helpers import config, frame_of, make_item
 
 STRATA = ("answerable-correct", "answerable-incorrect", "ambiguous", "unanswerable")
@@ -183,3 +190,31 @@ def test_without_strata_the_whole_pool_is_one_stratum_named_all():
     ]
     with pytest.raises(ShortStratumError, match="stratum all=all holds 12 items"):
         sample_items(frame_of(_pool(12)), config(sample={"count": 20, "minimum": 15}), 1)
+
+
+def test_the_chosen_rows_are_copied_a_column_at_a_time():
+    """Each of the pool's columns leaves the list before the next is copied, so none is
+    held by it once its chosen rows are; the rows are sample_items' rows."""
+    frame = frame_of(_pool(40))
+    settings = config(sample={"strata": ["scare_stratum"], "share": 0.5})
+    chosen, _ = sampled(frame, settings, 5)
+    held = []
+
+    class Columns(list):
+        def pop(self, index=-1):
+            column = super().pop(index)
+            held.append(len(self))
+            return column
+
+    kept = kept_rows(Columns(frame.get_columns()), chosen)
+    assert held == list(range(frame.width - 1, -1, -1))
+    assert kept.equals(sample_items(frame, settings, 5)[0])
+    assert 0 < kept.height < frame.height
+
+
+def test_a_release_samples_the_rows_sample_items_chooses():
+    settings = config(sample={"strata": ["scare_stratum"], "share": 0.5}, split={"kind": "none"})
+    frame, report = prepare_release(frame_of(_pool(40)), settings, 5, "toy 1.0.0")
+    expected, sampling = sample_items(frame_of(_pool(40)), settings, 5)
+    assert frame["id"].to_list() == expected["id"].to_list()
+    assert report["sampling"] == sampling

@@ -115,3 +115,24 @@ def test_the_seeds_verdicts_come_from_one_batch(demo_dir, monkeypatch):
     assert len(calls) == 1 and [e["id"] for e in calls[0]] == ["a", "b"]
     assert len(output.items) == 3 and not output.rejects
     ctx.database("league").close()
+
+
+def test_each_text_of_a_batch_is_tokenized_once(demo_dir, monkeypatch):
+    """A batch's texts are analyzed, run, then checked for numbers compared as text: the
+    shape of each is worked out once for both."""
+    ctx = Context({"league": demo_dir / "league.sqlite"})
+    real, seen = sqlkit.literal_shape, []
+    monkeypatch.setattr(sqlkit, "literal_shape", lambda sql, *a: seen.append(sql) or real(sql, *a))
+    texts = [
+        "SELECT name FROM teams ORDER BY name",
+        "SELECT max(founded_year) FROM teams",
+        "SELECT name FROM teams WHERE founded_year > 1950",
+    ]
+    examples = [
+        {"id": str(n), "db_id": "league", "sql": sql, "label": "answerable"}
+        for n, sql in enumerate(texts)
+    ]
+    verdicts = verified_many(examples, ctx)
+    assert all(isinstance(v, tuple) for v in verdicts), verdicts
+    assert sorted(seen) == sorted(texts)
+    ctx.database("league").close()

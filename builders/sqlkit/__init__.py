@@ -101,17 +101,24 @@ class ShapeAnalyses:
     ``plain`` holds the shapes other checks found true of every query of the shape (see
     :func:`answerable.builders.numeric_text.text_number_failure`)."""
 
+    RECENT = 4096  # texts whose shape is remembered: a batch's, analyzed then checked
+
     def __init__(self, schema: DatabaseSchema | None, dialect: str = "sqlite"):
         self.schema, self.dialect = schema, dialect
         self.plain: set[tuple] = set()
         self._metas: dict[tuple, dict] = {}
-        self._last: tuple[str, tuple | None] = ("", None)
+        self._recent: dict[str, tuple | None] = {}
 
     def shape(self, sql: str) -> tuple | None:
-        """:func:`literal_shape` of ``sql`` (the last text's is remembered)."""
-        if self._last[0] != sql or not sql:
-            self._last = (sql, literal_shape(sql, self.dialect))
-        return self._last[1]
+        """:func:`literal_shape` of ``sql``, remembered (up to :attr:`RECENT` texts, then
+        forgotten at once): a batch's texts are each analyzed, then executed, then
+        checked for numbers compared as text (see
+        :func:`answerable.builders.seeds.verified_many`), and each is tokenized once."""
+        if sql not in self._recent:
+            if len(self._recent) >= self.RECENT:
+                self._recent.clear()
+            self._recent[sql] = literal_shape(sql, self.dialect)
+        return self._recent[sql]
 
     def analyze(self, sql: str) -> dict:
         """:func:`analyze` of ``sql``: a new dict, its lists copied."""

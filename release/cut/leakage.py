@@ -18,6 +18,7 @@ from answerable.release.cut.expressions import (
     collides,
     key_hashes,
     normalized_question,
+    runs_to_space,
     with_family,
 )
 
@@ -33,7 +34,7 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
     """The ``leakage`` section for a frame whose ``split`` column is set; raises
     :class:`LeakageError` naming the first check set to error that found a leak."""
     wanted = {check for check in CHECKS if config.severity.get(check, "off") != "off"}
-    kept = [name for name in ("family",) if name in frame.columns]
+    kept = [name for name in ("family", "question_key") if name in frame.columns]
     work = frame.select("id", "db_id", "question", "sql", "split", "sql_meta", "provenance", *kept)
     if wanted & {"family", "near_question"} and "family" not in work.columns:
         work = with_family(work)
@@ -45,7 +46,9 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
         elif check == "near_question":
             section[check] = {"severity": severity, **_near(work, config.near_threshold)}
         else:
-            section[check] = {"severity": severity, **_shared(work, VALUES[check])}
+            shared = check == "same_question" and "question_key" in work.columns
+            codes = work["question_key"] if shared else None
+            section[check] = {"severity": severity, **_shared(work, VALUES[check], codes)}
     for check, found in section.items():
         if found["severity"] == "error" and found.get("leaks"):
             example = found["examples"][0]
@@ -60,21 +63,24 @@ def check_leakage(frame: pl.DataFrame, config: ReleaseConfig) -> dict:
 # What each check compares, per item (null compares with nothing).
 VALUES = {
     "same_question": normalized_question(),
-    "same_sql": pl.col("sql").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase(),
+    "same_sql": runs_to_space(pl.col("sql"), r"\s", r"[^\S ]").str.strip_chars().str.to_lowercase(),
     "same_skeleton": pl.col("sql_meta").struct.field("skeleton"),
     "same_database": pl.col("db_id"),
     "family": pl.col("family"),
 }
 
 
-def _shared(work: pl.DataFrame, value: pl.Expr) -> dict:
+def _shared(work: pl.DataFrame, value: pl.Expr, codes: pl.Series | None = None) -> dict:
     """Values of ``value`` that items of two or more splits share.
 
     The values are compared as 64-bit hashes, so no text is held for every item; the
     values are computed only for the items whose hash is in two splits. When two of
     those values share a hash (a collision), the check is made again on the values, so
-    a collision never changes a count or an example."""
-    hashes = key_hashes(work, value)
+    a collision never changes a count or an example. ``codes``, when given, are codes of
+    the values made already (the split's ``question_key``,
+    :func:`~answerable.release.cut.expressions.hashed`), compared instead of hashing
+    them again."""
+    hashes = key_hashes(work, value) if codes is None else codes
     rows = _in_two_splits(work, hashes)
     found = (
         work[rows].select("id", "split", value.alias("value")).with_columns(key=hashes.gather(rows))

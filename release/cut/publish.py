@@ -37,7 +37,7 @@ from answerable.release.cut.earlier import check_resplit, earlier_versions, pins
 from answerable.release.cut.expressions import FIELD_ALIASES
 from answerable.release.cut.guards import require_items
 from answerable.release.cut.leakage import check_leakage
-from answerable.release.cut.sample import balance_test, sample_items
+from answerable.release.cut.sample import balance_test, kept_rows, sampled
 from answerable.release.cut.split import split_items
 from answerable.release.cut.write import write_data
 from answerable.release.databases import ship_files, with_database
@@ -83,7 +83,11 @@ def prepare_release(
 ) -> tuple[pl.DataFrame, dict]:
     """Debias (when configured), sample, split and check a frame of items: the released
     frame and its report (``schemas``: the audit's schema words per db_id; ``pinned``:
-    the splits earlier versions gave their items, kept, see :func:`split_items`)."""
+    the splits earlier versions gave their items, kept, see :func:`split_items`).
+
+    The frame is handed over: sampling frees each of its columns once the chosen rows
+    of it are copied (:func:`~answerable.release.cut.sample.kept_rows`), which lowers
+    the peak of memory when the caller keeps no reference to it."""
     require_items(frame.height, name)
     debiased = {}
     if config.debias == "aflite":
@@ -92,7 +96,11 @@ def prepare_release(
         )
         frame = to_frame(kept)
         require_items(frame.height, name)
-    frame, sampling = sample_items(frame, config, seed)
+    chosen, sampling = sampled(frame, config, seed)
+    if chosen is not None:
+        columns = frame.get_columns()
+        del frame  # the pool's columns are held by ``columns`` alone, and freed one by one
+        frame = kept_rows(columns, chosen)
     frame, splits = split_items(frame, config, seed, pinned)
     frame, balanced = balance_test(frame, config, seed)
     if balanced:
@@ -100,6 +108,7 @@ def prepare_release(
         splits["counts_after_balance"] = frame_counts(frame)["by_split"]
     require_items(frame.height, name)
     leakage = check_leakage(frame, config)
+    frame = frame.drop("question_key")  # the split's, for the leakage check only
     shortcut = check_shortcut(frame, config, schemas)
     report = {**debiased, "sampling": sampling, "splits": splits, "leakage": leakage}
     return frame, report | ({"shortcut": shortcut} if shortcut else {})
@@ -264,8 +273,8 @@ def choose_narrow(
     """:func:`prepare_release` on the items' :func:`narrow_frame`: the released items,
     sorted by id, so far without the fields and parts the choice leaves out, and the
     report."""
-    frame = narrow_frame(items, config)
-    return prepare_release(frame, config, seed, name, schemas, pinned)
+    # handed over, not held here: sampling frees the pool's columns as it copies them
+    return prepare_release(narrow_frame(items, config), config, seed, name, schemas, pinned)
 
 
 def narrow_frame(items: Sequence[dict], config: ReleaseConfig) -> pl.DataFrame:

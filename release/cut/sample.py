@@ -47,9 +47,16 @@ def sample_items(
     frame: pl.DataFrame, config: ReleaseConfig, seed: int
 ) -> tuple[pl.DataFrame, dict]:
     """The chosen items and the report's ``sampling`` section."""
+    chosen, report = sampled(frame, config, seed)
+    return (frame if chosen is None else frame.filter(chosen)), report
+
+
+def sampled(frame: pl.DataFrame, config: ReleaseConfig, seed: int) -> tuple[pl.Series | None, dict]:
+    """Which items :func:`sample_items` chooses (a boolean column; None when it keeps
+    every item) and the report's ``sampling`` section."""
     sample = config.sample
     if sample is None or (sample.count is None and sample.share is None):
-        return frame, {"pool": frame.height, "chosen": frame.height, "strata": None}
+        return None, {"pool": frame.height, "chosen": frame.height, "strata": None}
     columns = stratum_columns(frame, config, "sample.strata")
     names = [f"stratum:{field}" for field in sample.strata]
     work = frame.with_columns(*columns, draw=item_hash("id", seed, STEP))
@@ -70,7 +77,19 @@ def sample_items(
         "minimum": sample.minimum,
         "by_stratum": strata,
     }
-    return work.filter("chosen").select(frame.columns), report
+    return work["chosen"], report
+
+
+def kept_rows(columns: list[pl.Series], chosen: pl.Series) -> pl.DataFrame:
+    """The rows ``chosen`` of the frame whose ``columns`` are given, each column taken out
+    of the list as its rows are copied: a column of the pool is freed once its chosen
+    rows are (when nothing else holds it), so a pool and its chosen copy are never held
+    whole at once. Sampling keeps most of a pool, and both together were a release's
+    peak of memory."""
+    kept = []
+    while columns:
+        kept.append(columns.pop(0).filter(chosen))
+    return pl.DataFrame(kept)
 
 
 def _check_quota(work: pl.DataFrame, names: list[str], config: ReleaseConfig) -> None:

@@ -36,8 +36,9 @@ LINKS = {
 def split_items(
     frame: pl.DataFrame, config: ReleaseConfig, seed: int, pinned: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, dict]:
-    """``frame`` with its ``split`` column set (and ``family`` for the leakage check),
-    and the report's ``splits`` section.
+    """``frame`` with its ``split`` column set (and ``family`` and ``question_key``, the
+    normalized question's codes, for the leakage check), and the report's ``splits``
+    section.
 
     ``pinned`` (``id``, ``split``: the items earlier versions released, see
     :mod:`answerable.release.cut.earlier`) keeps each released item in its split; a new item
@@ -82,8 +83,9 @@ def split_items(
     }
     if kept is not None:
         report["kept"] = kept
-    # the family rides along for the leakage check (writers drop it)
-    return frame.with_columns(split=work["placed"], family=work["family"]), report
+    # the family and the question's codes ride along for the leakage check (writers drop them)
+    shared = {name: work[name] for name in ("family", "question_key")}
+    return frame.with_columns(split=work["placed"], **shared), report
 
 
 def _with_pins(work: pl.DataFrame, pinned: pl.DataFrame) -> pl.DataFrame:
