@@ -268,6 +268,19 @@ class RowReader:
             group += 1
         return items
 
+    def take(self, rows: list[int]) -> list[dict]:
+        """The items of ``rows`` (ascending positions), in that order; only the row
+        groups that hold them are decoded, and only their rows converted."""
+        items, at = [], 0
+        while at < len(rows):
+            group = bisect.bisect_right(self.starts, rows[at]) - 1
+            end = bisect.bisect_left(rows, self.starts[group + 1], at)
+            first = self.starts[group]
+            picked = self._group(group).take([row - first for row in rows[at:end]])
+            items += self.convert(picked)
+            at = end
+        return items
+
     def _group(self, group: int):
         if self._last[0] != group:
             self._last = (group, None)  # the old table goes before the new one is read
@@ -319,6 +332,12 @@ class ItemFiles(StoredRecords):
         """One field of every item, in order, reading only that column (as stored: typed,
         open fields as JSON text)."""
         return [v for file in self.files for v in pl.read_parquet(file, columns=[name])[name]]
+
+    def places(self) -> Iterator[tuple[str, Path, int]]:
+        """Each item's ``(id, file, row)``, in order, reading only the ids."""
+        for file in self.files:
+            ids = pl.read_parquet(file, columns=["id"])["id"]
+            yield from ((identity, file, row) for row, identity in enumerate(ids))
 
     def fields(self, *names: str) -> Iterator[dict]:
         """The items with only the fields ``names`` read (the others null), in order."""
