@@ -19,9 +19,10 @@ True
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from faker import Faker
@@ -65,14 +66,37 @@ def fresh_candidates(
     ``n`` from the fitting provider or shape, then ``n`` real words of the kind of
     ``known`` (some of the column's values), for columns whose every provider value is
     taken (US states) or that have no provider (drugs)."""
+    return list(fresh_stream(table, column, original, rng, n, known))
+
+
+def fresh_stream(
+    table: str,
+    column: str,
+    original: str,
+    rng: random.Random,
+    n: int,
+    known: list[str] = (),
+) -> Iterator[str]:
+    """:func:`fresh_candidates` drawn as they are asked for, the same values in the same
+    order: a caller that stops at the first that fits draws no more (the WordNet words
+    are looked up only once every provider value is refused). The caller draws nothing
+    else from :func:`english_faker` while it reads the stream."""
     fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     known = [k for k in known if k]
     draw = _drawer(table, column, original, fake)
-    drawn = [_same_case(original, draw()) for _ in range(n)] if draw else []
-    kin = kindred(known, original, rng, n, column)
-    drawn += [_same_case(original, word) for word in kin]
-    return list(dict.fromkeys(drawn))
+    drawn = (_same_case(original, draw()) for _ in range(n if draw else 0))
+    kin = (_same_case(original, word) for word in _later(kindred, known, original, rng, n, column))
+    seen = set()
+    for value in itertools.chain(drawn, kin):
+        if value not in seen:
+            seen.add(value)
+            yield value
+
+
+def _later(function: Callable[..., list], *arguments) -> Iterator:
+    """The values of ``function(*arguments)``, called when the first is asked for."""
+    yield from function(*arguments)
 
 
 def kindred(
