@@ -228,7 +228,9 @@ def read_parquet(path: str | Path) -> list[dict]:
 
 def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
-    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null)."""
+    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null).
+    A column may name a field inside a struct (``provenance.generator``): its struct then
+    holds only that field."""
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(path)
