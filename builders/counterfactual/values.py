@@ -11,9 +11,9 @@ a value nobody has. The case style of the original is kept, so ``arizona`` is re
 a lower-case state.
 
 >>> rng = random.Random(3)
->>> fresh_candidates("players", "nationality", "Brazil", rng, 1)[0] != "Brazil"
+>>> next(fresh_candidates("players", "nationality", "Brazil", rng, 1)) != "Brazil"
 True
->>> fresh_candidates("players", "preferred_foot", "left", rng, 2, ["both", "left", "right"])
+>>> list(fresh_candidates("players", "preferred_foot", "left", rng, 2, ["both", "left", "right"]))
 []
 """
 
@@ -61,26 +61,14 @@ def fresh_candidates(
     rng: random.Random,
     n: int,
     known: list[str] = (),
-) -> list[str]:
+) -> Iterator[str]:
     """Up to ``2 n`` stand-ins for ``original`` in ``table.column``, drawn with ``rng``:
     ``n`` from the fitting provider or shape, then ``n`` real words of the kind of
     ``known`` (some of the column's values), for columns whose every provider value is
-    taken (US states) or that have no provider (drugs)."""
-    return list(fresh_stream(table, column, original, rng, n, known))
-
-
-def fresh_stream(
-    table: str,
-    column: str,
-    original: str,
-    rng: random.Random,
-    n: int,
-    known: list[str] = (),
-) -> Iterator[str]:
-    """:func:`fresh_candidates` drawn as they are asked for, the same values in the same
-    order: a caller that stops at the first that fits draws no more (the WordNet words
-    are looked up only once every provider value is refused). The caller draws nothing
-    else from :func:`english_faker` while it reads the stream."""
+    taken (US states) or that have no provider (drugs). They are drawn as they are asked
+    for: a caller that stops at the first that fits draws no more (the WordNet words are
+    looked up only once every provider value is refused), and draws nothing else from
+    :func:`english_faker` while it reads them."""
     fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     known = [k for k in known if k]

@@ -28,7 +28,7 @@ from answerable.builders.counterfactual.generators.helpers import (
 )
 from answerable.builders.counterfactual.grounding import Mention
 from answerable.builders.counterfactual.query_shapes import Query
-from answerable.builders.counterfactual.values import fresh_stream
+from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import Failure
 
 FRESH_TRIES = 8
@@ -140,7 +140,7 @@ class ValueUnanswerable:
         table, column = split(mention.concept)
         known = env.known_values(parent.db_id, table, column)
         complete = len(known) < KNOWN_VALUES  # then ``known`` is every value of the column
-        for value in fresh_stream(table, column, mention.text, rng, FRESH_TRIES, known):
+        for value in fresh_candidates(table, column, mention.text, rng, FRESH_TRIES, known):
             if not value or value.lower() in parent.item["question"].lower():
                 continue
             if complete and _matches_any(mention.literal, value, known):
