@@ -277,8 +277,12 @@ class RowReader:
         while at < len(rows):
             group = bisect.bisect_right(self.starts, rows[at]) - 1
             end = bisect.bisect_left(rows, self.starts[group + 1], at)
-            first = self.starts[group]
-            picked = self._group(group).take([row - first for row in rows[at:end]])
+            low, count = rows[at] - self.starts[group], end - at
+            table = self._group(group)
+            if rows[end - 1] - rows[at] == count - 1:  # consecutive rows: a view of them
+                picked = table.slice(low, count)
+            else:
+                picked = table.take([row - self.starts[group] for row in rows[at:end]])
             items += self.convert(picked)
             at = end
         return items
