@@ -390,21 +390,25 @@ def test_fills_keep_the_domain_and_nulls():
 
 def test_fresh_values_keep_case_and_shape():
     rng = random.Random(1)
-    assert all(v.islower() for v in fresh_candidates("state", "state_name", "arizona", rng, 4))
-    codes = fresh_candidates("diagnoses", "icd_code", "78552", rng, 4)
+    assert all(
+        v.islower() for v in list(fresh_candidates("state", "state_name", "arizona", rng, 4))
+    )
+    codes = list(fresh_candidates("diagnoses", "icd_code", "78552", rng, 4))
     assert all(len(c) == 5 and c.isdigit() for c in codes)
-    seasons = fresh_candidates("seasons", "name", "2022-23", rng, 3)
+    seasons = list(fresh_candidates("seasons", "name", "2022-23", rng, 3))
     assert all(len(s) == 7 and s[4] == "-" for s in seasons)
 
 
 @pytest.mark.skipif(not wordnet.available(), reason=str(wordnet.missing()))
 def test_fresh_values_are_real_words_of_the_kind_of_the_column():
     drugs = ["Furosemide", "Vancomycin", "Heparin", "Insulin", "Aspirin", "Morphine"]
-    fresh = fresh_candidates("prescriptions", "drug", "Heparin", random.Random(2), 4, drugs)
+    fresh = list(fresh_candidates("prescriptions", "drug", "Heparin", random.Random(2), 4, drugs))
     assert len(fresh) == 4 and not set(fresh) & set(drugs)
     assert all(judge_value(v, "prescriptions.drug", drugs).ok for v in fresh), fresh
     feet = ["left", "right", "both"]  # no kind WordNet can say: no blend such as 'rith'
-    assert fresh_candidates("players", "preferred_foot", "left", random.Random(2), 4, feet) == []
+    assert (
+        list(fresh_candidates("players", "preferred_foot", "left", random.Random(2), 4, feet)) == []
+    )
 
 
 def test_looks_like_compares_shapes():

@@ -21,9 +21,11 @@ import yaml
 from answerable.kernel import records
 from answerable.kernel.progress import SILENT
 from answerable.kernel.records import complete, sort_items
-from answerable.pipeline import Execution, StepOutput, Workspace, sort_rejects
+from answerable.pipeline import Execution, ItemsSoFar, StepOutput, Workspace, sort_rejects
 from answerable.pipeline.shards import (
     PerProcess,
+    StoredUnits,
+    UnitsInPlace,
     cut,
     run_in_shards,
     shard_items,
@@ -32,6 +34,7 @@ from answerable.pipeline.shards import (
 )
 from answerable.pipeline.steps import Work, run_step
 from tests.conftest import DEMO_RECIPE, run_in
+from tests.release_helpers import make_item
 
 UNITS = list(range(23))
 
@@ -152,6 +155,29 @@ def test_a_per_process_value_is_made_again_in_a_forked_process(tmp_path):
     assert os.waitpid(pid, 0)[1] == 0
     value.close()
     assert value.get() == 2
+
+
+def test_units_read_in_place_are_those_a_units_file_holds(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUN_ROWS", 64)  # files of many row groups
+    first = [make_item(f"a{n}", sql=f"SELECT {n}") for n in range(300)]
+    updated = [{**first[n], "question": f"Updated {n}?"} for n in range(0, 300, 7)]
+    second = [make_item(f"b{n}", generator="template_v1") for n in range(200)] + updated
+    so_far = ItemsSoFar()
+    for number, items in enumerate([first, second]):
+        so_far.add(
+            records.ItemFiles([records.write_parquet(items, tmp_path / f"{number}.parquet")])
+        )
+    so_far.withdraw([first[5]["id"], second[3]["id"]])
+    wanted = {item["id"] for n, item in enumerate(so_far) if n % 3}  # some items, not all
+    stored = StoredUnits((i for i in so_far if i["id"] in wanted), tmp_path / "units.parquet")
+    in_place = UnitsInPlace(so_far.places(), wanted)
+    assert in_place.ids == stored.ids and len(in_place.ids) == len(wanted) == 332
+    shards = cut(stored.ids, 10, lambda _unit: 1)
+    assert all(in_place.load(shard) == stored.load(shard) for shard in shards)
+    assert any(item["question"].startswith("Updated") for item in in_place.load(stored.ids))
+    held = ItemsSoFar()
+    held.add(first)  # a stage's items in memory: no place to read them from
+    assert held.places() is None
 
 
 # ---- the demo build -------------------------------------------------------------------

@@ -94,7 +94,8 @@ def edit_env(databases: dict, variants: Path, seed: int, limits: Limits, config:
     )
 
 
-PARENT_FIELDS = ("db_id", "label", "sql", "provenance")  # what is_parent reads, and db_id
+# what is_parent reads, and db_id (of the provenance, only its generator is read)
+PARENT_FIELDS = ("db_id", "label", "sql", "provenance.generator")
 
 
 def is_parent(item: dict) -> bool:

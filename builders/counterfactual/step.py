@@ -28,7 +28,7 @@ from answerable.builders.counterfactual.stage import STEP as NAME
 from answerable.builders.engines import variants as engine_variants
 from answerable.kernel.recipe import Recipe
 from answerable.pipeline import BuildContext, ItemsSoFar, StepOutput, with_fields
-from answerable.pipeline.shards import PerProcess, StoredUnits
+from answerable.pipeline.shards import PerProcess, StoredUnits, UnitsInPlace
 from answerable.pipeline.steps import SectionStep, Work
 
 
@@ -58,7 +58,7 @@ class CounterfactualStep(SectionStep):
         config = _config(ctx.recipe)
         model = proposed.model_settings(ctx.recipe, config)
         variants, seed = ctx.workspace.root / "variants", ctx.recipe.seed
-        used = _parents(items)[1]  # the databases the parents are on
+        ids, used = _parents(items)  # and the databases the parents are on
         twins = twin_databases(ctx.databases, ctx.workspace.root, used)
         names = proposed_names(ctx, items, config, model, twins) if model else None
 
@@ -72,8 +72,7 @@ class CounterfactualStep(SectionStep):
         store = PerProcess(
             lambda: engine_variants.EngineVariants(variants, ctx.limits), lambda made: made.close()
         )
-        # the parents wait on disk; each shard reads its own back (see StoredUnits)
-        units = StoredUnits((i for i in items if is_parent(i)), folder / "shards" / "units.parquet")
+        units = _units(items, ids, folder)
 
         def edit(shard: list[str]) -> StepOutput:
             return counterfactual_on_engines(
@@ -88,6 +87,15 @@ class CounterfactualStep(SectionStep):
 
 def _config(recipe: Recipe) -> Config:
     return Config.from_section(recipe.section("counterfactual"))
+
+
+def _units(items: ItemsSoFar, ids: list[str], folder: Path) -> UnitsInPlace | StoredUnits:
+    """The parents as the shards' units: read where the earlier steps stored them, or
+    (items held in memory) written to the step's folder first."""
+    places = items.places() if isinstance(items, ItemsSoFar) else None
+    if places is not None:
+        return UnitsInPlace(places, ids)
+    return StoredUnits((i for i in items if is_parent(i)), folder / "shards" / "units.parquet")
 
 
 def _parents(items: ItemsSoFar) -> tuple[list[str], set[str]]:

@@ -11,17 +11,18 @@ a value nobody has. The case style of the original is kept, so ``arizona`` is re
 a lower-case state.
 
 >>> rng = random.Random(3)
->>> fresh_candidates("players", "nationality", "Brazil", rng, 1)[0] != "Brazil"
+>>> next(fresh_candidates("players", "nationality", "Brazil", rng, 1)) != "Brazil"
 True
->>> fresh_candidates("players", "preferred_foot", "left", rng, 2, ["both", "left", "right"])
+>>> list(fresh_candidates("players", "preferred_foot", "left", rng, 2, ["both", "left", "right"]))
 []
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from faker import Faker
@@ -60,19 +61,30 @@ def fresh_candidates(
     rng: random.Random,
     n: int,
     known: list[str] = (),
-) -> list[str]:
+) -> Iterator[str]:
     """Up to ``2 n`` stand-ins for ``original`` in ``table.column``, drawn with ``rng``:
     ``n`` from the fitting provider or shape, then ``n`` real words of the kind of
     ``known`` (some of the column's values), for columns whose every provider value is
-    taken (US states) or that have no provider (drugs)."""
+    taken (US states) or that have no provider (drugs). They are drawn as they are asked
+    for: a caller that stops at the first that fits draws no more (the WordNet words are
+    looked up only once every provider value is refused), and draws nothing else from
+    :func:`english_faker` while it reads them."""
     fake = english_faker()
     fake.seed_instance(rng.getrandbits(64))
     known = [k for k in known if k]
     draw = _drawer(table, column, original, fake)
-    drawn = [_same_case(original, draw()) for _ in range(n)] if draw else []
-    kin = kindred(known, original, rng, n, column)
-    drawn += [_same_case(original, word) for word in kin]
-    return list(dict.fromkeys(drawn))
+    drawn = (_same_case(original, draw()) for _ in range(n if draw else 0))
+    kin = (_same_case(original, word) for word in _later(kindred, known, original, rng, n, column))
+    seen = set()
+    for value in itertools.chain(drawn, kin):
+        if value not in seen:
+            seen.add(value)
+            yield value
+
+
+def _later(function: Callable[..., list], *arguments) -> Iterator:
+    """The values of ``function(*arguments)``, called when the first is asked for."""
+    yield from function(*arguments)
 
 
 def kindred(

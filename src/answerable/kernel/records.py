@@ -228,7 +228,9 @@ def read_parquet(path: str | Path) -> list[dict]:
 
 def iter_parquet(path: str | Path, columns: Sequence[str] | None = None) -> Iterator[dict]:
     """The items of a Parquet file written by :func:`write_parquet`, in its order, read
-    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null)."""
+    :data:`BATCH_ROWS` at a time; with ``columns``, only those fields (the others null).
+    A column may name a field inside a struct (``provenance.generator``): its struct then
+    holds only that field."""
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(path)
@@ -266,6 +268,23 @@ class RowReader:
             low = max(start - first, 0)
             items += self.convert(self._group(group).slice(low, stop - first - low))
             group += 1
+        return items
+
+    def take(self, rows: list[int]) -> list[dict]:
+        """The items of ``rows`` (ascending positions), in that order; only the row
+        groups that hold them are decoded, and only their rows converted."""
+        items, at = [], 0
+        while at < len(rows):
+            group = bisect.bisect_right(self.starts, rows[at]) - 1
+            end = bisect.bisect_left(rows, self.starts[group + 1], at)
+            low, count = rows[at] - self.starts[group], end - at
+            table = self._group(group)
+            if rows[end - 1] - rows[at] == count - 1:  # consecutive rows: a view of them
+                picked = table.slice(low, count)
+            else:
+                picked = table.take([row - self.starts[group] for row in rows[at:end]])
+            items += self.convert(picked)
+            at = end
         return items
 
     def _group(self, group: int):
@@ -319,6 +338,12 @@ class ItemFiles(StoredRecords):
         """One field of every item, in order, reading only that column (as stored: typed,
         open fields as JSON text)."""
         return [v for file in self.files for v in pl.read_parquet(file, columns=[name])[name]]
+
+    def places(self) -> Iterator[tuple[str, Path, int]]:
+        """Each item's ``(id, file, row)``, in order, reading only the ids."""
+        for file in self.files:
+            ids = pl.read_parquet(file, columns=["id"])["id"]
+            yield from ((identity, file, row) for row, identity in enumerate(ids))
 
     def fields(self, *names: str) -> Iterator[dict]:
         """The items with only the fields ``names`` read (the others null), in order."""

@@ -115,6 +115,18 @@ class ItemsSoFar(Sequence):
             rows = layer.fields("id", *names) if isinstance(layer, ItemFiles) else layer
             yield from (item for item in rows if item["id"] not in later)
 
+    def places(self) -> list[tuple[str, Path, int]] | None:
+        """Where each item is stored: ``(id, file, row)``, in the order :meth:`__iter__`
+        gives the items, reading only the files' ids; None when a stage's items are held
+        in memory, not stored."""
+        if not all(isinstance(layer, ItemFiles) for layer in self.layers):
+            return None
+        found = []
+        for number, layer in enumerate(self.layers):
+            later = self._later(number)
+            found += [place for place in layer.places() if place[0] not in later]
+        return found
+
     def _later(self, number: int) -> set[str]:
         """The ids an item of layer ``number`` is hidden by: a later layer's, or withdrawn."""
         return set().union(*self._ids[number + 1 :], self._gone)

@@ -202,6 +202,38 @@ class StoredUnits:
         return pl.read_parquet(self.file, columns=list(names))
 
 
+class UnitsInPlace:
+    """Stored items as a stage's units, read where the earlier steps stored them (see
+    :meth:`~answerable.pipeline.ItemsSoFar.places`): nothing is written before the
+    workers start, and the stage cuts shards of :attr:`ids` as of :class:`StoredUnits`'.
+    A shard reads its own items back (:meth:`load`, with Arrow), decoding only the row
+    groups that hold them, each file opened once per process."""
+
+    def __init__(self, places: Iterable[tuple[str, Path, int]], ids: Iterable[str]):
+        wanted = set(ids)
+        chosen = sorted((p for p in places if p[0] in wanted), key=lambda place: place[0])
+        self.ids: list[str] = [identity for identity, _, _ in chosen]
+        self._places = [(file, row) for _, file, row in chosen]
+        self._readers = PerProcess(dict)
+
+    def load(self, ids: list[str]) -> list[dict]:
+        """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
+        start = bisect.bisect_left(self.ids, ids[0])
+        rows: dict[Path, list[tuple[int, int]]] = {}  # file -> (row, place in the shard)
+        for at, (file, row) in enumerate(self._places[start : start + len(ids)]):
+            rows.setdefault(file, []).append((row, at))
+        items: list = [None] * len(ids)
+        readers = self._readers.get()
+        for file, wanted in rows.items():
+            wanted.sort()
+            if file not in readers:
+                readers[file] = RowReader(file)
+            found = readers[file].take([row for row, _ in wanted])
+            for (_, at), item in zip(wanted, found, strict=True):
+                items[at] = item
+        return items
+
+
 class PerProcess:
     """A value made once in each process that uses it (a connection, an edit
     environment): a forked worker makes its own instead of using its parent's."""
