@@ -91,6 +91,11 @@ def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") ->
     return meta
 
 
+SHAPES_KEPT = 256
+"""Texts whose shapes a :class:`ShapeAnalyses` remembers: a batch of twin checks holds
+one shard's twins (64 jobs at most by default)."""
+
+
 class ShapeAnalyses:
     """:func:`analyze` of many SQL texts over one schema, worked out once per
     :func:`literal_shape` (queries that differ only in the values they compare with have
@@ -105,13 +110,18 @@ class ShapeAnalyses:
         self.schema, self.dialect = schema, dialect
         self.plain: set[tuple] = set()
         self._metas: dict[tuple, dict] = {}
-        self._last: tuple[str, tuple | None] = ("", None)
+        self._recent: dict[str, tuple | None] = {}
 
     def shape(self, sql: str) -> tuple | None:
-        """:func:`literal_shape` of ``sql`` (the last text's is remembered)."""
-        if self._last[0] != sql or not sql:
-            self._last = (sql, literal_shape(sql, self.dialect))
-        return self._last[1]
+        """:func:`literal_shape` of ``sql``. The shapes of the last :data:`SHAPES_KEPT`
+        texts are remembered: a batch of checks (:func:`~answerable.builders.seeds.
+        verified_many`) analyzes every text, then runs them, then checks each result,
+        which asks each text's shape again."""
+        if sql not in self._recent:
+            if len(self._recent) >= SHAPES_KEPT:
+                self._recent.clear()
+            self._recent[sql] = literal_shape(sql, self.dialect)
+        return self._recent[sql]
 
     def analyze(self, sql: str) -> dict:
         """:func:`analyze` of ``sql``: a new dict, its lists copied."""
