@@ -12,6 +12,7 @@ sends only the requests that had not come back.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -302,10 +303,28 @@ def draft_offline_in_shards(
         key=lambda job: "/".join(map(str, job)),
         prepare=lambda: unlinked_once(contexts) if "out-of-domain" in categories else None,
     )
-    check = draft_check(contexts, lambda parent_id: parents.load([parent_id])[0])
+    check = draft_check(contexts, ParentsAhead(parents))
     return without_repeats(
         ctx, drafted, config.dedup_threshold, so_far, folder, Counter(databases), check
     )
+
+
+class ParentsAhead:
+    """A parent by id, read from the stored parents with the ``block`` rows after it:
+    the pass that checks a database's drafts asks for their anchors in id order (the
+    stored parents' order; the rows between are other databases'), so one read serves
+    the next anchors instead of one read for each."""
+
+    def __init__(self, parents: StoredUnits, block: int = 64):
+        self.parents, self.block = parents, block
+        self._read: dict[str, dict] = {}
+
+    def __call__(self, parent_id: str) -> dict:
+        if parent_id not in self._read:
+            start = bisect.bisect_left(self.parents.ids, parent_id)
+            ids = self.parents.ids[start : start + self.block]
+            self._read = {parent["id"]: parent for parent in self.parents.load(ids)}
+        return self._read[parent_id]
 
 
 def unlinked_once(contexts: dict[str, DatabaseContext]) -> None:
