@@ -345,23 +345,17 @@ def reference_noun(column: str, context: DatabaseContext) -> str | None:
     return None if _never_a_noun(noun) else noun
 
 
+@lru_cache(maxsize=4096)
 def _never_a_noun(word: str) -> bool:
     """Whether WordNet's sense counts know ``word`` as a verb or an adjective and never
     as a noun: "that traverse" (a river's ``traverse``) and "that long" (a diagnosis's
-    ``long_title``) name nothing. Without WordNet, no."""
+    ``long_title``) name nothing. Without WordNet, no. Worked out once per word: a
+    table's few column words come back for every parent of the table, and a word's
+    sense counts cost milliseconds (and finding WordNet's files, a look at each)."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         return False
-    return _only_verb_or_adjective(word)
-
-
-@lru_cache(maxsize=4096)
-def _only_verb_or_adjective(word: str) -> bool:
-    """:func:`_never_a_noun` read from WordNet, once per word: a table's few column words
-    come back for every parent of the table, and a word's sense counts cost milliseconds."""
-    from answerable.builders.lexical import wordnet
-
     reader = wordnet.wordnet()
     said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
     return said.pop("n") == 0 and any(said.values())
