@@ -232,14 +232,19 @@ def contexts_for(
 
 def foreign_questions(items: Iterable[dict]) -> tuple[ForeignQuestion, ...]:
     """The questions an out-of-domain draft of one database may borrow from another: every
-    answerable parent (verified SQL on a plain database), with the noun of its first table."""
+    answerable parent (verified SQL on a plain database), with the noun of its first table.
+    Of the build's items, only the fields it reads are decoded."""
     found = []
-    for item in items:
+    for item in with_fields(items, *FOREIGN_FIELDS):
         if is_answerable_parent(item):
             table = main_table(item)
             topic = " ".join(name_words(table)) if table else item["db_id"]
             found.append(ForeignQuestion(item["id"], item["db_id"], item["question"], topic))
     return tuple(sorted(found, key=lambda q: (q.db_id, q.item_id)))
+
+
+FOREIGN_FIELDS = ("label", "sql", "db_variant", "dialect", "db_id", "question")
+"""What :func:`foreign_questions` reads of an item (and its id)."""
 
 
 def schema_files(path: Path) -> dict[str, DatabaseSchema]:
