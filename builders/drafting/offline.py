@@ -45,7 +45,7 @@ from answerable.builders.drafting.context import (
     is_temporal,
     table_kind,
 )
-from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job, main_table
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job
 from answerable.builders.drafting.text import (
     find_phrase,
     humanize,
@@ -68,7 +68,7 @@ NUMBER_WORDS = frozenset(
 
 def parent_table(job: Job, context: DatabaseContext) -> Table | None:
     """The schema table the parent's SQL reads first."""
-    name = main_table(job.parent)
+    name = job.main_table
     return context.schema.table(name) if name else None
 
 

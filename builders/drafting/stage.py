@@ -230,21 +230,36 @@ def contexts_for(
     return contexts
 
 
-def foreign_questions(items: Iterable[dict]) -> tuple[ForeignQuestion, ...]:
+def parent_tables(items: Iterable[dict]) -> dict[str, str | None]:
+    """The main table (its SQL's first table) of every answerable parent, by id: found
+    once for the whole stage, where a shard's jobs (:func:`plan_jobs`) and the
+    out-of-domain drafts' topics (:func:`foreign_questions`) read it. Of the build's
+    items, only the fields it reads are decoded."""
+    return {
+        item["id"]: main_table(item)
+        for item in with_fields(items, *PARENT_FIELDS)
+        if is_answerable_parent(item)
+    }
+
+
+PARENT_FIELDS = ("label", "sql", "db_variant", "dialect")
+"""What :func:`parent_tables` reads of an item (and its id)."""
+
+
+def foreign_questions(
+    items: Iterable[dict], tables: dict[str, str | None] | None = None
+) -> tuple[ForeignQuestion, ...]:
     """The questions an out-of-domain draft of one database may borrow from another: every
-    answerable parent (verified SQL on a plain database), with the noun of its first table.
-    Of the build's items, only the fields it reads are decoded."""
+    answerable parent (verified SQL on a plain database), with the noun of its first table
+    (``tables``: :func:`parent_tables` of ``items``, found here when not given)."""
+    tables = parent_tables(items) if tables is None else tables
     found = []
-    for item in with_fields(items, *FOREIGN_FIELDS):
-        if is_answerable_parent(item):
-            table = main_table(item)
+    for item in with_fields(items, "db_id", "question"):
+        if item["id"] in tables:
+            table = tables[item["id"]]
             topic = " ".join(name_words(table)) if table else item["db_id"]
             found.append(ForeignQuestion(item["id"], item["db_id"], item["question"], topic))
     return tuple(sorted(found, key=lambda q: (q.db_id, q.item_id)))
-
-
-FOREIGN_FIELDS = ("label", "sql", "db_variant", "dialect", "db_id", "question")
-"""What :func:`foreign_questions` reads of an item (and its id)."""
 
 
 def schema_files(path: Path) -> dict[str, DatabaseSchema]:
@@ -271,7 +286,8 @@ def draft_offline_in_shards(
         iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
     )
     databases = parents.columns("db_id")["db_id"]
-    borrowed = foreign_questions(so_far) if "out-of-domain" in categories else ()
+    tables = parent_tables(so_far)
+    borrowed = foreign_questions(so_far, tables) if "out-of-domain" in categories else ()
     by_database = defaultdict(list)
     for parent_id, db in zip(parents.ids, databases, strict=True):
         by_database[db].append(parent_id)
@@ -294,6 +310,7 @@ def draft_offline_in_shards(
             categories,
             config.per_item,
             seed,
+            tables,
         )
         mine = [j for j in made if j.key in wanted]
         drafts, rejects, twins = offline_drafts(ctx, mine, contexts, config.twin_rate, checks)
