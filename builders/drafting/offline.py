@@ -442,7 +442,28 @@ def asked_column_phrase(
     the noun of a value or the object of another noun ("the name of the drug"). Asked
     of a value of another table ("the cost of the drug named lactulose"), the table is
     the value's, whose attribute the draft asks ("the refill count of the drug named
-    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
+    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone.
+
+    It reads the parent's SQL and question alone, so the last :data:`ASKED_KEPT` answers
+    are kept: a job drawn for a missing-column twin that has none drafts next, and asks
+    again."""
+    parent = job.parent
+    key = (parent["sql"], parent.get("dialect", "sqlite"), parent["question"], context)
+    if key not in _ASKED:
+        if len(_ASKED) >= ASKED_KEPT:
+            _ASKED.clear()
+        _ASKED[key] = _asked_column_phrase(job, context)
+    return _ASKED[key]
+
+
+ASKED_KEPT = 256  # a shard's jobs are 64 by default
+_ASKED: dict[tuple, tuple | None] = {}  # (sql, dialect, question, context) -> the answer
+
+
+def _asked_column_phrase(
+    job: Job, context: DatabaseContext
+) -> tuple[tuple[int, int], Table, str, bool] | None:
+    """:func:`asked_column_phrase`, worked out."""
     tree = shared_parent_tree(job)
     if tree is None:
         return None
