@@ -514,7 +514,7 @@ def masked(question: str) -> str:
     out: list[str] = []
     for place, match in enumerate(_NAME.finditer(question)):
         word = match.group()
-        if (place and word[0].isupper()) or any(c.isdigit() for c in word):
+        if (place and word[0].isupper()) or not word.isalpha():  # a capital or a digit
             if out and out[-1] == "#":
                 continue
             word = "#"
