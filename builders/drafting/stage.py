@@ -286,8 +286,10 @@ def draft_offline_in_shards(
         iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
     )
     databases = parents.columns("db_id")["db_id"]
-    tables = parent_tables(so_far)
-    borrowed = foreign_questions(so_far, tables) if "out-of-domain" in categories else ()
+    # out-of-domain drafts borrow every parent's question and table; without them, a
+    # shard finds the tables of its own parents (a rate of 0.005 drafts few of them)
+    tables = parent_tables(so_far) if "out-of-domain" in categories else None
+    borrowed = foreign_questions(so_far, tables) if tables is not None else ()
     by_database = defaultdict(list)
     for parent_id, db in zip(parents.ids, databases, strict=True):
         by_database[db].append(parent_id)
