@@ -146,3 +146,23 @@ def test_find_phrase_with_compiled_patterns_finds_what_a_search_finds(phrase):
         expected = (match.start(), match.end()) if match else None
         assert find_phrase(text, phrase) == expected, (text, phrase)
     assert find_phrase("any text", "  ") is None
+
+
+def test_jobs_planned_with_the_stages_tables_are_the_jobs_planned_alone(
+    demo_refs,  # noqa: F811
+    fresh_memo,
+):
+    """The main tables the drafting stage finds once (``parent_tables``) plan the same
+    jobs as each shard finding them itself, and every job carries its parent's table."""
+    from answerable.builders.drafting.categories import CATEGORIES
+    from answerable.builders.drafting.per_category import plan_jobs
+    from answerable.builders.drafting.stage import foreign_questions, parent_tables
+
+    made, _seeds = demo_items(demo_refs)
+    parents = [{**item, "label": "answerable", "db_variant": None} for item in made]
+    tables = parent_tables(parents)
+    assert tables == {p["id"]: parsed_first_table(p["sql"]) for p in parents}
+    planned = plan_jobs(parents, list(CATEGORIES), 1, 13, tables)
+    assert planned == plan_jobs(parents, list(CATEGORIES), 1, 13)
+    assert all(job.table == parsed_first_table(job.parent["sql"]) for job in planned)
+    assert foreign_questions(parents, tables) == foreign_questions(parents)

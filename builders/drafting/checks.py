@@ -514,7 +514,7 @@ def masked(question: str) -> str:
     out: list[str] = []
     for place, match in enumerate(_NAME.finditer(question)):
         word = match.group()
-        if (place and word[0].isupper()) or any(c.isdigit() for c in word):
+        if (place and word[0].isupper()) or not word.isalpha():  # a capital or a digit
             if out and out[-1] == "#":
                 continue
             word = "#"
@@ -650,13 +650,14 @@ class _Groups:
                 lists.append(_between(members, start, before))
                 continue
             rest = grams.difference(core)
-            # a member that reaches it has one of any ``probes`` of these n-grams: take
-            # first those no member has outside the core (nothing to read), then the
-            # shortest postings
-            probes = len(rest) - needed + 1
-            held = sorted((len(postings[g]), g) for g in rest if g in postings)
-            probes -= len(rest) - len(held)
-            lists += [_between(postings[g], start, before) for _, g in held[: max(probes, 0)]]
+            # a member that reaches it has one of any ``len(rest) - needed + 1`` of these
+            # n-grams: take first those no member has outside the core (nothing to read),
+            # then the shortest postings; most often the first are enough (none to read)
+            held = [g for g in rest if g in postings]
+            probes = len(held) - needed + 1
+            if probes > 0:
+                held.sort(key=lambda g: (len(postings[g]), g))
+                lists += [_between(postings[g], start, before) for g in held[:probes]]
         if not lists:
             return _NONE
         return np.unique(np.concatenate(lists))  # an index in several lists: once

@@ -35,6 +35,12 @@ class Job:
     sample: int
     focus: str | None = None
     seed: int = 0  # the model request's seed: prompts shared by two jobs still differ
+    table: str | None = None  # the parent's main table, when the job's planner knew it
+
+    @property
+    def main_table(self) -> str | None:
+        """The first table the parent's SQL reads (:func:`main_table`), as planned."""
+        return self.table or main_table(self.parent)
 
     @property
     def db_id(self) -> str:

@@ -45,7 +45,7 @@ from answerable.builders.drafting.context import (
     is_temporal,
     table_kind,
 )
-from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job, main_table
+from answerable.builders.drafting.drafts import OFFLINE_DRAFTER, Draft, Job
 from answerable.builders.drafting.text import (
     find_phrase,
     humanize,
@@ -68,7 +68,7 @@ NUMBER_WORDS = frozenset(
 
 def parent_table(job: Job, context: DatabaseContext) -> Table | None:
     """The schema table the parent's SQL reads first."""
-    name = main_table(job.parent)
+    name = job.main_table
     return context.schema.table(name) if name else None
 
 
@@ -345,23 +345,17 @@ def reference_noun(column: str, context: DatabaseContext) -> str | None:
     return None if _never_a_noun(noun) else noun
 
 
+@lru_cache(maxsize=4096)
 def _never_a_noun(word: str) -> bool:
     """Whether WordNet's sense counts know ``word`` as a verb or an adjective and never
     as a noun: "that traverse" (a river's ``traverse``) and "that long" (a diagnosis's
-    ``long_title``) name nothing. Without WordNet, no."""
+    ``long_title``) name nothing. Without WordNet, no. Worked out once per word: a
+    table's few column words come back for every parent of the table, and a word's
+    sense counts cost milliseconds (and finding WordNet's files, a look at each)."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         return False
-    return _only_verb_or_adjective(word)
-
-
-@lru_cache(maxsize=4096)
-def _only_verb_or_adjective(word: str) -> bool:
-    """:func:`_never_a_noun` read from WordNet, once per word: a table's few column words
-    come back for every parent of the table, and a word's sense counts cost milliseconds."""
-    from answerable.builders.lexical import wordnet
-
     reader = wordnet.wordnet()
     said = {pos: sum(lemma.count() for lemma in reader.lemmas(word, pos)) for pos in "nvas"}
     return said.pop("n") == 0 and any(said.values())
@@ -448,7 +442,28 @@ def asked_column_phrase(
     the noun of a value or the object of another noun ("the name of the drug"). Asked
     of a value of another table ("the cost of the drug named lactulose"), the table is
     the value's, whose attribute the draft asks ("the refill count of the drug named
-    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone."""
+    lactulose", not a cost's billing clerk); an aggregate over such rows is left alone.
+
+    It reads the parent's SQL and question alone, so the last :data:`ASKED_KEPT` answers
+    are kept: a job drawn for a missing-column twin that has none drafts next, and asks
+    again."""
+    parent = job.parent
+    key = (parent["sql"], parent.get("dialect", "sqlite"), parent["question"], context)
+    if key not in _ASKED:
+        if len(_ASKED) >= ASKED_KEPT:
+            _ASKED.clear()
+        _ASKED[key] = _asked_column_phrase(job, context)
+    return _ASKED[key]
+
+
+ASKED_KEPT = 256  # a shard's jobs are 64 by default
+_ASKED: dict[tuple, tuple | None] = {}  # (sql, dialect, question, context) -> the answer
+
+
+def _asked_column_phrase(
+    job: Job, context: DatabaseContext
+) -> tuple[tuple[int, int], Table, str, bool] | None:
+    """:func:`asked_column_phrase`, worked out."""
     tree = shared_parent_tree(job)
     if tree is None:
         return None

@@ -10,6 +10,7 @@ a category's own, turning a draft into an item).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from answerable import __version__
 from answerable.builders.drafting.categories import CATEGORIES
@@ -24,16 +25,24 @@ from answerable.kernel.ids import rng_for
 from answerable.kernel.untrusted_text import control_character
 
 
-def plan_jobs(parents: list[dict], categories: list[str], per_item: int, seed: int) -> list[Job]:
-    """Every job for ``parents`` (answerable items), in a fixed order."""
+def plan_jobs(
+    parents: list[dict],
+    categories: list[str],
+    per_item: int,
+    seed: int,
+    tables: Mapping[str, str | None] | None = None,
+) -> list[Job]:
+    """Every job for ``parents`` (answerable items), in a fixed order, each with its
+    parent's main table: from ``tables`` (by parent id: found once for the whole
+    stage, see :func:`.stage.parent_tables`), else found here."""
     jobs = []
     for parent in sorted(parents, key=lambda p: p["id"]):
-        table = main_table(parent)
+        table = tables[parent["id"]] if tables is not None else main_table(parent)
         for name in categories:
             for sample in range(per_item):
                 focus = _focus(name, table, parent, sample, seed)
                 key = f"{parent['id']}/{name}/{sample}"
-                jobs.append(Job(parent, name, sample, focus, _request_seed(seed, key)))
+                jobs.append(Job(parent, name, sample, focus, _request_seed(seed, key), table))
     return jobs
 
 

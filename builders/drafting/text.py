@@ -29,7 +29,14 @@ def name_words(name: str) -> list[str]:
     >>> name_words("firstCareUnit"), name_words("length_of_stay")
     (['first', 'care', 'unit'], ['length', 'of', 'stay'])
     """
-    return words(_CAMEL.sub(" ", name).replace("_", " "))
+    return list(_name_words(name))
+
+
+@lru_cache(maxsize=1 << 12)
+def _name_words(name: str) -> tuple[str, ...]:
+    """:func:`name_words`, found once per name: a schema's few names are asked about
+    for every parent (a caller may change the list it gets, so each gets its own)."""
+    return tuple(words(_CAMEL.sub(" ", name).replace("_", " ")))
 
 
 def humanize(name: str) -> str:

@@ -116,9 +116,11 @@ def column_of(select: exp.Select, table: Table, column: Column) -> exp.Column | 
     return exp.column(column.name, table=found.alias_or_name, quoted=True)
 
 
-def as_sql(tree: exp.Expr, job: Job) -> str:
-    """The tree's SQL in the parent's dialect."""
-    return tree.sql(dialect=job.parent.get("dialect", "sqlite"))
+def as_sql(tree: exp.Expr, job: Job, copy: bool = True) -> str:
+    """The tree's SQL in the parent's dialect. ``copy=False`` writes the tree itself,
+    without the copy sqlglot's writer otherwise makes (its transforms may change the
+    tree): for a tree of the caller's own that is not read again."""
+    return tree.sql(dialect=job.parent.get("dialect", "sqlite"), copy=copy)
 
 
 def literal(value) -> exp.Expr:
@@ -176,7 +178,7 @@ def _read_bounds(database, table: Table, column: Column) -> tuple | None:
         .order_by(name.copy())
     )
     try:
-        rows = [row[0] for row in database.execute(query.sql(dialect="sqlite")).rows]
+        rows = [row[0] for row in database.execute(query.sql(dialect="sqlite", copy=False)).rows]
     except SQLError:
         return None
     if len(rows) < 3 or not _comparable(rows, column):
@@ -248,7 +250,7 @@ def appended_reference(job, context, rng, database) -> Twin | None:
         return None
     text = f"{question.rstrip().rstrip('?.! ')} for that {noun}, {value}?"
     tree = joined.where(target.copy().eq(literal(value)))
-    return Twin(job, text, as_sql(tree, job), "appended_reference", "that")
+    return Twin(job, text, as_sql(tree, job, copy=False), "appended_reference", "that")
 
 
 def _naming_column(table: Table) -> Column | None:
@@ -293,7 +295,7 @@ def _one_of_its_names(select: exp.Select, target: exp.Column, database, rng) -> 
     names.set("expressions", [target.copy()])
     names.set("distinct", exp.Distinct())
     try:
-        rows = database.execute(names.sql(dialect="sqlite"), row_cap=50).rows
+        rows = database.execute(names.sql(dialect="sqlite", copy=False), row_cap=50).rows
     except SQLError:
         return None
     found = sorted(str(row[0]) for row in rows if row[0] not in (None, ""))
@@ -354,12 +356,13 @@ def added_task(job: Job, table: Table, select: exp.Select, rng: random.Random) -
         return None
     request = rng.choice(SQL_TASKS[task]).format(column=humanize(column.name))
     if task == "group":
+        select = select.copy()  # the parent's tree is shared: its copy is changed
         select.set("expressions", [target.copy(), exp.Count(this=exp.Star())])
         select = select.group_by(target)
     else:
         select = select.order_by(exp.Ordered(this=target, desc=task == "rank"))
     text = f"{job.parent['question'].rstrip()} {request}"
-    return Twin(job, text, as_sql(select, job), f"sql_task_{task}", request)
+    return Twin(job, text, as_sql(select, job, copy=False), f"sql_task_{task}", request)
 
 
 RESULT_REQUESTS = {
@@ -393,10 +396,11 @@ def whole_result(job: Job, select: exp.Select, rng: random.Random) -> Twin:
     if not countable:  # one value, or rows not known: no list to show
         requests = tuple(r for r in requests if r not in LIST_REQUESTS)
     request = rng.choice(requests)
-    if task == "count":
+    own = task == "count"  # a new tree around a copy of the parent's, else the parent's
+    if own:
         select = exp.select(exp.Count(this=exp.Star())).from_(select.subquery("listed"))
     text = f"{job.parent['question'].rstrip()} {request}"
-    return Twin(job, text, as_sql(select, job), f"sql_task_{task}", request)
+    return Twin(job, text, as_sql(select, job, copy=not own), f"sql_task_{task}", request)
 
 
 ROUNDING = "Round it to two decimals."
@@ -407,14 +411,15 @@ def rounded_average(job: Job, select: exp.Select) -> Twin | None:
     row holds an average and nothing but aggregates (no GROUP BY)."""
     if select.args.get("group"):
         return None
-    averages = [e for e in select.expressions if isinstance(e.unalias(), exp.Avg)]
-    if not averages:
+    if not any(isinstance(e.unalias(), exp.Avg) for e in select.expressions):
         return None
+    select = select.copy()  # the parent's tree is shared: its copy is changed
+    averages = [e for e in select.expressions if isinstance(e.unalias(), exp.Avg)]
     for found in averages:
         inner = found.unalias()
         inner.replace(exp.Round(this=inner.copy(), decimals=exp.Literal.number(2)))
     text = f"{job.parent['question'].rstrip()} {ROUNDING}"
-    return Twin(job, text, as_sql(select, job), "sql_task_round", ROUNDING)
+    return Twin(job, text, as_sql(select, job, copy=False), "sql_task_round", ROUNDING)
 
 
 def short_question(job, context, rng, database) -> Twin | None:
@@ -452,7 +457,7 @@ def short_question(job, context, rng, database) -> Twin | None:
     select = select.where(where)
     pattern = rng.choice(SHORT_COUNTS)
     text = capitalize(pattern.format(noun=noun))
-    return Twin(job, text, as_sql(select, job), "short_question", noun)
+    return Twin(job, text, as_sql(select, job, copy=False), "short_question", noun)
 
 
 SHORT_COUNTS = ("How many {noun}?", "Number of {noun}, please.", "What about the number of {noun}?")
@@ -497,7 +502,7 @@ def aggregate_question(job, context, rng, database) -> Twin | None:
     if elsewhere and not set(noun.split()) & set(said.split()):
         said = f"{noun} {said}"  # "city population": states have a population too
     text = rng.choice(AGGREGATE_FRAMES).format(A=capitalize(word), a=word, c=said)
-    return Twin(job, text, as_sql(query, job), "aggregate_question", word)
+    return Twin(job, text, as_sql(query, job, copy=False), "aggregate_question", word)
 
 
 def _comparable_sibling(table: Table, column: Column) -> bool:
@@ -555,7 +560,7 @@ def attribute_question(job, context, rng, database) -> Twin | None:
         said = humanize(target.name)
         pattern = rng.choice(ATTRIBUTE_FRAMES)
         text = pattern.format(V=capitalize(value), v=value, c=said)
-        return Twin(job, text, as_sql(query, job), "attribute_question", value)
+        return Twin(job, text, as_sql(query, job, copy=False), "attribute_question", value)
     return None
 
 
@@ -578,7 +583,8 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
     """How many rows of ``table`` meet ``where`` (None when the count fails)."""
     query = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
     try:
-        rows = database.execute(query.where(where.copy()).sql(dialect="sqlite")).rows
+        counted = query.where(where.copy(), copy=False)  # a tree of its own: no copies
+        rows = database.execute(counted.sql(dialect="sqlite", copy=False)).rows
     except SQLError:
         return None
     return rows[0][0] if rows else None

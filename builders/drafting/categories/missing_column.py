@@ -32,7 +32,13 @@ from answerable.builders.drafting.offline import (
     yes_or_no,
 )
 from answerable.builders.drafting.text import capitalize, find_phrase, humanize, words
-from answerable.builders.drafting.twins import Twin, as_sql, column_of, own_table, parent_select
+from answerable.builders.drafting.twins import (
+    Twin,
+    as_sql,
+    column_of,
+    own_table,
+    shared_parent_select,
+)
 from answerable.builders.lexical.inflection import with_article
 from answerable.builders.schema import Column, DatabaseSchema, Table
 
@@ -158,7 +164,7 @@ def present_column(job, context, rng, database) -> Twin | None:
     ", and what was its <column>?" after one row, with the column selected, after a
     question that ends in "?" or in nothing (GeoQuery's "what rivers are in texas")."""
     table = offline.parent_table(job, context)
-    select = parent_select(job)
+    select = shared_parent_select(job)  # copied before it is changed
     if table is None or select is None:
         return None
     question = job.parent["question"]
@@ -176,11 +182,13 @@ def present_column(job, context, rng, database) -> Twin | None:
         if not pool:
             return None
         new = rng.choice(pool)
+        select = select.copy()
         if not _swap(select, table, old, new):
             return None
         named = humanize(new.name)
         text = with_article(question[: said[0]], named) + named + question[said[1] :]
-        return Twin(job, text, as_sql(select, job), "present_column", humanize(new.name))
+        sql = as_sql(select, job, copy=False)
+        return Twin(job, text, sql, "present_column", named)
     if sqlkit.folds_rows(select) or select.args.get("distinct"):
         return None  # a column beside a count or a set of distinct rows changes the rows
     if offline.listed_entity(job, context) is not None:
@@ -196,7 +204,8 @@ def present_column(job, context, rng, database) -> Twin | None:
     asked = offline.agreeing(asking, humanize(new.name))
     text = f"{question.rstrip().rstrip('?.! ')}{asked}{humanize(new.name)}?"
     device = " ".join(asking.strip(", ").split()[:2])  # "with their", "and what"
-    return Twin(job, text, as_sql(select.select(target), job), "present_column", device)
+    sql = as_sql(select.select(target), job, copy=False)  # select() copies the tree
+    return Twin(job, text, sql, "present_column", device)
 
 
 def _other_columns(table: Table, read: list[str]) -> list[Column]:

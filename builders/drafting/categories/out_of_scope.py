@@ -23,7 +23,12 @@ from answerable.builders.drafting.offline import (
     shared_parent_tree,
     yes_or_no,
 )
-from answerable.builders.drafting.twins import Twin, added_task, parent_select, whole_result
+from answerable.builders.drafting.twins import (
+    Twin,
+    added_task,
+    shared_parent_select,
+    whole_result,
+)
 
 
 def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
@@ -66,7 +71,7 @@ def sql_task(job, context, rng, database) -> Twin | None:
     tree (:func:`added_task`); or, a seeded half of the time, a request in the
     out-of-scope requests' own frames that any query serves (:func:`whole_result`)."""
     table = offline.parent_table(job, context)
-    select = parent_select(job)
+    select = shared_parent_select(job)  # each device copies it before it changes it
     if table is None or select is None:
         return None
     if rng.random() < 0.5:

@@ -131,7 +131,7 @@ def settled_vague_word(job, context, rng, database) -> Twin | None:
     words = lexicon.VAGUE_BY_KIND[kind]
     first = rng.choice(words)
     for word in [first, *(w for w in words if w != first)]:  # the kind's others next
-        twin = _settled_with(word, job, (at, noun_end), select.copy(), target, bounds, database)
+        twin = _settled_with(word, job, (at, noun_end), select, target, bounds, database)
         if twin is not None:
             return twin
     return None
@@ -155,7 +155,7 @@ def _settled_with(word, job, noun, select, target, bounds, database) -> Twin | N
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled_by_question.vague_word_settled(text, word) is None:
         return None
-    sql = as_sql(select.where(condition), job)
+    sql = as_sql(select.where(condition), job, copy=False)  # where() copies the tree
     if _nothing_counted(database, sql):
         return None  # the bound and the parent's own conditions meet no row
     return Twin(job, text, sql, "settled_vague_word", word)
