@@ -1120,14 +1120,17 @@ def readable_names(names) -> list[str]:
 @lru_cache(maxsize=1 << 14)
 def readable_name(name: str) -> bool:
     """Whether each word of ``name`` is one WordNet knows as a word of its own
-    (:func:`~answerable.builders.lexical.wordnet.is_plain_word`) or a function word."""
+    (:func:`~answerable.builders.lexical.wordnet.is_plain_word`) or a function word,
+    and one at least is no function word: a name of function words alone is a code
+    (baseball's strikeouts ``so``: "and what was its so?")."""
     from answerable.builders.lexical import wordnet
 
     if not wordnet.available():
         return True
-    return all(
+    said = name.split()
+    return not set(said) <= QUESTION_STOPWORDS and all(
         word in QUESTION_STOPWORDS or (len(word) > 2 and wordnet.is_plain_word(word))
-        for word in name.split()
+        for word in said
     )
 
 
