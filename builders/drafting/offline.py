@@ -926,21 +926,16 @@ def has_a_cause(job: Job, context: DatabaseContext) -> bool:
         return True
     tree = shared_parent_tree(job)
     return tree is not None and any(
-        _ranks_by_a_figure(select, context) for select in tree.find_all(exp.Select)
+        _ranks_by_a_figure(node, context) for node in tree.find_all(exp.Ordered, exp.Min, exp.Max)
     )
 
 
-def _ranks_by_a_figure(select: exp.Select, context: DatabaseContext) -> bool:
-    """Whether ``select`` orders its rows by a figure, or its own clauses take the
-    lowest or highest of one."""
-    keys = [o.this for o in select.find_all(exp.Ordered) if _owner(o) is select]
-    keys += [m for m in select.find_all(exp.Min, exp.Max) if _owner(m) is select]
-    return any(_a_figure_expression(key, select, context) for key in keys)
-
-
-def _owner(node: exp.Expr) -> exp.Expr | None:
-    """The innermost SELECT that holds ``node``."""
-    return node.find_ancestor(exp.Select)
+def _ranks_by_a_figure(node: exp.Ordered | exp.Min | exp.Max, context: DatabaseContext) -> bool:
+    """Whether an ORDER BY key (``node``), or a MIN or MAX, is a figure of the SELECT
+    that holds it: that SELECT ranks its rows, or takes the lowest or highest, by it."""
+    select = node.find_ancestor(exp.Select)
+    key = node.this if isinstance(node, exp.Ordered) else node
+    return select is not None and _a_figure_expression(key, select, context)
 
 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
@@ -1034,16 +1029,19 @@ def _picked_by_key(condition: exp.EQ, select: exp.Select, context: DatabaseConte
     if table is None:
         return False
     only_key = [k.lower() for k in table.primary_key] == [column.name.lower()]
-    return only_key or _referenced_key(column, select, context)
+    return only_key or _pointed_to(table, column.name, context)
 
 
 def _referenced_key(column: exp.Column, select: exp.Select, context: DatabaseContext) -> bool:
     """Whether ``column`` (of a table ``select`` reads) is one that another table's
     foreign key points to: the key that names its table's rows (``d_labitems.itemid``)."""
     table = _table_of(column, select, context)
-    if table is None:
-        return False
-    name, column_name = table.name.lower(), column.name.lower()
+    return table is not None and _pointed_to(table, column.name, context)
+
+
+def _pointed_to(table: Table, column: str, context: DatabaseContext) -> bool:
+    """Whether another table's foreign key points to ``table.column``."""
+    name, column_name = table.name.lower(), column.lower()
     return any(
         target.lower() == name and other.lower() == column_name
         for t in context.schema.tables

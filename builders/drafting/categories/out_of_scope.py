@@ -30,6 +30,14 @@ from answerable.builders.drafting.twins import (
     whole_result,
 )
 
+NEEDS = {
+    "prediction": numeric_result,  # a name, a list of names or a yes/no has no trend
+    "chart": holds_a_figure,  # a list of names has nothing to draw
+    "explanation": has_a_cause,  # one name, date or place has no reasons to give
+}
+"""What a task asks of the parent's answer, for the tasks that ask something: a test of
+the job and its database's context."""
+
 
 def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random) -> Draft | None:
     """out-of-scope: the parent's question, every word kept, with a request SQL cannot
@@ -42,12 +50,7 @@ def rewrite_out_of_scope(job: Job, context: DatabaseContext, rng: random.Random)
     one = isinstance(tree, exp.Select) and distinct_figures(tree, context)
     if one or one_result(job) or yes_or_no(job.parent["question"]):
         tasks = [t for t in tasks if t not in lexicon.MANY_ROW_TASKS]  # nothing to plot
-    if not numeric_result(job, context):  # a name, a list of names or a yes/no has none
-        tasks = [t for t in tasks if t != "prediction"]
-    if not holds_a_figure(job, context):  # a list of names has nothing to draw
-        tasks = [t for t in tasks if t != "chart"]
-    if not has_a_cause(job, context):  # one name, date or place has no reasons to give
-        tasks = [t for t in tasks if t != "explanation"]
+    tasks = [t for t in tasks if t not in NEEDS or NEEDS[t](job, context)]
     if not tasks:
         return None
     task = rng.choice(tasks)
