@@ -13,7 +13,7 @@ from string import Template
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from answerable.kernel.errors import ConfigError
@@ -89,6 +89,25 @@ def test_released_items_keep_their_split_and_new_members_join_or_wait(tmp_path):
     assert f"### Held back ({len(held)} items)" in changelog and held[0] in changelog
 
 
+def test_items_absent_now_still_hold_the_split_their_family_and_question_were_given(tmp_path):
+    """Seeds released in 0.1.0 and absent from 0.2.0: their children, and new items
+    asking a departed seed's question, land where the seed was released; a seed's draft
+    (test only) waits when the seed was released elsewhere."""
+    pool = _pool(30)
+    first = release_splits(_cut(pool[0::3], tmp_path, "0.1.0").path)
+    echoes = [make_item(f"echo{i}", question=pool[3 * i]["question"]) for i in range(30)]
+    second = _cut(pool[1::3] + pool[2::3] + echoes, tmp_path, "0.2.0")
+    after = release_splits(second.path)
+    assert not set(first) & set(after)  # no seed is released again
+    for i in range(30):
+        seed = first[hex_id(f"seed{i}")]
+        assert after[hex_id(f"child{i}")] == seed
+        assert after[hex_id(f"echo{i}")] == seed
+        assert (hex_id(f"draft{i}") in after) == (seed == "test")
+    kept = json.loads((second.path / "report.json").read_text())["splits"]["kept"]
+    assert kept["drawn"] == 0 and kept["released_before"] == 0
+
+
 def test_a_recipe_that_would_move_released_items_stops_naming_them(tmp_path):
     pool = [item for item in _pool(30) if item["label"] == "answerable"]
     first = release_splits(_cut(pool, tmp_path, "0.1.0").path)
@@ -142,6 +161,9 @@ BASE = [make_item(f"base{i}", parent=f"base-example{i}") for i in range(20)]
         max_size=4,
     )
 )
+# a seed released, then rejected while its child is accepted (the child must join the
+# seed's split though the seed is absent), then accepted again
+@example(rounds=[[(12, "accept")], [(12, "reject"), (13, "accept")], [(12, "accept")]])
 def test_no_released_item_ever_changes_split(rounds):
     """Rounds of review decisions, a version cut after each: an item keeps the split it
     was first released in, in every later version (even after leaving one)."""

@@ -6,6 +6,10 @@ The earlier versions are the published folders of the dataset below the version 
 cut (in the recipe's ``out``), or those of ``release.previous``; an item in several takes
 the split of the latest. Only ``release.resplit: true`` with a higher major version lets
 items move (:func:`check_resplit`), and the changelog then lists each moved item.
+
+An item released before but absent now (rejected since, or not sampled) still holds its
+family's split: :meth:`Earlier.departed` gives its last released row, so that a new
+member of its family or question joins the split it was released in.
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ from answerable.release.diff import version_key
 from answerable.release.reader import MANIFEST, read_frame
 
 SPLIT_COLUMNS = {"id": pl.String, "split": pl.String}
+# what links a departed item to the items of a new version (see split.LINKS)
+LINK_FIELDS = ("id", "db_id", "question", "label", "provenance", "sql_meta")
+DEPARTED_COLUMNS = {
+    name: pl.String for name in ("id", "db_id", "question", "label", "split", "parent", "skeleton")
+}
 
 
 @dataclass
@@ -34,6 +43,33 @@ class Earlier:
     def latest(self) -> str | None:
         """The highest earlier version, or None for a first release."""
         return self.folders[-1].name if self.folders else None
+
+    def departed(self, present: pl.Series) -> pl.DataFrame:
+        """The last released row (:data:`DEPARTED_COLUMNS`) of each item an earlier
+        version released that ``present`` (the ids of the version being cut) lacks, in
+        id order; the folders are read only when there is one."""
+        gone = self.splits.filter(~pl.col("id").is_in(present.implode()))["id"]
+        if gone.is_empty():
+            return pl.DataFrame(schema=DEPARTED_COLUMNS)
+        rows = [_link_fields(folder, gone) for folder in reversed(self.folders)]
+        rows = pl.concat(rows).unique("id", keep="first", maintain_order=True)
+        return rows.sort("id")
+
+
+def _link_fields(folder: Path, ids: pl.Series) -> pl.DataFrame:
+    """:data:`DEPARTED_COLUMNS` of the items ``ids`` in a release folder (null where a
+    field is absent, as a skeleton of an item without SQL)."""
+    frame = read_frame(folder, columns=LINK_FIELDS).filter(pl.col("id").is_in(ids.implode()))
+    nested = {"parent": "provenance", "skeleton": "sql_meta"}
+    columns = []
+    for name, dtype in DEPARTED_COLUMNS.items():
+        if name in nested and nested[name] in frame.columns:
+            columns.append(pl.col(nested[name]).struct.field(name).cast(dtype).alias(name))
+        elif name in frame.columns:
+            columns.append(pl.col(name).cast(dtype))
+        else:
+            columns.append(pl.lit(None, dtype).alias(name))
+    return frame.select(columns)
 
 
 def earlier_versions(dataset_dir: Path, version: str, config: ReleaseConfig) -> Earlier:
@@ -107,9 +143,9 @@ def check_resplit(config: ReleaseConfig, earlier: Earlier, version: str) -> None
         )
 
 
-def pins(config: ReleaseConfig, earlier: Earlier) -> pl.DataFrame | None:
-    """The released items' splits to keep (None: split afresh, as a first release or
-    ``release.resplit`` does)."""
+def pins(config: ReleaseConfig, earlier: Earlier) -> Earlier | None:
+    """The earlier versions whose splits the released items keep (None: split afresh,
+    as a first release or ``release.resplit`` does)."""
     if config.resplit or earlier.latest is None:
         return None
-    return earlier.splits
+    return earlier

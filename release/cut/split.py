@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from answerable.release.cut.config import TEST_SPLIT, ReleaseConfig
+from answerable.release.cut.earlier import Earlier
 from answerable.release.cut.expressions import (
     hashed,
     item_hash,
@@ -34,26 +35,24 @@ LINKS = {
 
 
 def split_items(
-    frame: pl.DataFrame, config: ReleaseConfig, seed: int, pinned: pl.DataFrame | None = None
+    frame: pl.DataFrame, config: ReleaseConfig, seed: int, pinned: Earlier | None = None
 ) -> tuple[pl.DataFrame, dict]:
     """``frame`` with its ``split`` column set (and ``family`` and ``question_key``, the
     normalized question's codes, for the leakage check), and the report's ``splits``
     section.
 
-    ``pinned`` (``id``, ``split``: the items earlier versions released, see
-    :mod:`answerable.release.cut.earlier`) keeps each released item in its split; a new item
-    linked to released ones joins their split, and only the other new items are drawn by
-    the ratios. A new item that cannot join (its label is placed only in test but its
-    family was released elsewhere, or it links released items of two splits) is held
-    back from this release and listed in the report."""
+    ``pinned`` (the earlier versions, see :mod:`answerable.release.cut.earlier`) keeps
+    each released item in its split; a new item linked to released ones (those of this
+    version, and those released before but absent now) joins their split, and only the
+    other new items are drawn by the ratios. A new item that cannot join (its label is
+    placed only in test but its family was released elsewhere, or it links released
+    items of two splits) is held back from this release and listed in the report."""
     kind = config.split.kind
-    work = frame.select("id", "db_id", "question", "label", "split", "provenance")
-    work = with_family(work)
+    departed = pinned.departed(frame["id"]) if pinned is not None else None
+    work = with_family(_link_rows(frame, kind, departed))  # departed items link, then leave
     # the question compared as codes: its normalized text is never held for every item
     work = work.with_columns(question_key=hashed(work, normalized_question()))
-    if "skeleton" in LINKS[kind]:  # the narrow frame holds it only then (publish.READ_PARTS)
-        work = work.with_columns(skeleton=frame["sql_meta"].struct.field("skeleton"))
-    _check_skeletons(work, config)
+    _check_skeletons(work.head(frame.height), config)
     work = with_groups(work, LINKS[kind])
     work = work.with_columns(
         # a group draws with the hash of its first id, so it stays put as the pool grows
@@ -62,7 +61,7 @@ def split_items(
     )
     kept = None
     if pinned is not None:
-        work = _with_pins(work, pinned)
+        work = _with_pins(work, pinned.splits).head(frame.height)
         _refuse_moves(work, config)
     fresh = work if pinned is None else work.filter(pl.col("group_split").is_null())
     work = work.with_columns(placed=_placement(work, config, seed, fresh))
@@ -86,6 +85,20 @@ def split_items(
     # the family and the question's codes ride along for the leakage check (writers drop them)
     shared = {name: work[name] for name in ("family", "question_key")}
     return frame.with_columns(split=work["placed"], **shared), report
+
+
+def _link_rows(frame: pl.DataFrame, kind: str, departed: pl.DataFrame | None) -> pl.DataFrame:
+    """The fields that link items into groups and place them, of this version's items
+    then of the ``departed`` ones (see :meth:`Earlier.departed`): this version's rows
+    keep their row numbers, so a group without a departed item draws as before."""
+    parent = pl.col("provenance").struct.field("parent")
+    fields = ["id", "db_id", "question", "label", "split", parent]
+    if "skeleton" in LINKS[kind]:  # the narrow frame holds it only then (publish.READ_PARTS)
+        fields.append(pl.col("sql_meta").struct.field("skeleton"))
+    work = frame.select(fields)
+    if departed is not None and departed.height:
+        work = pl.concat([work, departed.select(work.columns)], how="vertical_relaxed")
+    return work.with_columns(provenance=pl.struct("parent")).drop("parent")
 
 
 def _with_pins(work: pl.DataFrame, pinned: pl.DataFrame) -> pl.DataFrame:
