@@ -23,8 +23,9 @@ One worker per thread of each process is forked on first use and reused for ever
 call (a process per statement would cost more than most statements); a worker that
 was killed is replaced on the next call, and the databases it had open are opened
 again there. Parsing untrusted SQL is bounded too (:func:`cpu_bounded`): in the main
-thread by a CPU timer signal, which stops pure-Python work (sqlglot) between two
-bytecodes; in other threads the text is first parsed in the worker.
+thread by a CPU timer signal, which stops Python work between two bytecodes; in other
+threads, and for work that may run long inside compiled code (which the timer cannot
+stop), the text is first parsed in the worker.
 """
 
 from __future__ import annotations
@@ -336,16 +337,26 @@ def _on_timer(signum, frame) -> None:
 _timer_state = threading.local()
 
 
-def cpu_bounded(work: Callable[[], _T], seconds: float, what: str, probe: tuple) -> _T:
+def cpu_bounded(
+    work: Callable[[], _T], seconds: float, what: str, probe: tuple, probe_first: bool = False
+) -> _T:
     """``work()``, stopped with ``SQLError("too-complex")`` after ``seconds`` of CPU.
 
-    In the main thread a CPU timer (``ITIMER_PROF``) raises inside the work; another
-    thread cannot take a signal, so there ``probe`` (a picklable ``(function,
-    arguments)`` pair, called as ``function(*arguments)``) first runs in the worker
-    under the same limit, and ``work`` only once the probe finished in time.
+    In the main thread a CPU timer (``ITIMER_PROF``) raises inside the work, between two
+    Python bytecodes. Another thread cannot take a signal, and compiled code (sqlglot's
+    compiled build) runs on to its end before the timer is heard: so in another thread,
+    or when the caller says the work may run long (``probe_first``), ``probe`` (a
+    picklable ``(function, arguments)`` pair, called as ``function(*arguments)``) first
+    runs in the worker under the same limit, which the kernel enforces there, and
+    ``work`` only once the probe finished in time.
     """
-    if threading.current_thread() is not threading.main_thread():
-        current_worker().call(("probe", probe), seconds, _wall_s(seconds))
+    if probe_first or threading.current_thread() is not threading.main_thread():
+        try:
+            current_worker().call(("probe", probe), seconds, _wall_s(seconds))
+        except SQLError as error:
+            if error.reason != "timeout":
+                raise
+            raise SQLError("too-complex", f"{what} took more than {seconds:g} s of CPU") from None
         return work()
     previous = signal.signal(signal.SIGPROF, _on_timer)
     _timer_state.armed = True

@@ -140,6 +140,37 @@ def test_a_parse_that_grows_exponentially_is_a_named_reject():
     assert caught.value.reason == "too-complex"
 
 
+def test_a_text_of_many_joins_is_parsed_in_the_worker_first(monkeypatch):
+    """sqlglot's compiled build runs a parse on to its end before the CPU timer is heard,
+    so a text of many JOINs (the chain whose parse doubles with each join) is parsed in
+    the worker first, even in the main thread; a text of few is not."""
+    probed = []
+    real = isolation.current_worker
+
+    def counted(*args):
+        probed.append(True)
+        return real(*args)
+
+    monkeypatch.setattr(isolation, "current_worker", counted)
+    sqlkit.parse("SELECT count(*) FROM item JOIN item AS c ON item.a = c.a")
+    assert probed == []
+    with pytest.raises(SQLError) as caught:
+        sqlkit.parse(JOINS_24)
+    assert caught.value.reason == "too-complex" and probed == [True]
+
+
+def test_work_in_c_that_the_timer_cannot_stop_is_stopped_in_the_worker():
+    """C code (a compiled parser; ``sum`` over a range here) does not hear the CPU timer
+    until it returns. Probed first, it runs in the worker, which the kernel stops at the
+    next whole second of CPU past the limit: a ``too-complex``, and the work never runs."""
+    ran = []
+    with pytest.raises(SQLError) as caught:
+        isolation.cpu_bounded(
+            lambda: ran.append(True), 0.2, "a sum", (sum, (range(10**12),)), probe_first=True
+        )
+    assert caught.value.reason == "too-complex" and ran == []
+
+
 def test_a_stop_swallowed_inside_the_work_is_sent_again():
     """Python swallows an exception raised inside a garbage collector's callback or a
     ``__del__``: the first stop lands in such a place here, and the work still ends at

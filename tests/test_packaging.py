@@ -1,8 +1,14 @@
-"""Packaging: every package folder is listed, so a non-editable install has all of it."""
+"""Packaging: every package folder is listed, so a non-editable install has all of it; the
+compiled sqlglot is the one imported where it is installed."""
 
 from __future__ import annotations
 
+import importlib
 import tomllib
+from importlib.machinery import EXTENSION_SUFFIXES
+from importlib.metadata import PackageNotFoundError, version
+
+import pytest
 
 from tests.conftest import REPO
 
@@ -32,3 +38,18 @@ def test_license_and_citation_match_pyproject():
     assert citation["cff-version"] == "1.2.0"
     assert (citation["license"], citation["version"]) == (project["license"], project["version"])
     assert citation["title"] and citation["authors"]
+
+
+def test_sqlglots_compiled_build_is_the_one_imported():
+    """pyproject asks for ``sqlglot[c]``: where its wheel is installed (``sqlglotc``, of the
+    same version), sqlglot's parser, tokenizer, generator, expressions and optimizer load
+    as compiled modules, not the pure Python files beside them."""
+    try:
+        compiled = version("sqlglotc")
+    except PackageNotFoundError:
+        pytest.skip("sqlglotc is not installed (no wheel for this platform): pure sqlglot")
+    assert compiled == version("sqlglot")
+    names = ["parser", "tokenizer_core", "generator", "expressions.core", "optimizer.qualify"]
+    for name in names:
+        module = importlib.import_module(f"sqlglot.{name}")
+        assert module.__file__.endswith(tuple(EXTENSION_SUFFIXES)), module.__file__

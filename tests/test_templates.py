@@ -187,6 +187,24 @@ def test_pieces_are_kept_only_under_plain_operators():
     assert writer._pieces is None
 
 
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres"])
+def test_the_writer_uses_the_dialects_generator_and_learns_every_shape(dialect):
+    """sqlglot's compiled build (``sqlglot[c]``) refuses to make an instance of a Python
+    subclass of its generators: the writer writes with the dialect's own generator, and
+    learns the pieces of every shape of values (quoted, negative, NULL) from the text
+    around a literal of the same shape whose text is a mark."""
+    from sqlglot.dialects.dialect import Dialect
+
+    writer = SQLWriter(parse("SELECT a FROM t WHERE b = :b AND c IN (:c, :d) AND e > :e"), dialect)
+    assert type(writer._generator) is Dialect.get_or_raise(dialect).generator_class
+    shapes = [("it's", -3, None, 2.5), ("", 7, -0.125, -1), ("50%", None, 0, 1e-7)]
+    for b, c, d, e in [*shapes, ("x", -8, None, 4.5), ("y", 1, -2.5, -9)]:
+        values = {"b": b, "c": c, "d": d, "e": e}
+        assert writer.sql(values) == writer.tree(values).sql(dialect)
+    assert len(writer._pieces) == len(shapes)
+    assert all(pieces is not None for pieces in writer._pieces.values())
+
+
 def test_kept_open_reuses_one_connection_per_source_across_calls(shop, monkeypatch):
     """Inside ``kept_open`` the template calls share one connection to a source, closed
     when the block ends; outside, each call opens and closes its own; the items are the

@@ -451,11 +451,9 @@ def _metadata_table() -> exp.Create:
 
 def _record(con: sqlite3.Connection, *values: str | None) -> None:
     names = ("name", "type", "definition", "columns_table", "view")
-    target = exp.Schema(
-        this=exp.to_table(DELTA_TABLE), expressions=[exp.to_identifier(n) for n in names]
-    )
     values_row = exp.values([tuple(exp.Placeholder() for _ in names)])
-    con.execute(exp.insert(values_row, target).sql("sqlite"), values)
+    insert = exp.insert(values_row, exp.to_table(DELTA_TABLE), columns=names)
+    con.execute(insert.sql("sqlite"), values)
 
 
 def _check_free_names(con: sqlite3.Connection, merged: MergedSchema) -> None:
@@ -531,10 +529,8 @@ def _copy_read_columns(con: sqlite3.Connection, table: str, name: str, ops: list
         .from_(_in(BASE, table, "b"))
         .order_by(rowid)
     )
-    target = exp.Schema(
-        this=_in("main", name), expressions=[trees.ident(c) for c in (KEY, *copied)]
-    )
-    con.execute(exp.insert(select, target).sql("sqlite"))
+    columns = [trees.ident(c) for c in (KEY, *copied)]
+    con.execute(exp.insert(select, _in("main", name), columns=columns).sql("sqlite"))
     return {c.lower(): c for c in copied}
 
 
@@ -803,10 +799,8 @@ def _rebuild_without(con: sqlite3.Connection, table: str, column: str) -> None:
     columns = [exp.column("rowid"), *(trees.column(c) for c in kept)]
     insert = exp.insert(
         exp.select(*columns).from_(trees.table(table)),
-        exp.Schema(
-            this=trees.table(temporary),
-            expressions=[exp.to_identifier("rowid"), *(trees.ident(c) for c in kept)],
-        ),
+        trees.table(temporary),
+        columns=[exp.to_identifier("rowid"), *(trees.ident(c) for c in kept)],
     )
     con.execute(insert.sql("sqlite"))
     con.execute(_drop(table, "TABLE").sql("sqlite"))

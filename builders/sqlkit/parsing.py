@@ -46,6 +46,13 @@ PARSE_LIMIT_S = 2.0
 refused with ``too-complex`` (see :func:`answerable.builders.isolation.cpu_bounded`)."""
 
 
+MANY_JOINS = 12
+"""Times ``JOIN`` appears in a text from which its parse is first tried in the SQL
+worker. sqlglot's parse of a chain of bare JOINs doubles its time with each join (about
+0.1 s of CPU at 12, past :data:`PARSE_LIMIT_S` near 18), and its compiled build runs on
+to the end of a parse before the CPU timer is heard; in the worker the kernel stops it."""
+
+
 def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
     """The tree of the one SQL statement in ``sql``.
 
@@ -55,14 +62,20 @@ def parse(sql: str, dialect: str = "sqlite") -> exp.Expr:
     >>> parse("select a from t;").sql()
     'SELECT a FROM t'
     """
-    read = dialect_named(dialect)
     text = sql or ""
+    return _parsed(text, dialect, probe_first=text.upper().count("JOIN") >= MANY_JOINS)
+
+
+def _parsed(text: str, dialect: str, probe_first: bool) -> exp.Expr:
+    """:func:`parse`, first in the worker when ``probe_first``."""
+    read = dialect_named(dialect)
     try:
         statements = cpu_bounded(
             lambda: [s for s in sqlglot.parse(text, read=read) if s],
             PARSE_LIMIT_S,
             "parsing the SQL",
             (_probe_parse, (text, dialect)),
+            probe_first,
         )
     except (ParseError, TokenError) as error:
         raise SQLError("parse-error", first_line(error)) from None
@@ -210,5 +223,6 @@ def compared_with(node: exp.Expr) -> tuple[str | None, exp.Expr | None]:
 
 
 def _probe_parse(sql: str, dialect: str) -> None:
-    """:func:`parse`, run in the SQL worker to bound it in a thread other than the main."""
-    parse(sql, dialect)
+    """:func:`parse`, run in the SQL worker to bound it (in a thread other than the main,
+    or for a text of :data:`MANY_JOINS`): there, in its main thread, under the timer."""
+    _parsed(sql, dialect, probe_first=False)

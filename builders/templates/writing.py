@@ -6,12 +6,12 @@ then printed: never by formatting strings, so quotes, unicode, numbers, dates an
 come out as SQLite reads them.
 
 :class:`SQLWriter` parses a template once and writes it for many value sets. It swaps
-the literals in and out of one tree it owns and remembers the printed text of every
-subtree without a placeholder, so each pair costs only the printing of the few nodes
-that change. Better still, per *shape* of the value set (each value a string, an
+the literals in and out of one tree it owns, to which the dialect's rewrites were
+applied once. Better still, per *shape* of the value set (each value a string, an
 integer, another number, a negative one or NULL), it remembers the printed text around
-each literal, as the generator wrote it around a marker in the literal's place; a pair
-of a known shape is then the generator's text of its literals between those pieces.
+each literal, as the generator wrote it around a literal of the same shape whose text
+is a marker; a pair of a known shape is then the generator's text of its literals
+between those pieces.
 The pieces are kept only where the generator cannot look at a value beyond its shape
 (each placeholder an operand of a plain operator, see :data:`PLAIN_PARENTS`) and only
 once they give back, for the shape's first value set, exactly the text the whole tree
@@ -21,7 +21,6 @@ prints; otherwise that shape is written from the tree every time.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import math
 import re
 from decimal import Decimal
@@ -225,14 +224,14 @@ class SQLWriter:
 
     def __init__(self, tree: exp.Expr, dialect: str = "sqlite"):
         self._original = keep_commas(tree.copy())
-        self._fresh = _memo_generator(dialect)  # writes copies: no memo, no rewrites kept
+        dialect_ = Dialect.get_or_raise(dialect)
+        self._fresh = dialect_.generator()  # writes copies: no rewrites kept
         expected = self._fresh.generate(self._original)
         self._tree = self._original.copy()
-        self._generator = _memo_generator(dialect)
+        self._generator = dialect_.generator()
         self._generator.generate(self._tree, copy=False)  # applies the dialect's rewrites once
         self._slots = list(self._tree.find_all(exp.Placeholder))
         self.names = sorted({slot.name for slot in self._slots})
-        self._generator.remember(self._tree)
         self.param_sql = self._write()
         # A rewrite that puts a new node above the root (QUALIFY emulated by a subquery,
         # LIMIT written as TOP) is lost to the tree kept here: then every value set is
@@ -271,27 +270,39 @@ class SQLWriter:
             parts += (literals[slot], text)
         return "".join(parts)
 
-    def _filled(self, nodes: list[exp.Expr], marks: dict[int, str] | None = None) -> str:
-        """The tree written with ``nodes`` in the slots (those in ``marks`` as their
-        mark)."""
+    def _filled(self, nodes: list[exp.Expr]) -> str:
+        """The tree written with ``nodes`` in the slots."""
         for slot, node in zip(self._slots, nodes, strict=True):
             slot.replace(node)
-        self._generator.marks = marks or {}
         try:
             return self._write()
         finally:
-            self._generator.marks = {}
             for slot, node in zip(self._slots, nodes, strict=True):
                 node.replace(slot)
 
     def _learn(self, nodes: list[exp.Expr], text: str) -> tuple | None:
-        """The pieces of ``nodes``' shape, or None when they do not give ``text`` back."""
-        marks = {id(node): f"{_MARK}{i}{_MARK}" for i, node in enumerate(nodes)}
-        split = self._filled(nodes, marks).split(_MARK)
+        """The pieces of ``nodes``' shape, or None when they do not give ``text`` back.
+
+        The tree is written with each literal's text replaced by its slot's mark; the
+        text around each mark, less the node's own text around it (a string's quotes, a
+        minus sign), is a piece. NULL has no literal: its text stays in the pieces.
+        """
+        marked = [_marked(node, f"{_MARK}{i}{_MARK}") for i, node in enumerate(nodes)]
+        split = self._filled(marked).split(_MARK)
         texts, slots = split[0::2], split[1::2]
         if not all(slot.isdigit() and int(slot) < len(nodes) for slot in slots):
             return None
-        pieces = (texts, [int(slot) for slot in slots])
+        slots = [int(slot) for slot in slots]
+        for i, slot in enumerate(slots):
+            around = self._generator.sql(marked[slot]).split(_MARK)
+            if len(around) != 3:  # the mark written otherwise (escaped, say)
+                return None
+            before, _, after = around
+            if not (texts[i].endswith(before) and texts[i + 1].startswith(after)):
+                return None
+            texts[i] = texts[i][: len(texts[i]) - len(before)]
+            texts[i + 1] = texts[i + 1][len(after) :]
+        pieces = (texts, slots)
         return pieces if self._joined(pieces, nodes) == text else None
 
     def _write(self) -> str:
@@ -309,53 +320,11 @@ class SQLWriter:
         return self._original.transform(fill)
 
 
-def _memo_generator(dialect: str):
-    """A generator of ``dialect`` that reuses the text of subtrees without a placeholder."""
-    dialect_ = Dialect.get_or_raise(dialect)
-    return _memo_class(dialect_.generator_class)(dialect=dialect_)
-
-
-@functools.cache
-def _memo_class(generator_class: type) -> type:
-    """The memoizing subclass of a dialect's generator, made once (a new class rebuilds
-    the generator's dispatch table)."""
-
-    class MemoGenerator(generator_class):
-        def __init__(self, **options):
-            super().__init__(**options)
-            self._memo: dict[int, str | None] = {}
-            self.marks: dict[int, str] = {}  # nodes written as a mark (SQLWriter._learn)
-
-        def remember(self, tree: exp.Expr) -> None:
-            """Mark every node of ``tree`` with no placeholder below it as constant.
-
-            The nodes themselves are kept, so that their ids stay theirs while
-            the memo lives.
-            """
-            varies: set[int] = set()
-            for node in reversed(list(tree.walk(bfs=False))):  # children before parents
-                children = node.iter_expressions()
-                if isinstance(node, exp.Placeholder) or any(id(c) in varies for c in children):
-                    varies.add(id(node))
-            self._constant = [n for n in tree.walk() if id(n) not in varies]
-            self._memo = dict.fromkeys(id(n) for n in self._constant)
-
-        def sql(self, expression, key=None, comment=True):
-            if not expression or isinstance(expression, str):  # as the base class
-                return expression or ""
-            if key is not None:  # as the base class: the child under ``key``, or nothing
-                expression = expression.args.get(key)
-                if not expression:
-                    return ""
-                return self.sql(expression)
-            node = id(expression)
-            if self.marks and node in self.marks:
-                return self.marks[node]
-            if comment and node in self._memo:
-                text = self._memo[node]
-                if text is None:
-                    text = self._memo[node] = super().sql(expression, None, comment)
-                return text
-            return super().sql(expression, None, comment)
-
-    return MemoGenerator
+def _marked(node: exp.Expr, mark: str) -> exp.Expr:
+    """A copy of a value's node of the same shape, its literal's text ``mark`` (NULL,
+    which has no literal, as it is)."""
+    marked = node.copy()
+    literal = marked.find(exp.Literal)
+    if literal is not None:
+        literal.set("this", mark)
+    return marked
