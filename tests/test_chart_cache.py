@@ -8,9 +8,11 @@ import subprocess
 import sys
 import threading
 
+import polars as pl
 import pytest
 
 from answerable.release.cut import publish
+from answerable.release.cut.dialects import DialectSettings
 from answerable.release.documents import chart
 from answerable.release.documents.card import About, composition
 from answerable.release.documents.chart import CHART, cached_chart, draw_chart, write_chart
@@ -116,3 +118,17 @@ def test_a_release_draws_its_chart_while_its_data_is_written(tmp_path, monkeypat
     )
     png = (cut.path / CHART).read_bytes()
     assert png == cached_chart(composition(read_frame(cut.path, cut.manifest))).read_bytes()
+
+
+def test_a_release_that_translates_its_gold_sql_draws_its_chart_after_its_data():
+    """Translating parses SQL under a CPU limit the process's threads share (and may drop
+    items), so no chart is drawn beside it."""
+    frame = pl.DataFrame(
+        {"split": ["train", "test"], "label": ["answerable"] * 2, "category": ["seed"] * 2}
+    )
+    plain, about = config(), About(description="toy")
+    translating = config()
+    translating.dialects = DialectSettings(engines=("duckdb",))
+    assert publish._chart_ahead(frame, plain, about) == composition(frame)
+    assert publish._chart_ahead(frame, translating, about) is None
+    assert publish._chart_ahead(frame, plain, None) is None

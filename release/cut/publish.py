@@ -423,8 +423,7 @@ def cut_release(
     earlier = earlier_versions(target.parent, version, config)
     check_resplit(config, earlier, version)
     frame, report = choose_narrow(items, config, seed, name, schemas, pins(config, earlier))
-    # the chart's counts are known: it is drawn while the data is written
-    with drawn_ahead(composition(frame) if about is not None else None) as chart_drawn:
+    with drawn_ahead(_chart_ahead(frame, config, about)) as chart_drawn:
         staging = target.with_name(f".{version}.staging-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
@@ -467,7 +466,7 @@ def cut_release(
                 manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
             if about is not None:
                 as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
-                chart_drawn()  # cached by now, unless the dialects dropped items
+                chart_drawn()  # cached by now: the card copies it
                 written = write_documents(
                     staging, manifest, about, target.parent, frame, as_written
                 )
@@ -477,6 +476,16 @@ def cut_release(
             return _publish(staging, target, manifest)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _chart_ahead(frame: pl.DataFrame, config: ReleaseConfig, about: About | None) -> dict | None:
+    """The counts of the chart to draw while the data is written: the chosen items', when
+    the release has a card, and no gold SQL is translated into other dialects (that parses
+    SQL under a CPU limit the process's threads share, and may drop items); else None,
+    and the card draws its chart itself."""
+    if about is None or config.dialects.engines:
+        return None
+    return composition(frame)
 
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:
