@@ -117,33 +117,17 @@ def test_the_seeds_verdicts_come_from_one_batch(demo_dir, monkeypatch):
     ctx.database("league").close()
 
 
-def test_each_text_of_a_batch_is_tokenized_once(demo_dir, monkeypatch):
+def test_each_text_of_a_batch_is_tokenized_and_parsed_once(demo_dir, monkeypatch):
     """A batch's texts are analyzed, run, then checked for numbers compared as text: the
-    shape of each is worked out once for both."""
+    shape of each is worked out once for both, and the check reads the tree the analysis
+    parsed (as written); a tree no check took is not kept past its batch."""
     ctx = Context({"league": demo_dir / "league.sqlite"})
-    real, seen = sqlkit.literal_shape, []
-    monkeypatch.setattr(sqlkit, "literal_shape", lambda sql, *a: seen.append(sql) or real(sql, *a))
-    texts = [
-        "SELECT name FROM teams ORDER BY name",
-        "SELECT max(founded_year) FROM teams",
-        "SELECT name FROM teams WHERE founded_year > 1950",
-    ]
-    examples = [
-        {"id": str(n), "db_id": "league", "sql": sql, "label": "answerable"}
-        for n, sql in enumerate(texts)
-    ]
-    verdicts = verified_many(examples, ctx)
-    assert all(isinstance(v, tuple) for v in verdicts), verdicts
-    assert sorted(seen) == sorted(texts)
-    ctx.database("league").close()
-
-
-def test_each_text_of_a_batch_is_parsed_once(demo_dir, monkeypatch):
-    """The check for numbers compared as text reads the tree the analysis parsed (as
-    written), and a tree no check took is not kept past its batch."""
-    ctx = Context({"league": demo_dir / "league.sqlite"})
-    real, parsed = sqlkit.parse, []
-    monkeypatch.setattr(sqlkit, "parse", lambda sql, *a: parsed.append(sql) or real(sql, *a))
+    seen, parsed = [], []
+    for name, calls in (("literal_shape", seen), ("parse", parsed)):
+        real = getattr(sqlkit, name)
+        monkeypatch.setattr(
+            sqlkit, name, lambda sql, *a, f=real, c=calls: c.append(sql) or f(sql, *a)
+        )
     texts = [
         "SELECT name FROM teams ORDER BY name",
         "SELECT max(founded_year) FROM teams",
@@ -157,6 +141,7 @@ def test_each_text_of_a_batch_is_parsed_once(demo_dir, monkeypatch):
     checks = SqlChecks()
     verdicts = verified_many(examples, ctx, checks)
     assert [isinstance(v, tuple) for v in verdicts] == [True, True, True, False], verdicts
+    assert sorted(seen) == sorted(texts)
     assert sorted(parsed) == sorted(texts)
     assert checks.shapes(examples[0], ctx).written(texts[3]) is None
     ctx.database("league").close()
