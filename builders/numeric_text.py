@@ -28,16 +28,19 @@ def text_number_failure(sql: str, schema, database, result, dialect: str = "sqli
 
     With ``shapes`` (a :class:`~answerable.builders.sqlkit.ShapeAnalyses` over the
     same schema), a query whose shape was found to compare no such column is not
-    parsed again: which columns it compares does not depend on its values."""
+    parsed again: which columns it compares does not depend on its values; and a query
+    ``shapes`` analyzed is read from the tree it parsed then."""
     if database is None or result is None:
         return None
     shape = shapes.shape(sql) if shapes is not None else None
     if shape is not None and shape in shapes.plain:
         return None
-    try:
-        tree = sqlkit.parse(sql, dialect)
-    except SQLError:
-        return None
+    tree = shapes.written(sql) if shapes is not None else None
+    if tree is None:
+        try:
+            tree = sqlkit.parse(sql, dialect)
+        except SQLError:
+            return None
     tables = {
         (t.alias_or_name or t.name).lower(): t.name for t in tree.find_all(exp.Table) if t.name
     }

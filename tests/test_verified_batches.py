@@ -18,8 +18,8 @@ def league(demo_dir):
 
 
 def test_queries_that_differ_in_compared_values_are_analyzed_once(league, monkeypatch):
-    real, analyzed = sqlkit.analyze, []
-    monkeypatch.setattr(sqlkit, "analyze", lambda *a: analyzed.append(a) or real(*a))
+    real, analyzed = sqlkit._analysis, []
+    monkeypatch.setattr(sqlkit, "_analysis", lambda *a: analyzed.append(a) or real(*a))
     shapes = sqlkit.ShapeAnalyses(league)
     texts = [
         f"SELECT name FROM teams WHERE founded_year > {year} AND city = '{city}' LIMIT {n}"
@@ -27,7 +27,7 @@ def test_queries_that_differ_in_compared_values_are_analyzed_once(league, monkey
     ]
     metas = [shapes.analyze(sql) for sql in texts]
     assert len(analyzed) == 1
-    assert metas == [real(sql, league) for sql in texts]
+    assert metas == [sqlkit.analyze(sql, league) for sql in texts]
     metas[0]["columns"].append("changed")  # each caller has its own copy
     assert "changed" not in shapes.analyze(texts[1])["columns"]
 
@@ -117,22 +117,31 @@ def test_the_seeds_verdicts_come_from_one_batch(demo_dir, monkeypatch):
     ctx.database("league").close()
 
 
-def test_each_text_of_a_batch_is_tokenized_once(demo_dir, monkeypatch):
+def test_each_text_of_a_batch_is_tokenized_and_parsed_once(demo_dir, monkeypatch):
     """A batch's texts are analyzed, run, then checked for numbers compared as text: the
-    shape of each is worked out once for both."""
+    shape of each is worked out once for both, and the check reads the tree the analysis
+    parsed (as written); a tree no check took is not kept past its batch."""
     ctx = Context({"league": demo_dir / "league.sqlite"})
-    real, seen = sqlkit.literal_shape, []
-    monkeypatch.setattr(sqlkit, "literal_shape", lambda sql, *a: seen.append(sql) or real(sql, *a))
+    seen, parsed = [], []
+    for name, calls in (("literal_shape", seen), ("parse", parsed)):
+        real = getattr(sqlkit, name)
+        monkeypatch.setattr(
+            sqlkit, name, lambda sql, *a, f=real, c=calls: c.append(sql) or f(sql, *a)
+        )
     texts = [
         "SELECT name FROM teams ORDER BY name",
         "SELECT max(founded_year) FROM teams",
         "SELECT name FROM teams WHERE founded_year > 1950",
+        "SELECT name FROM teams WHERE 0",  # no rows: never checked, its tree dropped
     ]
     examples = [
         {"id": str(n), "db_id": "league", "sql": sql, "label": "answerable"}
         for n, sql in enumerate(texts)
     ]
-    verdicts = verified_many(examples, ctx)
-    assert all(isinstance(v, tuple) for v in verdicts), verdicts
+    checks = SqlChecks()
+    verdicts = verified_many(examples, ctx, checks)
+    assert [isinstance(v, tuple) for v in verdicts] == [True, True, True, False], verdicts
     assert sorted(seen) == sorted(texts)
+    assert sorted(parsed) == sorted(texts)
+    assert checks.shapes(examples[0], ctx).written(texts[3]) is None
     ctx.database("league").close()

@@ -118,6 +118,12 @@ class SqlChecks:
             self._shapes[key] = sqlkit.ShapeAnalyses(ctx.schema(key[0]), key[1])
         return self._shapes[key]
 
+    def forget_written(self) -> None:
+        """Drop the parsed trees no check took (see
+        :meth:`~answerable.builders.sqlkit.ShapeAnalyses.written`): a batch is over."""
+        for shapes in self._shapes.values():
+            shapes.forget_written()
+
 
 def verified_many(
     examples: list[dict], ctx: BuildContext, checks: SqlChecks | None = None
@@ -128,10 +134,12 @@ def verified_many(
     checks = checks or SqlChecks()
     analyzed = [_analyzed(example, ctx, checks) for example in examples]
     results = _executed(analyzed, ctx)
-    return [
+    verdicts = [
         verdict if isinstance(verdict, Unverified) else _checked(*verdict, result, ctx, checks)
         for verdict, result in zip(analyzed, results, strict=True)
     ]
+    checks.forget_written()
+    return verdicts
 
 
 def _analyzed(example: dict, ctx: BuildContext, checks: SqlChecks) -> tuple | Unverified:

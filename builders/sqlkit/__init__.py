@@ -82,7 +82,11 @@ def analyze(sql: str, schema: DatabaseSchema | None, dialect: str = "sqlite") ->
     >>> meta["skeleton"], meta["hardness"], meta["tables"], meta["columns"]
     ("SELECT COUNT(*) FROM singer WHERE name LIKE '_'", 'easy', ['singer'], ['singer.name'])
     """
-    tree = _query(sql, dialect)
+    return _analysis(_query(sql, dialect), schema, dialect)
+
+
+def _analysis(tree, schema: DatabaseSchema | None, dialect: str) -> dict:
+    """:func:`analyze` of the query's tree, which it qualifies in place."""
     meta = {"skeleton": skeleton(tree, dialect)}
     tree = _named(tree, schema, dialect)
     tables, resolved = resolve_all(tree)
@@ -99,7 +103,9 @@ class ShapeAnalyses:
     error's message may quote its values), nor one that does not tokenize.
 
     ``plain`` holds the shapes other checks found true of every query of the shape (see
-    :func:`answerable.builders.numeric_text.text_number_failure`)."""
+    :func:`answerable.builders.numeric_text.text_number_failure`), and the tree of each
+    text parsed here is kept as written until a check takes it (:meth:`written`) or the
+    batch is over (:meth:`forget_written`), so that the check does not parse it again."""
 
     RECENT = 4096  # texts whose shape is remembered: a batch's, analyzed then checked
 
@@ -108,6 +114,7 @@ class ShapeAnalyses:
         self.plain: set[tuple] = set()
         self._metas: dict[tuple, dict] = {}
         self._recent: dict[str, tuple | None] = {}
+        self._written: dict[str, object] = {}  # text -> its tree as written, not taken yet
 
     def shape(self, sql: str) -> tuple | None:
         """:func:`literal_shape` of ``sql``, remembered (up to :attr:`RECENT` texts, then
@@ -125,10 +132,22 @@ class ShapeAnalyses:
         shape = self.shape(sql)
         meta = self._metas.get(shape) if shape is not None else None
         if meta is None:
-            meta = analyze(sql, self.schema, self.dialect)
+            tree = _query(sql, self.dialect)
+            written = tree.copy()  # the analysis qualifies its tree in place
+            meta = _analysis(tree, self.schema, self.dialect)
+            self._written[sql] = written
             if shape is not None:
                 self._metas[shape] = meta
         return {name: list(v) if isinstance(v, list) else v for name, v in meta.items()}
+
+    def written(self, sql: str):
+        """The tree of ``sql`` as written, when :meth:`analyze` parsed it since
+        :meth:`forget_written` (else None); taken: the caller may edit it."""
+        return self._written.pop(sql, None)
+
+    def forget_written(self) -> None:
+        """Drop the trees no check took (a batch is over)."""
+        self._written.clear()
 
 
 @lru_cache(maxsize=4096)
