@@ -64,6 +64,7 @@ from answerable.kernel.records import RUN_ROWS, RowReader, write_jsonl
 from answerable.kernel.untrusted_text import redact_url
 from answerable.pipeline import (
     BuildContext,
+    ItemsSoFar,
     Rejects,
     StepOutput,
     reject,
@@ -74,6 +75,7 @@ from answerable.pipeline.shards import (
     ShardItems,
     ShardRejects,
     StoredUnits,
+    UnitsInPlace,
     run_in_shards,
 )
 
@@ -196,10 +198,40 @@ def drafted_parents(items: list[dict], rate: float, seed: int) -> list[dict]:
 def iter_drafted_parents(items: Iterable[dict], rate: float, seed: int) -> Iterator[dict]:
     """:func:`drafted_parents` one at a time, for a stream of items."""
     for item in items:
+        if is_answerable_parent(item) and is_drafted(item["id"], rate, seed):
+            yield item
+
+
+def is_drafted(parent_id: str, rate: float, seed: int) -> bool:
+    """Whether drafts are made from the answerable parent ``parent_id``: its seeded draw
+    is below ``rate`` (always at 1)."""
+    return rate >= 1 or rng_for(seed, "drafting-parent", parent_id).random() < rate
+
+
+def drafting_parents(
+    items: Iterable[dict], rate: float, seed: int, folder: Path, find_tables: bool
+) -> tuple[UnitsInPlace | StoredUnits, list[str], dict[str, str | None] | None]:
+    """The drafted parents as the shards' units (:func:`iter_drafted_parents`' choice),
+    their databases in the units' order, and, when ``find_tables``, the main table of
+    every answerable parent (:func:`parent_tables`), else None: all from one pass over
+    the items' short fields. The units are read where the earlier steps stored them, or
+    (items held in memory) written to the step's folder first."""
+    databases: dict[str, str] = {}
+    tables: dict[str, str | None] | None = {} if find_tables else None
+    for item in with_fields(items, *PARENT_FIELDS, "db_id"):
         if not is_answerable_parent(item):
             continue
-        if rate >= 1 or rng_for(seed, "drafting-parent", item["id"]).random() < rate:
-            yield item
+        if tables is not None:
+            tables[item["id"]] = main_table(item)
+        if is_drafted(item["id"], rate, seed):
+            databases[item["id"]] = item["db_id"]
+    places = items.places() if isinstance(items, ItemsSoFar) else None
+    if places is not None:
+        units = UnitsInPlace(places, databases)
+    else:
+        chosen = (item for item in items if item["id"] in databases)
+        units = StoredUnits(chosen, folder / "shards" / "units.parquet")
+    return units, [databases[parent_id] for parent_id in units.ids], tables
 
 
 def contexts_for(
@@ -282,14 +314,12 @@ def draft_offline_in_shards(
     go through the pass that drops repeats and checks the rest, in job order (a parent
     is read back from ``parents`` for the check)."""
     seed, categories = ctx.recipe.seed, list(config.categories)
-    # the parents wait on disk; a shard of jobs reads its parents back (see StoredUnits)
-    parents = StoredUnits(
-        iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
-    )
-    databases = parents.columns("db_id")["db_id"]
-    # out-of-domain drafts borrow every parent's question and table; without them, a
+    # the parents stay on disk; a shard of jobs reads its parents back (see UnitsInPlace).
+    # Out-of-domain drafts borrow every parent's question and table; without them, a
     # shard finds the tables of its own parents (a rate of 0.005 drafts few of them)
-    tables = parent_tables(so_far) if "out-of-domain" in categories else None
+    parents, databases, tables = drafting_parents(
+        so_far, config.rate, seed, folder, "out-of-domain" in categories
+    )
     borrowed = foreign_questions(so_far, tables) if tables is not None else ()
     by_database = defaultdict(list)
     for parent_id, db in zip(parents.ids, databases, strict=True):
@@ -340,7 +370,7 @@ class ParentsAhead:
     stored parents' order; the rows between are other databases'), so one read serves
     the next anchors instead of one read for each."""
 
-    def __init__(self, parents: StoredUnits, block: int = 64):
+    def __init__(self, parents: UnitsInPlace | StoredUnits, block: int = 64):
         self.parents, self.block = parents, block
         self._read: dict[str, dict] = {}
 
