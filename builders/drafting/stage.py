@@ -13,6 +13,7 @@ sends only the requests that had not come back.
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -54,7 +55,7 @@ from answerable.builders.drafting.text import name_words
 from answerable.builders.drafting.twins import GENERATOR as TWIN_GENERATOR
 from answerable.builders.drafting.twins import TwinQueries, twin_example, twin_item
 from answerable.builders.schema import DatabaseSchema
-from answerable.builders.seeds import SqlChecks, Unverified, verified_many
+from answerable.builders.seeds import SqlChecks, Unverified, in_engine_dialect, verified_many
 from answerable.builders.sources.common import spider_schema, spider_tables
 from answerable.builders.sources.ddl import ddl_schema
 from answerable.kernel.errors import ConfigError
@@ -63,6 +64,7 @@ from answerable.kernel.records import RUN_ROWS, RowReader, write_jsonl
 from answerable.kernel.untrusted_text import redact_url
 from answerable.pipeline import (
     BuildContext,
+    ItemsSoFar,
     Rejects,
     StepOutput,
     reject,
@@ -73,6 +75,7 @@ from answerable.pipeline.shards import (
     ShardItems,
     ShardRejects,
     StoredUnits,
+    UnitsInPlace,
     run_in_shards,
 )
 
@@ -195,10 +198,40 @@ def drafted_parents(items: list[dict], rate: float, seed: int) -> list[dict]:
 def iter_drafted_parents(items: Iterable[dict], rate: float, seed: int) -> Iterator[dict]:
     """:func:`drafted_parents` one at a time, for a stream of items."""
     for item in items:
+        if is_answerable_parent(item) and is_drafted(item["id"], rate, seed):
+            yield item
+
+
+def is_drafted(parent_id: str, rate: float, seed: int) -> bool:
+    """Whether drafts are made from the answerable parent ``parent_id``: its seeded draw
+    is below ``rate`` (always at 1)."""
+    return rate >= 1 or rng_for(seed, "drafting-parent", parent_id).random() < rate
+
+
+def drafting_parents(
+    items: Iterable[dict], rate: float, seed: int, folder: Path, find_tables: bool
+) -> tuple[UnitsInPlace | StoredUnits, list[str], dict[str, str | None] | None]:
+    """The drafted parents as the shards' units (:func:`iter_drafted_parents`' choice),
+    their databases in the units' order, and, when ``find_tables``, the main table of
+    every answerable parent (:func:`parent_tables`), else None: all from one pass over
+    the items' short fields. The units are read where the earlier steps stored them, or
+    (items held in memory) written to the step's folder first."""
+    databases: dict[str, str] = {}
+    tables: dict[str, str | None] | None = {} if find_tables else None
+    for item in with_fields(items, *PARENT_FIELDS, "db_id"):
         if not is_answerable_parent(item):
             continue
-        if rate >= 1 or rng_for(seed, "drafting-parent", item["id"]).random() < rate:
-            yield item
+        if tables is not None:
+            tables[item["id"]] = main_table(item)
+        if is_drafted(item["id"], rate, seed):
+            databases[item["id"]] = item["db_id"]
+    places = items.places() if isinstance(items, ItemsSoFar) else None
+    if places is not None:
+        units = UnitsInPlace(places, databases)
+    else:
+        chosen = (item for item in items if item["id"] in databases)
+        units = StoredUnits(chosen, folder / "shards" / "units.parquet")
+    return units, [databases[parent_id] for parent_id in units.ids], tables
 
 
 def contexts_for(
@@ -281,14 +314,12 @@ def draft_offline_in_shards(
     go through the pass that drops repeats and checks the rest, in job order (a parent
     is read back from ``parents`` for the check)."""
     seed, categories = ctx.recipe.seed, list(config.categories)
-    # the parents wait on disk; a shard of jobs reads its parents back (see StoredUnits)
-    parents = StoredUnits(
-        iter_drafted_parents(so_far, config.rate, seed), folder / "shards" / "units.parquet"
-    )
-    databases = parents.columns("db_id")["db_id"]
-    # out-of-domain drafts borrow every parent's question and table; without them, a
+    # the parents stay on disk; a shard of jobs reads its parents back (see UnitsInPlace).
+    # Out-of-domain drafts borrow every parent's question and table; without them, a
     # shard finds the tables of its own parents (a rate of 0.005 drafts few of them)
-    tables = parent_tables(so_far) if "out-of-domain" in categories else None
+    parents, databases, tables = drafting_parents(
+        so_far, config.rate, seed, folder, "out-of-domain" in categories
+    )
     borrowed = foreign_questions(so_far, tables) if tables is not None else ()
     by_database = defaultdict(list)
     for parent_id, db in zip(parents.ids, databases, strict=True):
@@ -303,7 +334,7 @@ def draft_offline_in_shards(
         for sample in range(config.per_item)
     ]
 
-    checks = SqlChecks()  # made before the workers fork: each keeps its own between shards
+    checks = TwinVerdicts()  # made before the workers fork: each keeps its own between shards
 
     def draft(shard: list[tuple]) -> StepOutput:
         wanted = {"/".join(map(str, job)) for job in shard}
@@ -339,7 +370,7 @@ class ParentsAhead:
     stored parents' order; the rows between are other databases'), so one read serves
     the next anchors instead of one read for each."""
 
-    def __init__(self, parents: StoredUnits, block: int = 64):
+    def __init__(self, parents: UnitsInPlace | StoredUnits, block: int = 64):
         self.parents, self.block = parents, block
         self._read: dict[str, dict] = {}
 
@@ -522,7 +553,7 @@ def llm_drafts(ctx: BuildContext, config, jobs, contexts) -> tuple[list[Draft], 
 
 
 def offline_drafts(
-    ctx: BuildContext, jobs, contexts, twin_rate: float = 0.0, checks: SqlChecks | None = None
+    ctx: BuildContext, jobs, contexts, twin_rate: float = 0.0, checks: TwinVerdicts | None = None
 ) -> tuple[list[Draft], list[dict], list[dict]]:
     """offline_drafter_v1 over every job; a job its rule cannot serve is a reject.
 
@@ -548,12 +579,12 @@ def offline_drafts(
 
 
 def verified_twins(
-    ctx: BuildContext, jobs, contexts, rate: float, checks: SqlChecks | None = None
+    ctx: BuildContext, jobs, contexts, rate: float, checks: TwinVerdicts | None = None
 ) -> dict[str, dict]:
     """Job key -> the verified twin item of each job drawn for a twin (a seeded draw
     below ``rate``) that has one, or its reject when the twin's SQL fails a check. The
-    twins' SQL is checked as a batch (:func:`~answerable.builders.seeds.verified_many`:
-    one exchange with each database, analyses remembered per shape in ``checks``)."""
+    twins' SQL is checked as a batch (:meth:`TwinVerdicts.verified`: one exchange with
+    each database, analyses and verdicts remembered in ``checks``)."""
     made = {}
     for job in jobs:
         if ctx.rng("drafting-twin", job.key).random() >= rate:
@@ -562,11 +593,52 @@ def verified_twins(
         twin = make_twin(job, contexts[job.db_id], rng, ctx.database(job.db_id))
         if twin is not None:
             made[job.key] = twin
-    verdicts = verified_many([twin_example(twin) for twin in made.values()], ctx, checks)
+    checks = checks or TwinVerdicts()
+    verdicts = checks.verified([twin_example(twin) for twin in made.values()], ctx)
     return {
         key: twin_outcome(ctx, twin, verdict)
         for (key, twin), verdict in zip(made.items(), verdicts, strict=True)
     }
+
+
+class TwinVerdicts:
+    """What checking the twins' SQL remembers between a process's shards: each
+    database's analyses per shape (:class:`~answerable.builders.seeds.SqlChecks`) and
+    each verdict by database, dialect and SQL text. The twins of templated parents
+    often write the same SQL (the rows of one table holding one value), and a verdict
+    depends on those three alone: a later twin takes the first one's, with its own
+    example, instead of its SQL being analyzed and run again. At most ``limit``
+    verdicts are kept: a full memo starts again empty (one more check per text)."""
+
+    def __init__(self, limit: int = 4096):
+        self.checks, self.limit = SqlChecks(), limit
+        self._verdicts: dict[tuple, tuple | Unverified] = {}
+
+    def verified(self, examples: list[dict], ctx: BuildContext) -> list:
+        """:func:`~answerable.builders.seeds.verified_many` of ``examples``: each
+        verdict, the texts not met before checked as one batch."""
+        if len(self._verdicts) >= self.limit:
+            self._verdicts.clear()
+        keys = [(e["db_id"], e.get("dialect", "sqlite"), e["sql"]) for e in examples]
+        new: dict[tuple, dict] = {}
+        for key, example in zip(keys, examples, strict=True):
+            if key not in self._verdicts:
+                new.setdefault(key, example)
+        found = verified_many(list(new.values()), ctx, self.checks)
+        self._verdicts.update(zip(new, found, strict=True))
+        return [self._own(self._verdicts[k], e, ctx) for k, e in zip(keys, examples, strict=True)]
+
+    @staticmethod
+    def _own(verdict: tuple | Unverified, example: dict, ctx: BuildContext):
+        """``verdict`` for ``example``: a failure as it is (only its reason and detail
+        are read), a verified triple with the example in the engine's dialect and its
+        own copies of the result and ``sql_meta``."""
+        if isinstance(verdict, Unverified):
+            return verdict
+        checked, result, sql_meta = verdict
+        if checked is not example:
+            checked = in_engine_dialect(example, ctx.database(example["db_id"]))
+        return checked, copy.deepcopy(result), copy.deepcopy(sql_meta)
 
 
 def twin_outcome(ctx: BuildContext, twin, verdict) -> dict:

@@ -579,12 +579,28 @@ def _asked_columns(select: exp.Select, table: Table) -> list[Column]:
     return asked if owner is not None else []
 
 
+_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # database -> SQL -> count
+COUNTS_KEPT = 4096  # counts a database keeps: a full memo starts again empty
+
+
 def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
-    """How many rows of ``table`` meet ``where`` (None when the count fails)."""
+    """How many rows of ``table`` meet ``where`` (None when the count fails); counted
+    once per database and text (the parents of one template name the same values)."""
     query = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(table.name, quoted=True))
+    counted = query.where(where.copy(), copy=False)  # a tree of its own: no copies
+    sql = counted.sql(dialect="sqlite", copy=False)
+    known = _COUNTS.setdefault(database, {})
+    if sql not in known:
+        if len(known) >= COUNTS_KEPT:
+            known.clear()
+        known[sql] = _count(database, sql)
+    return known[sql]
+
+
+def _count(database, sql: str) -> int | None:
+    """The first value of ``sql``'s first row, None when it fails or gives no row."""
     try:
-        counted = query.where(where.copy(), copy=False)  # a tree of its own: no copies
-        rows = database.execute(counted.sql(dialect="sqlite", copy=False)).rows
+        rows = database.execute(sql).rows
     except SQLError:
         return None
     return rows[0][0] if rows else None
