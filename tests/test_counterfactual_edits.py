@@ -135,6 +135,36 @@ def test_the_step_is_deterministic_and_links_parents(demo_parents, tmp_path):
     assert made == asked - {"value_ambiguous_v1"}  # every demo placement misfits
 
 
+def test_a_parent_drawn_for_no_edit_is_qualified_only_when_its_reject_needs_it(
+    demo_parents, tmp_path
+):
+    """Drawn for nothing, a parent whose text is masked alike with one that bound is not
+    tokenized again; one that does not bind is still a reject, as the full path makes."""
+    parents, databases = demo_parents
+    again = [{**p, "id": f"{p['id']}-again"} for p in parents]
+    broken = {**parents[0], "id": "broken", "sql": "SELECT no_such_column FROM patients"}
+    items = [*parents, *again, broken]
+    config = Config(rate=0.0, control_rate=0.0)
+    env = survey_env(databases, tmp_path, 13, LIMITS, config)
+    asked = []
+    query = env.shapes.query
+    env.shapes.query = lambda sql, *rest: asked.append(sql) or query(sql, *rest)
+    try:
+        output, stats = run_counterfactual(items, env, config)
+    finally:
+        env.close()
+    full = []
+    for item in sorted(items, key=lambda i: i["id"]):
+        try:
+            prepare(item, databases[item["db_id"]].schema)
+        except SQLError as error:
+            full.append((item["id"], "parent-does-not-bind", str(error)))
+    assert output.items == [] and stats.parents == len(items)
+    assert [(r["id"], r["reason"], r["detail"]) for r in output.rejects] == full
+    assert ("broken", "parent-does-not-bind") in {(r[0], r[1]) for r in full}
+    assert len(asked) <= len(parents) + 1  # each text once at most; the old path: twice
+
+
 # ---- properties ------------------------------------------------------------------------
 
 
