@@ -28,10 +28,12 @@ from answerable.builders.counterfactual import (
     Config,
     prepare,
     run_counterfactual,
+    verify,
 )
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
 from answerable.builders.counterfactual.materialize import materialize
+from answerable.builders.counterfactual.script import drop_column
 from answerable.builders.counterfactual.stage import make_item, proposal_id
 from answerable.builders.counterfactual.survey import survey_env, verified_parents
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -163,6 +165,44 @@ def test_a_parent_drawn_for_no_edit_is_qualified_only_when_its_reject_needs_it(
     assert [(r["id"], r["reason"], r["detail"]) for r in output.rejects] == full
     assert ("broken", "parent-does-not-bind") in {(r[0], r[1]) for r in full}
     assert len(asked) <= len(parents) + 1  # each text once at most; the old path: twice
+
+
+def test_sqlite_refusing_a_templated_gold_sql_is_asked_once_per_shape_and_variant(
+    demo_parents, tmp_path
+):
+    """A refusal for an unknown column holds for every query of a templated shape: the
+    second and third are not sent to SQLite, and every answer is the full check's."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    sql = "SELECT name FROM players WHERE height_cm > 180 AND position = 'Forward'"
+    aside = "SELECT name, height_cm * 2 AS h FROM players WHERE h > 300"  # an alias copied
+    texts = [sql, sql.replace("180", "190"), sql.replace("'Forward'", "'Goalkeeper'")]
+    texts += [aside, aside.replace("300", "350")]
+    schema = databases["league"].schema
+    parents = [
+        prepare({"id": t, "db_id": "league", "sql": t}, schema, shapes=env.shapes) for t in texts
+    ]
+    dropped, unused = [drop_column("players", "height_cm")], [drop_column("players", "nationality")]
+    try:
+        full = [
+            verify.gold_does_not_bind(
+                p.item["sql"], env.binding_error(p, ops), env.edited_database(p, ops)
+            )
+            for ops in (dropped, unused)
+            for p in parents
+        ]
+        sent = []
+        for ops in (dropped, unused):
+            database = env.edited_database(parents[0], ops)
+            database.execute = lambda sql_, *rest, run=database.execute, **named: (
+                sent.append(sql_) or run(sql_, *rest, **named)
+            )
+        found = [env.gold_does_not_bind(p, ops) for ops in (dropped, unused) for p in parents]
+    finally:
+        env.close()
+    assert found == full
+    assert full[:5] == [None] * 5 and all(f.reason == "still-binds" for f in full[5:])
+    assert sent == [texts[0], texts[3], texts[4]]  # the templated shape once, the other each
 
 
 # ---- properties ------------------------------------------------------------------------

@@ -75,6 +75,12 @@ class Query:
     _dialect: str = "sqlite"
 
     @property
+    def templated(self) -> bool:
+        """Whether its shape has a template: every query of the shape parses to one tree
+        but for its literals' texts."""
+        return self._template is not None
+
+    @property
     def tree(self) -> exp.Expr:
         """The qualified tree (the caller must not change it)."""
         if self._tree is None:
@@ -167,7 +173,7 @@ class Shapes:
         :func:`masked` text, when its shape has a template: then :meth:`binds` vouches
         for every text masked alike."""
         text = masked(sql)
-        if text is not None and query._template is not None:
+        if text is not None and query.templated:
             key = (id(schema), "sqlite", query.shape)
             if self._templates.get(key) is query._template:
                 self._texts[id(schema), text] = key

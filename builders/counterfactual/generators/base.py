@@ -25,6 +25,7 @@ from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_lea
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.query_shapes import Query, Shapes
 from answerable.builders.counterfactual.script import apply_to_schema, variant_id
+from answerable.builders.counterfactual.verify import Failure
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.kernel.errors import SQLError
@@ -114,6 +115,7 @@ class EditEnv:
     _known: dict = field(default_factory=dict)
     _views: dict = field(default_factory=dict)
     _bindings: dict = field(default_factory=dict)
+    _refused: set = field(default_factory=set)  # (shape, variant): SQLite refused the gold
     _once: dict = field(default_factory=dict)
     shapes: Shapes = field(default_factory=Shapes)
     proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
@@ -162,6 +164,24 @@ class EditEnv:
                 parent.parsed if tree is None else tree, schema
             )
         return self._bindings[key]
+
+    def gold_does_not_bind(self, parent: Parent, ops: list[dict]) -> Failure | None:
+        """:func:`verify.gold_does_not_bind` of the parent's gold SQL after ``ops``. SQLite
+        refuses a query for an unknown column or table while resolving its names, before
+        it reads a row, so such a refusal holds for every query of a templated shape (they
+        differ in their literals alone): it is remembered by (shape, variant)."""
+        error = self.binding_error(parent, ops)
+        database = self.edited_database(parent, ops)
+        if error is None or database is None:
+            return verify.gold_does_not_bind(parent.item["sql"], error, database)
+        key = (parent.shape, variant_id(parent.db_id, ops))
+        if key not in self._refused:
+            refused = verify.refusal(parent.item["sql"], database)
+            if refused is None or refused.reason not in verify.NAME_ERRORS:
+                return verify.runs_anyway(refused)
+            if parent.query.templated:
+                self._refused.add(key)
+        return None
 
     def once(self, key: tuple, check: Callable[[], Any]) -> Any:
         """A check that does not depend on the item (of a whole variant, or of one value
