@@ -26,6 +26,7 @@ from answerable.builders.counterfactual import (
     CONTROL_EDIT,
     GENERATORS,
     Config,
+    overlaps,
     prepare,
     run_counterfactual,
     verify,
@@ -203,6 +204,40 @@ def test_sqlite_refusing_a_templated_gold_sql_is_asked_once_per_shape_and_varian
     assert found == full
     assert full[:5] == [None] * 5 and all(f.reason == "still-binds" for f in full[5:])
     assert sent == [texts[0], texts[3], texts[4]]  # the templated shape once, the other each
+
+
+def test_a_value_is_probed_in_every_column_in_one_exchange(demo_parents, tmp_path):
+    """``holds_each`` asks the SQL worker once for the columns not asked before; each
+    answer is what ``holds`` finds alone, and a failing probe is left for ``holds`` to
+    raise as it did."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    city = env.database("league").execute("SELECT city FROM teams LIMIT 1").rows[0][0]
+    columns = [("teams", "city"), ("teams", "name"), ("players", "name"), ("Teams", "CITY")]
+    exchanges = []
+    database = env.database("league")
+    for name in ("execute", "execute_many"):
+        run = getattr(database, name)
+        setattr(
+            database,
+            name,
+            lambda *a, run=run, name=name, **k: exchanges.append(name) or run(*a, **k),
+        )
+    try:
+        overlaps.holds_each(env, "league", [*columns, ("no_such_table", "city")], city)
+        assert exchanges == ["execute_many"]
+        batched = [overlaps.holds(env, "league", t, c, city) for t, c in columns]
+        assert exchanges == ["execute_many"]  # every answer kept but the failed probe's
+        with pytest.raises(SQLError):
+            overlaps.holds(env, "league", "no_such_table", "city", city)
+        fresh = survey_env(databases, tmp_path / "fresh", 13, LIMITS)
+        alone = [overlaps.holds(fresh, "league", t, c, city) for t, c in columns]
+        fresh.close()
+    finally:
+        env.close()
+    assert batched == alone == [True, False, False, True]
+    overlaps.holds_each(env, "league", columns, city)  # all known: no exchange at all
+    assert exchanges == ["execute_many", "execute"]  # the failed probe, asked alone
 
 
 # ---- properties ------------------------------------------------------------------------

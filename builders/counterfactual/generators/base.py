@@ -190,6 +190,17 @@ class EditEnv:
             self._once[key] = check()
         return self._once[key]
 
+    def once_each(self, keys: list[tuple], check_all: Callable[[list[tuple]], list]) -> None:
+        """Run the checks of the ``keys`` not checked yet together (``check_all`` gives
+        one answer per key, as :meth:`once` would keep it): a batch sent to the SQL
+        worker in one exchange. An answer that is an exception is not kept, so
+        :meth:`once` of its key runs its own check and raises it."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self._once]
+        if missing:
+            for key, answer in zip(missing, check_all(missing), strict=True):
+                if not isinstance(answer, Exception):
+                    self._once[key] = answer
+
     def leaks(self, parent: Parent, table: str, column: str, keep=()) -> list[Leak]:
         """Remaining columns that still answer for ``table.column`` (cached per column)."""
         key = (parent.db_id, table, column)
