@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,6 +32,8 @@ from answerable.builders.counterfactual import (
     run_counterfactual,
     verify,
 )
+from answerable.builders.counterfactual.generators import value_unanswerable
+from answerable.builders.counterfactual.generators.helpers import namesakes
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
 from answerable.builders.counterfactual.materialize import materialize
@@ -238,6 +241,45 @@ def test_a_value_is_probed_in_every_column_in_one_exchange(demo_parents, tmp_pat
     assert batched == alone == [True, False, False, True]
     overlaps.holds_each(env, "league", columns, city)  # all known: no exchange at all
     assert exchanges == ["execute_many", "execute"]  # the failed probe, asked alone
+
+
+def test_a_fresh_value_is_looked_for_in_every_namesake_in_one_exchange(demo_parents, tmp_path):
+    """``_occurs`` asks every namesake's probe in one exchange and answers as the probes
+    asked one by one would (a hit in any namesake)."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    schema = databases["league"].schema
+    parent = SimpleNamespace(db_id="league", schema=schema)
+    columns = namesakes(schema, "teams", "team_id")
+    database = env.database("league")
+    sent = []
+    many = database.execute_many
+    try:
+        one_by_one = {
+            (operator, value): any(
+                database.execute(
+                    value_unanswerable._occurs_sql(t, c, operator == "like"),
+                    (value,),
+                    ordered=False,
+                    row_cap=1,
+                ).row_count
+                for t, c in columns
+            )
+            for operator in ("eq", "like")
+            for value in ("3", "99999", "9%")
+        }
+        database.execute = lambda *a, **k: sent.append("execute")
+        database.execute_many = lambda probes: sent.append(len(probes)) or many(probes)
+        found = {}
+        for operator, value in one_by_one:
+            literal = SimpleNamespace(operator=operator)
+            mention = SimpleNamespace(concept="teams.team_id", literal=literal)
+            generator = value_unanswerable.ValueUnanswerable()
+            found[operator, value] = generator._occurs(env, parent, mention, value)
+    finally:
+        env.close()
+    assert len(columns) >= 3 and sent == [len(columns)] * len(one_by_one)
+    assert found == one_by_one and sorted(set(found.values())) == [False, True]
 
 
 # ---- properties ------------------------------------------------------------------------
