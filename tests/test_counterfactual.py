@@ -455,6 +455,30 @@ def test_a_columns_leak_queries_go_in_one_exchange_each_text_once(demo_dir):
     assert found == []  # no column of the demo gives a player's height
 
 
+def test_a_columns_leaks_are_found_once_among_processes_sharing_a_folder(demo_dir, tmp_path):
+    """The shard workers of a step share their column checks: the second to ask reads
+    what the first found (the same leaks, a derivable one's operation too), sending no
+    query; without a folder each finds its own."""
+    clinic = DatabaseSchema.from_sqlite(demo_dir / "clinic.sqlite", "clinic")
+    found, sent = [], []
+    for _ in range(2):
+        with ReadOnlyDatabase(demo_dir / "clinic.sqlite") as db:
+            many = db.execute_many
+            db.execute_many = lambda statements, many=many: sent.append(1) or many(statements)
+            found.append(
+                leaks.shared_value_leaks(tmp_path, db, clinic, "icu_stays", "length_of_stay")
+            )
+    assert (
+        found[0]
+        == found[1]
+        == [leaks.Leak("derivable", ("icu_stays.out_time", "icu_stays.in_time"), "difference")]
+    )
+    assert sent == [1]
+    with ReadOnlyDatabase(demo_dir / "clinic.sqlite") as db:
+        alone = leaks.shared_value_leaks(None, db, clinic, "icu_stays", "length_of_stay")
+    assert alone == found[0]
+
+
 def test_name_leaks():
     schema = DatabaseSchema(
         "p", [Table("people", [Column("birth_date"), Column("date_of_birth"), Column("name")])]

@@ -24,9 +24,11 @@ a schema-only source gets the name checks alone.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlglot import exp
 
@@ -40,6 +42,8 @@ from answerable.builders.counterfactual.lexicon import (
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.records import read_json, write_json
 
 _NUMERIC = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
 _MIN_COVERAGE = 0.9
@@ -98,6 +102,34 @@ def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column
     texts = list(dict.fromkeys(text for ask in asks for text in ask.texts))
     rows = dict(zip(texts, _run_all(db, texts), strict=True))
     return [leak for ask in asks for leak in ask.read(*(rows[text] for text in ask.texts))]
+
+
+def shared_value_leaks(
+    folder: Path | None, db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column: str
+) -> list[Leak]:
+    """:func:`value_leaks`, found once among the processes that share ``folder`` (the
+    shard workers of one step, over one database): the first to ask finds and stores
+    them under a lock on the column, the others wait for it and read them. Without a
+    folder, or where it cannot be written, each process finds its own."""
+    if folder is None:
+        return value_leaks(db, schema, table, column)
+    name = content_hash([schema.db_id, table, column])[:24]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 (held while found)
+    except OSError:
+        return value_leaks(db, schema, table, column)
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        stored = folder / f"{name}.json"
+        if stored.is_file():
+            return [
+                Leak(how, tuple(columns), operation)
+                for how, columns, operation in read_json(stored)
+            ]
+        found = value_leaks(db, schema, table, column)
+        write_json([[leak.how, list(leak.columns), leak.operation] for leak in found], stored)
+        return found
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import trees, verify
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
-from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
+from answerable.builders.counterfactual.leaks import Leak, name_leaks, shared_value_leaks
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.query_shapes import Query, Shapes
 from answerable.builders.counterfactual.script import apply_to_schema, variant_id
@@ -119,6 +119,7 @@ class EditEnv:
     _once: dict = field(default_factory=dict)
     shapes: Shapes = field(default_factory=Shapes)
     proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
+    shared: Path | None = None  # where the processes of one step share column checks
 
     def rng(self, step: str, key: str):
         """The generator private to (seed, step, key)."""
@@ -206,7 +207,11 @@ class EditEnv:
         key = (parent.db_id, table, column)
         if key not in self._leaks:
             database = self.database(parent.db_id)
-            found = value_leaks(database, parent.schema, table, column) if database else []
+            found = (
+                shared_value_leaks(self.shared, database, parent.schema, table, column)
+                if database
+                else []
+            )
             self._leaks[key] = found
         return name_leaks(parent.schema, table, column, keep) + self._leaks[key]
 
