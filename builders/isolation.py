@@ -260,15 +260,16 @@ class IsolatedDatabase:
         args = (sql, params, ordered, row_cap, byte_cap)
         return self._call("execute", args, self.limits.timeout_s)
 
-    def execute_many(self, statements: Sequence[tuple[str, bool | None]]) -> list:
-        """Run each ``(sql, ordered)`` as :meth:`execute` would, in one exchange with the
-        worker: a :class:`Result` or the :class:`SQLError` it raised, for each.
+    def execute_many(self, statements: Sequence[tuple]) -> list:
+        """Run each ``(sql, ordered)`` or ``(sql, ordered, params)`` as :meth:`execute`
+        would, in one exchange with the worker: a :class:`Result` or the
+        :class:`SQLError` it raised, for each.
 
         Each statement has its own limits in the worker (the CPU limit and the memory cap
         are set anew before it; the parent waits ``wall_s`` for each answer); one that
         stops the worker is a ``timeout`` (or ``worker-died``), and the statements after
         it run in a new worker."""
-        calls = [(sql, (), ordered, None, None) for sql, ordered in statements]
+        calls = [(sql, (*rest, ())[0], ordered, None, None) for sql, ordered, *rest in statements]
         cpu_s = self.limits.timeout_s
         answers: list = []
         stopped: dict[int, SQLError] = {}  # index -> the error of a call that stopped a worker

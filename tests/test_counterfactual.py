@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from answerable.builders import sqlkit
-from answerable.builders.counterfactual import lexicon
+from answerable.builders.counterfactual import leaks, lexicon
 from answerable.builders.counterfactual.bio import bio_tags
 from answerable.builders.counterfactual.candidates import contrast_groups, near_synonym_groups
 from answerable.builders.counterfactual.fills import choose_fill, fill_values
@@ -435,6 +435,48 @@ def test_leaks_found_on_the_demo_data(demo_dir):
         ]
         assert "stadiums.city" in {x.columns[0] for x in value_leaks(le, league, "teams", "city")}
         assert value_leaks(le, league, "players", "position") == []
+
+
+def test_a_columns_leak_queries_go_in_one_exchange_each_text_once(demo_dir):
+    """Every check of a column (same table, each key both ways, derivable, aggregates)
+    is one exchange with the SQL worker; the count of a key's joinable rows, the same
+    for every key, is asked once."""
+    league = DatabaseSchema.from_sqlite(demo_dir / "league.sqlite", "league")
+    with ReadOnlyDatabase(demo_dir / "league.sqlite") as db:
+        sent = []
+        many = db.execute_many
+        db.execute = lambda *a, **k: sent.append(1)
+        db.execute_many = lambda statements: sent.append(statements) or many(statements)
+        found = value_leaks(db, league, "players", "height_cm")
+        neighbours = list(leaks._neighbours(league, league.table("players")))
+    assert len(sent) == 1 and len(neighbours) >= 2
+    texts = [sql for sql, _ in sent[0]]
+    assert len(texts) == len(set(texts)) and sum(t[7:15] == "COUNT(*)" for t in texts) >= 2
+    assert found == []  # no column of the demo gives a player's height
+
+
+def test_a_columns_leaks_are_found_once_among_processes_sharing_a_folder(demo_dir, tmp_path):
+    """The shard workers of a step share their column checks: the second to ask reads
+    what the first found (the same leaks, a derivable one's operation too), sending no
+    query; without a folder each finds its own."""
+    clinic = DatabaseSchema.from_sqlite(demo_dir / "clinic.sqlite", "clinic")
+    found, sent = [], []
+    for _ in range(2):
+        with ReadOnlyDatabase(demo_dir / "clinic.sqlite") as db:
+            many = db.execute_many
+            db.execute_many = lambda statements, many=many: sent.append(1) or many(statements)
+            found.append(
+                leaks.shared_value_leaks(tmp_path, db, clinic, "icu_stays", "length_of_stay")
+            )
+    assert (
+        found[0]
+        == found[1]
+        == [leaks.Leak("derivable", ("icu_stays.out_time", "icu_stays.in_time"), "difference")]
+    )
+    assert sent == [1]
+    with ReadOnlyDatabase(demo_dir / "clinic.sqlite") as db:
+        alone = leaks.shared_value_leaks(None, db, clinic, "icu_stays", "length_of_stay")
+    assert alone == found[0]
 
 
 def test_name_leaks():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,12 +27,17 @@ from answerable.builders.counterfactual import (
     CONTROL_EDIT,
     GENERATORS,
     Config,
+    overlaps,
     prepare,
     run_counterfactual,
+    verify,
 )
+from answerable.builders.counterfactual.generators import value_unanswerable
+from answerable.builders.counterfactual.generators.helpers import namesakes
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.lexicon import is_exact_synonym
 from answerable.builders.counterfactual.materialize import materialize
+from answerable.builders.counterfactual.script import drop_column
 from answerable.builders.counterfactual.stage import make_item, proposal_id
 from answerable.builders.counterfactual.survey import survey_env, verified_parents
 from answerable.builders.executor import Limits, ReadOnlyDatabase
@@ -133,6 +139,147 @@ def test_the_step_is_deterministic_and_links_parents(demo_parents, tmp_path):
     made = {i["provenance"]["generator"] for i in runs[0].items}
     asked = {*config.edits, CONTROL_EDIT}  # calculation_v1 runs only when a recipe asks
     assert made == asked - {"value_ambiguous_v1"}  # every demo placement misfits
+
+
+def test_a_parent_drawn_for_no_edit_is_qualified_only_when_its_reject_needs_it(
+    demo_parents, tmp_path
+):
+    """Drawn for nothing, a parent whose text is masked alike with one that bound is not
+    tokenized again; one that does not bind is still a reject, as the full path makes."""
+    parents, databases = demo_parents
+    again = [{**p, "id": f"{p['id']}-again"} for p in parents]
+    broken = {**parents[0], "id": "broken", "sql": "SELECT no_such_column FROM patients"}
+    items = [*parents, *again, broken]
+    config = Config(rate=0.0, control_rate=0.0)
+    env = survey_env(databases, tmp_path, 13, LIMITS, config)
+    asked = []
+    query = env.shapes.query
+    env.shapes.query = lambda sql, *rest: asked.append(sql) or query(sql, *rest)
+    try:
+        output, stats = run_counterfactual(items, env, config)
+    finally:
+        env.close()
+    full = []
+    for item in sorted(items, key=lambda i: i["id"]):
+        try:
+            prepare(item, databases[item["db_id"]].schema)
+        except SQLError as error:
+            full.append((item["id"], "parent-does-not-bind", str(error)))
+    assert output.items == [] and stats.parents == len(items)
+    assert [(r["id"], r["reason"], r["detail"]) for r in output.rejects] == full
+    assert ("broken", "parent-does-not-bind") in {(r[0], r[1]) for r in full}
+    assert len(asked) <= len(parents) + 1  # each text once at most; the old path: twice
+
+
+def test_sqlite_refusing_a_templated_gold_sql_is_asked_once_per_shape_and_variant(
+    demo_parents, tmp_path
+):
+    """A refusal for an unknown column holds for every query of a templated shape: the
+    second and third are not sent to SQLite, and every answer is the full check's."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    sql = "SELECT name FROM players WHERE height_cm > 180 AND position = 'Forward'"
+    aside = "SELECT name, height_cm * 2 AS h FROM players WHERE h > 300"  # an alias copied
+    texts = [sql, sql.replace("180", "190"), sql.replace("'Forward'", "'Goalkeeper'")]
+    texts += [aside, aside.replace("300", "350")]
+    schema = databases["league"].schema
+    parents = [
+        prepare({"id": t, "db_id": "league", "sql": t}, schema, shapes=env.shapes) for t in texts
+    ]
+    dropped, unused = [drop_column("players", "height_cm")], [drop_column("players", "nationality")]
+    try:
+        full = [
+            verify.gold_does_not_bind(
+                p.item["sql"], env.binding_error(p, ops), env.edited_database(p, ops)
+            )
+            for ops in (dropped, unused)
+            for p in parents
+        ]
+        sent = []
+        for ops in (dropped, unused):
+            database = env.edited_database(parents[0], ops)
+            database.execute = lambda sql_, *rest, run=database.execute, **named: (
+                sent.append(sql_) or run(sql_, *rest, **named)
+            )
+        found = [env.gold_does_not_bind(p, ops) for ops in (dropped, unused) for p in parents]
+    finally:
+        env.close()
+    assert found == full
+    assert full[:5] == [None] * 5 and all(f.reason == "still-binds" for f in full[5:])
+    assert sent == [texts[0], texts[3], texts[4]]  # the templated shape once, the other each
+
+
+def test_a_value_is_probed_in_every_column_in_one_exchange(demo_parents, tmp_path):
+    """``holds_each`` asks the SQL worker once for the columns not asked before; each
+    answer is what ``holds`` finds alone, and a failing probe is left for ``holds`` to
+    raise as it did."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    city = env.database("league").execute("SELECT city FROM teams LIMIT 1").rows[0][0]
+    columns = [("teams", "city"), ("teams", "name"), ("players", "name"), ("Teams", "CITY")]
+    exchanges = []
+    database = env.database("league")
+    for name in ("execute", "execute_many"):
+        run = getattr(database, name)
+        setattr(
+            database,
+            name,
+            lambda *a, run=run, name=name, **k: exchanges.append(name) or run(*a, **k),
+        )
+    try:
+        overlaps.holds_each(env, "league", [*columns, ("no_such_table", "city")], city)
+        assert exchanges == ["execute_many"]
+        batched = [overlaps.holds(env, "league", t, c, city) for t, c in columns]
+        assert exchanges == ["execute_many"]  # every answer kept but the failed probe's
+        with pytest.raises(SQLError):
+            overlaps.holds(env, "league", "no_such_table", "city", city)
+        fresh = survey_env(databases, tmp_path / "fresh", 13, LIMITS)
+        alone = [overlaps.holds(fresh, "league", t, c, city) for t, c in columns]
+        fresh.close()
+    finally:
+        env.close()
+    assert batched == alone == [True, False, False, True]
+    overlaps.holds_each(env, "league", columns, city)  # all known: no exchange at all
+    assert exchanges == ["execute_many", "execute"]  # the failed probe, asked alone
+
+
+def test_a_fresh_value_is_looked_for_in_every_namesake_in_one_exchange(demo_parents, tmp_path):
+    """``_occurs`` asks every namesake's probe in one exchange and answers as the probes
+    asked one by one would (a hit in any namesake)."""
+    _, databases = demo_parents
+    env = survey_env(databases, tmp_path, 13, LIMITS)
+    schema = databases["league"].schema
+    parent = SimpleNamespace(db_id="league", schema=schema)
+    columns = namesakes(schema, "teams", "team_id")
+    database = env.database("league")
+    sent = []
+    many = database.execute_many
+    try:
+        one_by_one = {
+            (operator, value): any(
+                database.execute(
+                    value_unanswerable._occurs_sql(t, c, operator == "like"),
+                    (value,),
+                    ordered=False,
+                    row_cap=1,
+                ).row_count
+                for t, c in columns
+            )
+            for operator in ("eq", "like")
+            for value in ("3", "99999", "9%")
+        }
+        database.execute = lambda *a, **k: sent.append("execute")
+        database.execute_many = lambda probes: sent.append(len(probes)) or many(probes)
+        found = {}
+        for operator, value in one_by_one:
+            literal = SimpleNamespace(operator=operator)
+            mention = SimpleNamespace(concept="teams.team_id", literal=literal)
+            generator = value_unanswerable.ValueUnanswerable()
+            found[operator, value] = generator._occurs(env, parent, mention, value)
+    finally:
+        env.close()
+    assert len(columns) >= 3 and sent == [len(columns)] * len(one_by_one)
+    assert found == one_by_one and sorted(set(found.values())) == [False, True]
 
 
 # ---- properties ------------------------------------------------------------------------

@@ -24,8 +24,11 @@ a schema-only source gets the name checks alone.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlglot import exp
 
@@ -39,6 +42,8 @@ from answerable.builders.counterfactual.lexicon import (
 from answerable.builders.executor import ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema, Table
 from answerable.kernel.errors import SQLError
+from answerable.kernel.ids import content_hash
+from answerable.kernel.records import read_json, write_json
 
 _NUMERIC = ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC")
 _MIN_COVERAGE = 0.9
@@ -85,15 +90,58 @@ def _is_birth_date(name: str, declared: str) -> bool:
 
 
 def value_leaks(db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column: str) -> list:
-    """Remaining columns whose values give ``table.column``'s values (see module doc)."""
+    """Remaining columns whose values give ``table.column``'s values (see module doc).
+    Every check's queries go to the SQL worker in one exchange, each text once."""
     owner = schema.table(table)
-    leaks = _same_table(db, owner, column)
+    asks = _same_table(owner, column)
     for other, here, there, forward in _neighbours(schema, owner):
-        leaks += _via_key(db, owner, column, other, here, there, forward)
+        asks += _via_key(owner, column, other, here, there, forward)
     if _is_numeric(owner, column):
-        leaks += _derivable(db, owner, column)
-        leaks += _aggregates(db, schema, owner, column)
-    return leaks
+        asks += _derivable(owner, column)
+        asks += _aggregates(schema, owner, column)
+    texts = list(dict.fromkeys(text for ask in asks for text in ask.texts))
+    rows = dict(zip(texts, _run_all(db, texts), strict=True))
+    return [leak for ask in asks for leak in ask.read(*(rows[text] for text in ask.texts))]
+
+
+def shared_value_leaks(
+    folder: Path | None, db: ReadOnlyDatabase, schema: DatabaseSchema, table: str, column: str
+) -> list[Leak]:
+    """:func:`value_leaks`, found once among the processes that share ``folder`` (the
+    shard workers of one step, over one database): the first to ask finds and stores
+    them under a lock on the column, the others wait for it and read them. Without a
+    folder, or where it cannot be written, each process finds its own."""
+    if folder is None:
+        return value_leaks(db, schema, table, column)
+    name = content_hash([schema.db_id, table, column])[:24]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 (held while found)
+    except OSError:
+        return value_leaks(db, schema, table, column)
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        stored = folder / f"{name}.json"
+        if stored.is_file():
+            return [
+                Leak(how, tuple(columns), operation)
+                for how, columns, operation in read_json(stored)
+            ]
+        found = value_leaks(db, schema, table, column)
+        write_json([[leak.how, list(leak.columns), leak.operation] for leak in found], stored)
+        return found
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A check's queries (SQLite texts) and what it makes of their first rows."""
+
+    texts: tuple[str, ...]
+    read: Callable[..., list[Leak]]
+
+
+def _ask(read: Callable[..., list[Leak]], *queries: exp.Select) -> list[_Ask]:
+    return [_Ask(tuple(query.sql("sqlite", copy=False) for query in queries), read)]
 
 
 def _differs(a: exp.Expr, b: exp.Expr) -> exp.Expr:
@@ -104,18 +152,17 @@ def _differs(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     )
 
 
-def _run(db: ReadOnlyDatabase, query: exp.Select) -> list:
-    try:
-        return db.execute(query.sql("sqlite", copy=False), ordered=False, row_cap=1).rows[0]
-    except (SQLError, IndexError):
-        return []
+def _run_all(db: ReadOnlyDatabase, texts: list[str]) -> list[list]:
+    """Each query's first row ([] when it fails or finds none), in one exchange."""
+    found = db.execute_many([(text, False) for text in texts])
+    return [[] if isinstance(f, SQLError) or not f.rows else f.rows[0] for f in found]
 
 
 def _others(owner: Table, column: str) -> list[str]:
     return [c.name for c in owner.columns if c.name.lower() != column.lower()]
 
 
-def _same_table(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
+def _same_table(owner: Table, column: str) -> list[_Ask]:
     others = _others(owner, column)
     if not others:
         return []
@@ -128,14 +175,17 @@ def _same_table(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
         .from_(trees.table(owner.name), copy=False)
         .where(trees.not_null(target.copy()), copy=False)
     )
-    row = _run(db, query)
-    if not row or not row[0]:
-        return []
-    return [
-        Leak("same-values", (f"{owner.name}.{o}",))
-        for o, differ in zip(others, row[1:], strict=True)
-        if differ == 0
-    ]
+
+    def read(row: list) -> list[Leak]:
+        if not row or not row[0]:
+            return []
+        return [
+            Leak("same-values", (f"{owner.name}.{o}",))
+            for o, differ in zip(others, row[1:], strict=True)
+            if differ == 0
+        ]
+
+    return _ask(read, query)
 
 
 def _neighbours(schema: DatabaseSchema, owner: Table):
@@ -153,7 +203,7 @@ def _neighbours(schema: DatabaseSchema, owner: Table):
                 yield table, there, here, False
 
 
-def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str, forward: bool):
+def _via_key(owner: Table, column: str, other: Table, here: str, there: str, forward: bool):
     candidates = [c.name for c in other.columns if c.name.lower() != there.lower()]
     if not candidates:
         return []
@@ -175,16 +225,18 @@ def _via_key(db, owner: Table, column: str, other: Table, here: str, there: str,
         )
         .where(trees.not_null(target.copy()), copy=False)
     )
-    row = _run(db, query)
-    total = _run(db, _count_present(owner, column))
-    if not row or not total or not row[0] or row[0] < _MIN_COVERAGE * total[0]:
-        return []
-    how = "same-values-via-key" if forward else "same-values-via-key (reverse)"
-    return [
-        Leak(how, (f"{other.name}.{c}",))
-        for c, differ in zip(candidates, row[1:], strict=True)
-        if differ == 0
-    ]
+
+    def read(row: list, total: list) -> list[Leak]:
+        if not row or not total or not row[0] or row[0] < _MIN_COVERAGE * total[0]:
+            return []
+        how = "same-values-via-key" if forward else "same-values-via-key (reverse)"
+        return [
+            Leak(how, (f"{other.name}.{c}",))
+            for c, differ in zip(candidates, row[1:], strict=True)
+            if differ == 0
+        ]
+
+    return _ask(read, query, _count_present(owner, column))
 
 
 def _count_present(owner: Table, column: str) -> exp.Select:
@@ -217,7 +269,7 @@ ORDERED = ("difference", "ratio")  # kinds whose operands' order matters
 NUMBERS_ONLY = ("ratio", "product")  # kinds that mean nothing of dates
 
 
-def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
+def _derivable(owner: Table, column: str) -> list[_Ask]:
     operands = {n: o for n in _others(owner, column) if (o := _operand(owner, n)) is not None}
     dated = {n for n, o in operands.items() if isinstance(o, exp.Anonymous | exp.Func)}
     pairs = [
@@ -238,14 +290,17 @@ def _derivable(db: ReadOnlyDatabase, owner: Table, column: str) -> list[Leak]:
         .from_(trees.table(owner.name), copy=False)
         .where(trees.not_null(target.copy()), copy=False)
     )
-    row = _run(db, query)
-    if not row or (row[0] or 0) < 5:
-        return []
-    return [
-        Leak("derivable", (f"{owner.name}.{a}", f"{owner.name}.{b}"), kind)
-        for (kind, a, b), far in zip(pairs, row[1:], strict=True)
-        if far == 0
-    ]
+
+    def read(row: list) -> list[Leak]:
+        if not row or (row[0] or 0) < 5:
+            return []
+        return [
+            Leak("derivable", (f"{owner.name}.{a}", f"{owner.name}.{b}"), kind)
+            for (kind, a, b), far in zip(pairs, row[1:], strict=True)
+            if far == 0
+        ]
+
+    return _ask(read, query)
 
 
 def formula(owner: Table, leak: Leak, alias: str | None = None) -> exp.Expr:
@@ -273,15 +328,15 @@ def _combine(kind: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=_COMBINED[kind](this=a.copy(), expression=b.copy()))
 
 
-def _aggregates(db: ReadOnlyDatabase, schema: DatabaseSchema, owner: Table, column: str):
+def _aggregates(schema: DatabaseSchema, owner: Table, column: str) -> list[_Ask]:
     """Counts and sums over the rows that point to each row of ``owner`` (see the module
     doc), with or without a condition that pairs two keys pointing to one table."""
-    leaks = []
+    asks = []
     for child, fk, key in _children(schema, owner):
         measures = _measures(child, fk)
         for condition in [None, *_conditions(child, fk, owner)]:
-            leaks += _aggregate_leaks(db, owner, column, child, fk, key, condition, measures)
-    return leaks
+            asks += _aggregate_leaks(owner, column, child, fk, key, condition, measures)
+    return asks
 
 
 def _children(schema: DatabaseSchema, owner: Table):
@@ -324,7 +379,7 @@ def _conditions(child: Table, fk: str, owner: Table) -> list[tuple[str, str]]:
     ]
 
 
-def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> list[Leak]:
+def _aggregate_leaks(owner, column, child, fk, key, condition, measures) -> list[_Ask]:
     keys = [trees.column(fk)]
     if condition is not None:
         keys.append(exp.alias_(trees.column(condition[0]), "c"))
@@ -365,15 +420,18 @@ def _aggregate_leaks(db, owner, column, child, fk, key, condition, measures) -> 
         )
         .where(trees.not_null(target.copy()), copy=False)
     )
-    row = _run(db, query)
-    if not row or (row[0] or 0) < 5 or (row[1] or 0) < 2:
-        return []
     columns = [f"{child.name}.{fk}"] + ([f"{child.name}.{condition[0]}"] if condition else [])
-    return [
-        Leak("aggregate", tuple(columns), measures[alias][0])
-        for alias, far in zip(measures, row[2:], strict=True)
-        if far == 0
-    ]
+
+    def read(row: list) -> list[Leak]:
+        if not row or (row[0] or 0) < 5 or (row[1] or 0) < 2:
+            return []
+        return [
+            Leak("aggregate", tuple(columns), measures[alias][0])
+            for alias, far in zip(measures, row[2:], strict=True)
+            if far == 0
+        ]
+
+    return _ask(read, query)
 
 
 def _far(target: exp.Expr, value: exp.Expr) -> exp.Expr:

@@ -68,6 +68,7 @@ rowids, and its other indexes recreated. Views and triggers that still work come
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -323,15 +324,21 @@ def _merged_table(con: sqlite3.Connection, name: str) -> MergedTable:
     columns = [
         c for c, hidden in _pragma(con, "table_xinfo", name, "name", "hidden") if hidden != 1
     ]
+    indexes = [sql for (sql,) in con.execute(_indexes_sql(name.lower()))]
+    return MergedTable(name, _sql_of(con, name), columns, indexes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _indexes_sql(low: str) -> str:
+    """The CREATE INDEX statements of the table whose lower-case name is ``low``."""
     query = (
         exp.select("sql")
         .from_("sqlite_master")
         .where("type = 'index' AND sql IS NOT NULL")
-        .where(exp.func("lower", exp.column("tbl_name")).eq(exp.Literal.string(name.lower())))
+        .where(exp.func("lower", exp.column("tbl_name")).eq(exp.Literal.string(low)))
         .order_by("rowid")
     )
-    indexes = [sql for (sql,) in con.execute(query.sql("sqlite"))]
-    return MergedTable(name, _sql_of(con, name), columns, indexes)
+    return query.sql("sqlite")
 
 
 # ---- SQL trees for the edits ---------------------------------------------------------
@@ -416,7 +423,7 @@ def _write_delta(path: Path, source: Path, ops: list[dict], merged: MergedSchema
         con.execute("PRAGMA synchronous = OFF")
         con.execute("BEGIN")
         _check_free_names(con, merged)
-        con.execute(_metadata_table().sql("sqlite"))
+        con.execute(_metadata_table_sql())
         for table in merged.tables:
             mine = [op for op in ops if op["table"].lower() == table.name.lower()]
             columns_table, stored = _write_columns(con, table, mine)
@@ -432,7 +439,8 @@ def _write_delta(path: Path, source: Path, ops: list[dict], merged: MergedSchema
         con.close()
 
 
-def _metadata_table() -> exp.Create:
+@functools.cache
+def _metadata_table_sql() -> str:
     """``answerable_delta``: see :class:`answerable.builders.sqlite_files.DeltaEntry`."""
     columns = [
         exp.ColumnDef(
@@ -446,14 +454,18 @@ def _metadata_table() -> exp.Create:
         ),
     ]
     schema = exp.Schema(this=exp.to_table(DELTA_TABLE), expressions=columns)
-    return exp.Create(this=schema, kind="TABLE")
+    return exp.Create(this=schema, kind="TABLE").sql("sqlite")
 
 
 def _record(con: sqlite3.Connection, *values: str | None) -> None:
+    con.execute(_record_sql(), values)
+
+
+@functools.cache
+def _record_sql() -> str:
     names = ("name", "type", "definition", "columns_table", "view")
     values_row = exp.values([tuple(exp.Placeholder() for _ in names)])
-    insert = exp.insert(values_row, exp.to_table(DELTA_TABLE), columns=names)
-    con.execute(insert.sql("sqlite"), values)
+    return exp.insert(values_row, exp.to_table(DELTA_TABLE), columns=names).sql("sqlite")
 
 
 def _check_free_names(con: sqlite3.Connection, merged: MergedSchema) -> None:
@@ -572,13 +584,18 @@ def _column_definitions(con: sqlite3.Connection, table: str, kinds: dict[str, st
 
 
 def _base_sql_of(con: sqlite3.Connection, name: str) -> str:
+    row = con.execute(_base_sql_of_sql(), (name,)).fetchone()
+    return (row[0] if row else "") or ""
+
+
+@functools.cache
+def _base_sql_of_sql() -> str:
     query = (
         exp.select("sql")
         .from_(exp.Table(this=exp.to_identifier("sqlite_master"), db=exp.to_identifier(BASE)))
         .where(exp.column("name").eq(exp.Placeholder()))
     )
-    row = con.execute(query.sql("sqlite"), (name,)).fetchone()
-    return (row[0] if row else "") or ""
+    return query.sql("sqlite")
 
 
 def _drop_held(con: sqlite3.Connection, name: str, column: str) -> None:
@@ -652,6 +669,14 @@ def _in(schema: str, name: str, alias: str | None = None) -> exp.Table:
 def _base_objects(con: sqlite3.Connection) -> dict[str, tuple[str, str, str]]:
     """``{lower name: (type, name or owner table, sql)}`` of the base's tables, views and
     CREATE INDEX statements, in creation order."""
+    found = {}
+    for kind, name, owner, sql in con.execute(_base_objects_sql()).fetchall():
+        found[name.lower()] = (kind, owner if kind == "index" else name, sql)
+    return found
+
+
+@functools.cache
+def _base_objects_sql() -> str:
     query = (
         exp.select("type", "name", "tbl_name", "sql")
         .from_(exp.Table(this=exp.to_identifier("sqlite_master"), db=exp.to_identifier(BASE)))
@@ -659,10 +684,7 @@ def _base_objects(con: sqlite3.Connection) -> dict[str, tuple[str, str, str]]:
         .where(exp.column("name").like(exp.Literal.string("sqlite_%")).not_())
         .order_by("rowid")
     )
-    found = {}
-    for kind, name, owner, sql in con.execute(query.sql("sqlite")).fetchall():
-        found[name.lower()] = (kind, owner if kind == "index" else name, sql)
-    return found
+    return query.sql("sqlite")
 
 
 def _closure(objects: dict, edited: set[str]) -> tuple[set[str], set[str]]:
@@ -716,10 +738,15 @@ def _pragma(
     """Rows of a table-valued pragma (``pragma_index_list('t')``), of one ``schema``'s
     object when given."""
     arguments = (argument,) if schema is None else (argument, schema)
+    return con.execute(_pragma_sql(pragma, len(arguments), columns), arguments).fetchall()
+
+
+@functools.lru_cache(maxsize=64)
+def _pragma_sql(pragma: str, arguments: int, columns: tuple[str, ...]) -> str:
     function = exp.Anonymous(
-        this=f"pragma_{pragma}", expressions=[exp.Placeholder() for _ in arguments]
+        this=f"pragma_{pragma}", expressions=[exp.Placeholder() for _ in range(arguments)]
     )
-    return con.execute(exp.select(*columns).from_(function).sql("sqlite"), arguments).fetchall()
+    return exp.select(*columns).from_(function).sql("sqlite")
 
 
 def _indexes_over(con: sqlite3.Connection, table: str, column: str) -> list[str]:
@@ -737,9 +764,14 @@ def _indexes_over(con: sqlite3.Connection, table: str, column: str) -> list[str]
 
 
 def _sql_of(con: sqlite3.Connection, name: str) -> str:
-    query = exp.select("sql").from_("sqlite_master").where(exp.column("name").eq(exp.Placeholder()))
-    row = con.execute(query.sql("sqlite"), (name,)).fetchone()
+    row = con.execute(_sql_of_sql(), (name,)).fetchone()
     return (row[0] if row else "") or ""
+
+
+@functools.cache
+def _sql_of_sql() -> str:
+    query = exp.select("sql").from_("sqlite_master").where(exp.column("name").eq(exp.Placeholder()))
+    return query.sql("sqlite")
 
 
 def _mentions(sql: str, column: str) -> bool:
@@ -749,20 +781,25 @@ def _mentions(sql: str, column: str) -> bool:
 def _set_aside(con: sqlite3.Connection, table: str) -> list[tuple[str, str, str, str]]:
     """Drop every view and every trigger (they may read the table); return them, with
     the table's CREATE INDEX statements, to restore after the edit."""
-    query = (
-        exp.select("type", "name", "tbl_name", "sql")
-        .from_("sqlite_master")
-        .where("sql IS NOT NULL AND type IN ('view', 'trigger', 'index')")
-        .order_by("rowid")
-    )
     saved = []
-    for kind, name, owner, sql in con.execute(query.sql("sqlite")).fetchall():
+    for kind, name, owner, sql in con.execute(_set_aside_sql()).fetchall():
         if kind == "index" and owner.lower() != table.lower():
             continue
         saved.append((kind, name, owner, sql))
         if kind != "index":
             con.execute(_drop(name, kind.upper()).sql("sqlite"))
     return saved
+
+
+@functools.cache
+def _set_aside_sql() -> str:
+    query = (
+        exp.select("type", "name", "tbl_name", "sql")
+        .from_("sqlite_master")
+        .where("sql IS NOT NULL AND type IN ('view', 'trigger', 'index')")
+        .order_by("rowid")
+    )
+    return query.sql("sqlite")
 
 
 def _restore(con: sqlite3.Connection, saved: list[tuple], table: str, column: str) -> None:

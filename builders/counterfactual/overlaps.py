@@ -58,23 +58,26 @@ def second_readings(
     table, column = first.rsplit(".", 1)
     same = {(t.lower(), c.lower()) for t, c in [(table, column), *namesakes]}
     role = _kind(column_role(column))
+    asked = [
+        (other.name, candidate.name)
+        for other in parent.schema.tables
+        if other.name.lower() not in parent.views
+        for candidate in other.columns
+        if (other.name.lower(), candidate.name.lower()) not in same
+        and is_text(candidate.type)
+        and _kind(column_role(candidate.name)) == role
+    ]
+    holds_each(env, parent.db_id, asked, value)
     found = []
-    for other in parent.schema.tables:
-        if other.name.lower() in parent.views:
+    for other, candidate in asked:
+        if not holds(env, parent.db_id, other, candidate, value):
             continue
-        for candidate in other.columns:
-            if (other.name.lower(), candidate.name.lower()) in same:
-                continue
-            if not is_text(candidate.type) or _kind(column_role(candidate.name)) != role:
-                continue
-            second = f"{other.name}.{candidate.name}"
-            if not holds(env, parent.db_id, other.name, candidate.name, value):
-                continue
-            sql = swap(parent.tree, first, value, second) or table_swapped(
-                parent.tree, first, value, second, parent.schema
-            )
-            if sql:
-                found.append(SecondReading(second, sql))
+        second = f"{other}.{candidate}"
+        sql = swap(parent.tree, first, value, second) or table_swapped(
+            parent.tree, first, value, second, parent.schema
+        )
+        if sql:
+            found.append(SecondReading(second, sql))
     return sorted(found, key=lambda r: r.column)
 
 
@@ -97,7 +100,27 @@ def holds(env, db_id: str, table: str, column: str, value: str) -> bool:
         found = env.database(db_id).execute(_holds_sql(table, column), (value,), ordered=False)
         return bool(found.row_count)
 
-    return env.once(("holds", db_id, table.lower(), column.lower(), value), probe)
+    return env.once(_holds_key(db_id, table, column, value), probe)
+
+
+def holds_each(env, db_id: str, columns: list[tuple[str, str]], value: str) -> None:
+    """What :func:`holds` says of each ``(table, column)``, asked of the SQL worker in
+    one exchange (for the columns not asked before); a probe that fails is asked
+    again, alone, by :func:`holds`, which raises its error."""
+    named: dict[tuple, tuple[str, str]] = {}
+    for table, column in columns:
+        named.setdefault(_holds_key(db_id, table, column, value), (table, column))
+
+    def probe_all(keys: list[tuple]) -> list:
+        probes = [(_holds_sql(*named[key]), False, (value,)) for key in keys]
+        found = env.database(db_id).execute_many(probes)
+        return [f if isinstance(f, Exception) else bool(f.row_count) for f in found]
+
+    env.once_each(list(named), probe_all)
+
+
+def _holds_key(db_id: str, table: str, column: str, value: str) -> tuple:
+    return ("holds", db_id, table.lower(), column.lower(), value)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -28,6 +28,7 @@ asks, so a parent made from a template is qualified once per process, not once p
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
@@ -72,6 +73,12 @@ class Query:
     _tree: exp.Expr | None = field(default=None, repr=False)
     _sql: str = field(default="", repr=False)
     _dialect: str = "sqlite"
+
+    @property
+    def templated(self) -> bool:
+        """Whether its shape has a template: every query of the shape parses to one tree
+        but for its literals' texts."""
+        return self._template is not None
 
     @property
     def tree(self) -> exp.Expr:
@@ -129,6 +136,7 @@ class Shapes:
     def __init__(self, limit: int | None = None) -> None:
         self._templates: dict[tuple, Template | None] = {}
         self._schemas: dict[int, DatabaseSchema] = {}
+        self._texts: dict[tuple, tuple] = {}  # (schema, masked text) -> a template's key
         self.limit = limit
         self.reused = 0
 
@@ -156,8 +164,29 @@ class Shapes:
         if self.limit is not None and len(self._templates) >= self.limit:
             self._templates.clear()
             self._schemas.clear()
+            self._texts.clear()
         self._templates.setdefault(key, template)
         self._schemas[id(schema)] = schema
+
+    def remember(self, sql: str, query: Query, schema: DatabaseSchema) -> None:
+        """Note ``sql`` (a SQLite text that :meth:`query` gave ``query`` for) by its
+        :func:`masked` text, when its shape has a template: then :meth:`binds` vouches
+        for every text masked alike."""
+        text = masked(sql)
+        if text is not None and query.templated:
+            key = (id(schema), "sqlite", query.shape)
+            if self._templates.get(key) is query._template:
+                self._texts[id(schema), text] = key
+
+    def binds(self, sql: str, schema: DatabaseSchema) -> bool:
+        """Whether :meth:`query` of the SQLite text ``sql`` is known to succeed, without
+        tokenizing it: a text noted by :meth:`remember` was masked alike (it differs from
+        this one only in the contents of its string literals and its plain numbers, so its
+        tokens have this one's shape), and that shape's template is held (a query of the
+        shape is then the template filled, which raises nothing)."""
+        text = masked(sql)
+        key = None if text is None else self._texts.get((id(schema), text))
+        return key is not None and self._templates.get(key) is not None
 
     def qualified(
         self, sql: str, schema: DatabaseSchema, dialect: str = "sqlite"
@@ -189,6 +218,39 @@ def sql_tokens(sql: str, dialect: str) -> tuple[Token, ...]:
         return tuple(Dialect.get_or_raise(dialect).tokenize(sql))
     except SqlglotError as error:
         raise SQLError("parse-error", sqlkit.parsing.first_line(error)) from None
+
+
+_LITERALS = re.compile(
+    r"(?P<string>(?<![\w'])'(?:[^'\\]|'')*')"  # no backslash: it ends no string here
+    r"|(?P<quoted>\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\])"  # identifiers, as written
+    r"|(?P<number>(?<![^\s(,=<>+\-*/%|])\d+(?:\.\d+)?(?![^\s),;=<>!+\-*/%|]))"
+    r"|(?P<unsure>--|/\*|\x00)"
+)
+
+
+def masked(sql: str) -> str | None:
+    """The SQLite text with each string literal and each plain number (digits, maybe a
+    decimal part, between spaces, brackets, commas or operators) masked; None when the
+    text holds anything the mask cannot vouch for (a comment, a quote it did not pair,
+    a backslash in a string). Two texts masked alike differ only in what sqlglot reads
+    as ``STRING`` and ``NUMBER`` tokens, so they have one shape (:func:`shape_of`).
+
+    >>> masked("SELECT name FROM t WHERE city = 'O''Hare' AND t.n2 > -3.5")
+    'SELECT name FROM t WHERE city = \\x00s AND t.n2 > -\\x00n'
+    >>> masked("SELECT x'AB' FROM t") is None, masked("SELECT 1 -- one") is None
+    (True, True)
+    """
+    unsure = False
+
+    def mask(found: re.Match) -> str:
+        nonlocal unsure
+        kind = found.lastgroup
+        if kind == "unsure":
+            unsure = True
+        return {"string": "\x00s", "number": "\x00n"}.get(kind, found.group())
+
+    text = _LITERALS.sub(mask, sql)
+    return None if unsure or "'" in text else text
 
 
 def shape_of(tokens: tuple[Token, ...]) -> tuple:

@@ -113,19 +113,24 @@ def run_counterfactual(items: list[dict], env: EditEnv, config: Config) -> tuple
     output, stats, seen = StepOutput(), Stats(), set()
     for item in sorted((i for i in items if is_parent(i)), key=lambda i: i["id"]):
         stats.parents += 1
-        parent = _prepare(item, env, output)
+        selected = env.rng(f"{STEP}/select", item["id"]).random() < config.rate
+        control = env.rng(f"{STEP}/control", item["id"]).random() < config.control_rate
+        parent = _prepare(item, env, output, drawn=selected or control)
         if parent is None:
             continue
-        if env.rng(f"{STEP}/select", item["id"]).random() < config.rate:
+        if selected:
             stats.selected += 1
             made = _verified(parent, env, config.edits, output, stats, config.every_edit)
             _emit(made, output, seen)
-        if env.rng(f"{STEP}/control", item["id"]).random() < config.control_rate:
+        if control:
             _emit(_verified(parent, env, (CONTROL_EDIT,), output, stats), output, seen)
     return output, stats
 
 
-def _prepare(item: dict, env: EditEnv, output: StepOutput) -> Parent | None:
+def _prepare(item: dict, env: EditEnv, output: StepOutput, drawn: bool = True) -> Parent | None:
+    """The prepared parent, or None: rejected (its engine, or its SQL does not bind), or
+    not ``drawn`` for any edit. A parent drawn for none is prepared only as far as its
+    reject needs: when a text masked alike bound, so does it (:meth:`Shapes.binds`)."""
     engine = getattr(env.databases.get(item["db_id"]), "engine", "sqlite")
     if engine != "sqlite":  # variants are edited SQLite files (materialize.py)
         detail = f"edits are made on SQLite sources only; {item['db_id']} is read by {engine}"
@@ -133,10 +138,17 @@ def _prepare(item: dict, env: EditEnv, output: StepOutput) -> Parent | None:
         return None
     try:
         schema = env.databases[item["db_id"]].schema
-        return prepare(item, schema, env.views(item["db_id"]), env.shapes)
+        views = env.views(item["db_id"])
+        plain = item.get("dialect", "sqlite") == "sqlite"
+        if not drawn and plain and env.shapes.binds(item["sql"], schema):
+            return None
+        parent = prepare(item, schema, views, env.shapes)
     except (SQLError, KeyError) as error:
         output.rejects.append(reject(item["id"], STEP, "parent-does-not-bind", str(error)))
         return None
+    if plain:
+        env.shapes.remember(item["sql"], parent.query, schema)
+    return parent if drawn else None
 
 
 def _verified(

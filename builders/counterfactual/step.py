@@ -66,6 +66,7 @@ class CounterfactualStep(SectionStep):
             env = edit_env(twins, variants, seed, ctx.limits, config)
             if names is not None:
                 env.proposed = names
+            env.shared = folder / "shards" / "leaks"  # the workers' column checks, once
             return env
 
         env = PerProcess(make_env, lambda made: made.close())

@@ -69,11 +69,25 @@ def gold_does_not_bind(
     :func:`binding_error`) and fails in SQLite on the copy."""
     if error is None:
         return Failure("still-binds", "the gold SQL still qualifies against the edited schema")
-    if database is not None:
-        try:
-            database.execute(sql, ordered=False, row_cap=0)
-        except SQLError:
-            return None
+    return None if database is None else runs_anyway(refusal(sql, database))
+
+
+NAME_ERRORS = ("unknown-column", "unknown-table")
+"""Refusals of SQLite's name resolution, made before a statement reads any row."""
+
+
+def refusal(sql: str, database: ReadOnlyDatabase) -> SQLError | None:
+    """The error SQLite refuses ``sql`` with on ``database`` (reading no row), or None."""
+    try:
+        database.execute(sql, ordered=False, row_cap=0)
+    except SQLError as error:
+        return error
+    return None
+
+
+def runs_anyway(refused: SQLError | None) -> Failure | None:
+    """The check of :func:`gold_does_not_bind` on SQLite's answer (:func:`refusal`)."""
+    if refused is None:
         return Failure("still-binds", "SQLite still runs the gold SQL on the edited copy")
     return None
 

@@ -21,10 +21,11 @@ from sqlglot import exp
 from answerable.builders import sqlkit
 from answerable.builders.counterfactual import trees, verify
 from answerable.builders.counterfactual.grounding import Grounding, Mention, ground
-from answerable.builders.counterfactual.leaks import Leak, name_leaks, value_leaks
+from answerable.builders.counterfactual.leaks import Leak, name_leaks, shared_value_leaks
 from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.counterfactual.query_shapes import Query, Shapes
 from answerable.builders.counterfactual.script import apply_to_schema, variant_id
+from answerable.builders.counterfactual.verify import Failure
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
 from answerable.kernel.errors import SQLError
@@ -114,9 +115,11 @@ class EditEnv:
     _known: dict = field(default_factory=dict)
     _views: dict = field(default_factory=dict)
     _bindings: dict = field(default_factory=dict)
+    _refused: set = field(default_factory=set)  # (shape, variant): SQLite refused the gold
     _once: dict = field(default_factory=dict)
     shapes: Shapes = field(default_factory=Shapes)
     proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
+    shared: Path | None = None  # where the processes of one step share column checks
 
     def rng(self, step: str, key: str):
         """The generator private to (seed, step, key)."""
@@ -163,6 +166,24 @@ class EditEnv:
             )
         return self._bindings[key]
 
+    def gold_does_not_bind(self, parent: Parent, ops: list[dict]) -> Failure | None:
+        """:func:`verify.gold_does_not_bind` of the parent's gold SQL after ``ops``. SQLite
+        refuses a query for an unknown column or table while resolving its names, before
+        it reads a row, so such a refusal holds for every query of a templated shape (they
+        differ in their literals alone): it is remembered by (shape, variant)."""
+        error = self.binding_error(parent, ops)
+        database = self.edited_database(parent, ops)
+        if error is None or database is None:
+            return verify.gold_does_not_bind(parent.item["sql"], error, database)
+        key = (parent.shape, variant_id(parent.db_id, ops))
+        if key not in self._refused:
+            refused = verify.refusal(parent.item["sql"], database)
+            if refused is None or refused.reason not in verify.NAME_ERRORS:
+                return verify.runs_anyway(refused)
+            if parent.query.templated:
+                self._refused.add(key)
+        return None
+
     def once(self, key: tuple, check: Callable[[], Any]) -> Any:
         """A check that does not depend on the item (of a whole variant, or of one value
         in one column of the read-only source), run once per key."""
@@ -170,12 +191,27 @@ class EditEnv:
             self._once[key] = check()
         return self._once[key]
 
+    def once_each(self, keys: list[tuple], check_all: Callable[[list[tuple]], list]) -> None:
+        """Run the checks of the ``keys`` not checked yet together (``check_all`` gives
+        one answer per key, as :meth:`once` would keep it): a batch sent to the SQL
+        worker in one exchange. An answer that is an exception is not kept, so
+        :meth:`once` of its key runs its own check and raises it."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self._once]
+        if missing:
+            for key, answer in zip(missing, check_all(missing), strict=True):
+                if not isinstance(answer, Exception):
+                    self._once[key] = answer
+
     def leaks(self, parent: Parent, table: str, column: str, keep=()) -> list[Leak]:
         """Remaining columns that still answer for ``table.column`` (cached per column)."""
         key = (parent.db_id, table, column)
         if key not in self._leaks:
             database = self.database(parent.db_id)
-            found = value_leaks(database, parent.schema, table, column) if database else []
+            found = (
+                shared_value_leaks(self.shared, database, parent.schema, table, column)
+                if database
+                else []
+            )
             self._leaks[key] = found
         return name_leaks(parent.schema, table, column, keep) + self._leaks[key]
 

@@ -38,11 +38,9 @@ class DropColumn:
         """The gold SQL no longer binds, nothing left answers it; sets the subtype."""
         parent, target = proposal.parent, proposal.params["target"]
         table, column = split(target)
-        failure = verify.gold_does_not_bind(
-            parent.item["sql"],
-            env.binding_error(parent, proposal.ops),
-            env.edited_database(parent, proposal.ops),
-        ) or verify.nothing_answers(env.leaks(parent, table, column))
+        failure = env.gold_does_not_bind(parent, proposal.ops) or verify.nothing_answers(
+            env.leaks(parent, table, column)
+        )
         if failure is None:
             after = env.edited_schema(parent, proposal.ops)
             proposal.subtype = missing_column_subtype(after, table, column)

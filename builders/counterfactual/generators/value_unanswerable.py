@@ -30,6 +30,7 @@ from answerable.builders.counterfactual.grounding import Mention
 from answerable.builders.counterfactual.query_shapes import Query
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import Failure
+from answerable.kernel.errors import SQLError
 
 FRESH_TRIES = 8
 
@@ -163,13 +164,17 @@ class ValueUnanswerable:
         return env.once(key, lambda: self._occurs(env, parent, mention, argument))
 
     def _occurs(self, env: EditEnv, parent: Parent, mention: Mention, argument: str) -> bool:
+        """Whether a namesake holds ``argument``: every namesake's probe in one exchange
+        with the SQL worker, read in order (the first that fails before a hit raises)."""
         database = env.database(parent.db_id)
         key = ("namesakes", parent.db_id, mention.concept)
-        for table, column in env.once(
-            key, lambda: namesakes(parent.schema, *split(mention.concept))
-        ):
-            sql = _occurs_sql(table, column, mention.literal.operator == "like")
-            if database.execute(sql, (argument,), ordered=False, row_cap=1).row_count:
+        like = mention.literal.operator == "like"
+        columns = env.once(key, lambda: namesakes(parent.schema, *split(mention.concept)))
+        probes = [(_occurs_sql(t, c, like), False, (argument,)) for t, c in columns]
+        for found in database.execute_many(probes):
+            if isinstance(found, SQLError):
+                raise found
+            if found.row_count:
                 return True
         return False
 
