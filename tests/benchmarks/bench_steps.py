@@ -13,8 +13,9 @@ step's floor: the irreducible work of the same items, one process, wall seconds:
   ``drafting``, whose answerable twins are verified by execution as templated pairs are,
   and ``candidate_sql``): each such SQL also executed once with ``sqlite3`` on a
   read-only connection over the database its item is about (a counterfactual item's
-  edited copy under ``variants/``), rows fetched; ``counterfactual`` also copies a
-  database file once per variant it made (each edit is made on a copy);
+  edited database under ``variants/``: its delta over its source), rows fetched;
+  ``counterfactual`` also copies a database file once per variant it made (each edit
+  is made on a copy);
 - ``checks`` and ``audit``: parse and write over every candidate (they read them all);
 - ``release``: the released rows read and written again by polars (Parquet and JSON
   Lines), and the shipped databases copied.
@@ -47,6 +48,8 @@ import polars as pl
 from bench_build import COMMAND, DEMO, recipe_in  # beside this file: its folder is on the path
 
 from answerable.build import build
+from answerable.builders.counterfactual.materialize import variant_base
+from answerable.builders.sqlite_files import connect
 from answerable.builders.sqlkit import parse
 from answerable.kernel.errors import SQLError
 from answerable.kernel.recipe import load_recipe
@@ -75,14 +78,15 @@ def parse_all(items: list[dict]) -> None:
 
 def execute_all(items: list[dict], databases: Path, variants: Path) -> None:
     """Every SQL text executed once over the database its item is about, rows fetched:
-    the unedited database, or the edited copy of a counterfactual item (``variants``,
-    when the build kept its file)."""
+    the unedited database, or the edited one of a counterfactual item (``variants``,
+    when the build kept its file: a delta opened over its source, as the build opens it,
+    or a whole copy)."""
     connections: dict[str, sqlite3.Connection] = {}
     for item, sql in item_sql(items):
         db = item.get("db_variant") or item["db_id"]
         file = (variants if item.get("db_variant") else databases) / f"{db}.sqlite"
         if db not in connections and file.is_file():
-            connections[db] = sqlite3.connect(f"file:{file}?mode=ro", uri=True)
+            connections[db] = connect(file, variant_base(file))
         with contextlib.suppress(sqlite3.Error, KeyError):
             connections[db].execute(sql).fetchall()
     for connection in connections.values():
