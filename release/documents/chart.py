@@ -5,8 +5,7 @@ software metadata in the PNG, so the same counts give the same bytes. Those byte
 kept in the user's cache (``$ANSWERABLE_CACHE/charts``, by default
 ``~/.cache/answerable/charts``) under a hash of the counts, this module's code and
 matplotlib's version: a chart is drawn (and matplotlib imported, about a second) only
-for counts not drawn before. A release starts drawing its chart as soon as its counts
-are known (:func:`drawn_ahead`), so that the drawing overlaps the writing of its data.
+for counts not drawn before.
 """
 
 from __future__ import annotations
@@ -14,9 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -30,35 +26,14 @@ CHART = "composition.png"
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """The chart of ``composition`` at ``path``: the cached PNG of the same counts, or
     one drawn by :func:`draw_chart` (and cached)."""
-    shutil.copyfile(cached_drawing(composition), path)
-    return Path(path)
-
-
-def cached_drawing(composition: dict[str, dict[str, dict[str, int]]]) -> Path:
-    """The cached PNG of ``composition``'s chart, drawn by :func:`draw_chart` first when
-    the cache does not hold it."""
     cached = cached_chart(composition)
     if not cached.is_file():
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_name(f".{cached.name}.{os.getpid()}")
         draw_chart(composition, partial)
         partial.replace(cached)  # atomic: concurrent builds may draw the same chart
-    return cached
-
-
-@contextmanager
-def drawn_ahead(composition: dict | None) -> Iterator[Callable[[], object]]:
-    """Start drawing the chart of ``composition`` into the cache in a thread, and yield
-    ``wait``: it returns once the chart is cached, raising the drawing's error if it
-    failed. Importing matplotlib and drawing take about half a second of CPU, which
-    then overlaps the caller's work (polars writing a release's data releases the GIL).
-    Nothing starts when ``composition`` is None or its chart is cached already. The
-    thread is waited for on leaving, whatever happens."""
-    if composition is None or cached_chart(composition).is_file():
-        yield lambda: None
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chart") as pool:
-        yield pool.submit(cached_drawing, composition).result
+    shutil.copyfile(cached, path)
+    return Path(path)
 
 
 def cached_chart(composition: dict) -> Path:
