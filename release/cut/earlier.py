@@ -47,13 +47,16 @@ class Earlier:
     def departed(self, present: pl.Series) -> pl.DataFrame:
         """The last released row (:data:`DEPARTED_COLUMNS`) of each item an earlier
         version released that ``present`` (the ids of the version being cut) lacks, in
-        id order; the folders are read only when there is one."""
+        id order; the folders are read, latest first, only until every such item is
+        found."""
         gone = self.splits.filter(~pl.col("id").is_in(present.implode()))["id"]
-        if gone.is_empty():
-            return pl.DataFrame(schema=DEPARTED_COLUMNS)
-        rows = [_link_fields(folder, gone) for folder in reversed(self.folders)]
-        rows = pl.concat(rows).unique("id", keep="first", maintain_order=True)
-        return rows.sort("id")
+        rows = [pl.DataFrame(schema=DEPARTED_COLUMNS)]
+        for folder in reversed(self.folders):  # the latest first; older ones while needed
+            if gone.is_empty():
+                break
+            rows.append(_link_fields(folder, gone))
+            gone = gone.filter(~gone.is_in(rows[-1]["id"].implode()))
+        return pl.concat(rows).sort("id")
 
 
 def _link_fields(folder: Path, ids: pl.Series) -> pl.DataFrame:
