@@ -42,9 +42,10 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({optional
 """
 
 
-def optional_modules_after(run: str) -> list[str]:
-    """The optional packages in ``sys.modules`` after ``run`` in a fresh interpreter."""
-    code = PROBE.format(run=run, optional=OPTIONAL)
+def optional_modules_after(run: str, watched: list[str] = OPTIONAL) -> list[str]:
+    """The ``watched`` packages (default: the optional ones) in ``sys.modules`` after
+    ``run`` in a fresh interpreter."""
+    code = PROBE.format(run=run, optional=watched)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -85,6 +86,13 @@ def test_reading_commands_run_without_optional_packages(release, tmp_path):
     ]
     for args in runs:
         assert optional_modules_after(command_run(*args)) == [], args
+
+
+def test_inspect_reads_a_release_without_parsing_or_explaining_anything(release):
+    """Counting a release's items needs polars and the manifest's compiled schema check:
+    neither sqlglot nor jsonschema's explaining validator (a tenth of a second each)."""
+    watched = [*OPTIONAL, "sqlglot", "jsonschema", "referencing", "numpy"]
+    assert optional_modules_after(command_run("inspect", str(release)), watched) == []
 
 
 def test_a_missing_extra_is_named_in_one_line(tmp_path):

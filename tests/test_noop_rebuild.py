@@ -5,8 +5,11 @@ noticed."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from answerable.kernel import digests
@@ -96,3 +99,21 @@ def test_kept_hashes_serve_a_file_until_it_is_written_again(tmp_path, monkeypatc
     assert again.sha256(file) == hashed(file) != first
     (tmp_path / "digests.json").write_text("[damaged")
     assert digests.FileDigests(tmp_path / "digests.json").sha256(file) == hashed(file)
+
+
+def test_a_no_op_rebuild_imports_no_package_it_does_not_run(demo_build):
+    """A rebuild with nothing changed loads its steps' stored outputs: no plotting,
+    learning, WordNet, Faker, review server or jsonschema's explaining validator."""
+    cwd, _report, _first = _rebuilt(demo_build)
+    unused = ["matplotlib", "sklearn", "scipy", "nltk", "inflect", "faker", "argilla"]
+    unused += ["jsonschema", "referencing", "pandas"]
+    code = (
+        "import json, sys\n"
+        "from answerable.cli import main\n"
+        f"try:\n    main(['-q', 'build', {str(DEMO_RECIPE)!r}])\n"
+        "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(unused)!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
