@@ -126,3 +126,11 @@ def test_the_core_holds_no_optional_package_and_each_extra_holds_its_own():
         if module not in pulled:
             assert module in requirement_names(extras[extra]), (module, extra)
     assert "answerable[build,review,llm,postgres,duckdb,embeddings]" in extras["test"]
+
+
+def test_inspect_counts_from_its_columns_what_the_whole_items_give(release):
+    from answerable.release.inspect import SUMMARY_FIELDS, load_items, summarize
+
+    whole = summarize(load_items(release))
+    assert summarize(load_items(release, SUMMARY_FIELDS)) == whole
+    assert whole["total"] > 0 and len(whole["by_generator"]) > 1
