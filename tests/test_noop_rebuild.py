@@ -97,6 +97,12 @@ def test_kept_hashes_serve_a_file_until_it_is_written_again(tmp_path, monkeypatc
     replacement.write_text("two")  # the same size, renamed into place as the build writes
     os.replace(replacement, file)
     assert again.sha256(file) == hashed(file) != first
+    other = tmp_path / "other.txt"
+    other.write_text("three")
+    fresh = digests.FileDigests(tmp_path / "digests.json")
+    fresh.sha256(other)
+    fresh.save()  # keeps the files asked for since it was read: the other one only
+    assert list(digests.FileDigests(tmp_path / "digests.json").known) == [str(other)]
     (tmp_path / "digests.json").write_text("[damaged")
     assert digests.FileDigests(tmp_path / "digests.json").sha256(file) == hashed(file)
 

@@ -6,7 +6,8 @@ change is most of a rebuild where nothing changed, so, as make and dvc decide, a
 whose size, modification time, inode and status-change time are those it had when it
 was hashed keeps that hash; any write changes one of them (the build writes by
 renaming a new file into place: a new inode). The hashes are kept in one JSON file
-beside the step outputs; a damaged one is hashed afresh.
+beside the step outputs, those of the last build's files only; a damaged one is hashed
+afresh.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -36,11 +37,13 @@ class FileDigests:
     def __init__(self, file: Path):
         self.file = Path(file)
         self.known = _read(self.file)
+        self._used: set[str] = set()  # the keys asked for: the ones kept by save
         self._changed = False
 
     def sha256(self, path: str | Path) -> str:
         """The sha256 of ``path``'s bytes: kept, or read now and kept."""
         key = str(Path(path).absolute())
+        self._used.add(key)
         status = _status(path)
         kept = self.known.get(key)
         if kept is not None and kept[:-1] == status:
@@ -53,12 +56,16 @@ class FileDigests:
     def adopt(self, path: str | Path, digest: str) -> None:
         """Keep ``digest`` as ``path``'s sha256 for its status now: for a file whose
         writer has just hashed what it wrote (a release's files, listed in its manifest)."""
-        self.known[str(Path(path).absolute())] = [*_status(path), digest]
+        key = str(Path(path).absolute())
+        self._used.add(key)
+        self.known[key] = [*_status(path), digest]
         self._changed = True
 
     def save(self) -> None:
-        """Write the hashes (only when one was added or replaced)."""
-        if self._changed:
+        """Write the hashes of the files asked for (only when one was added, replaced or
+        is no longer asked for)."""
+        if self._changed or self._used != set(self.known):
+            self.known = {key: self.known[key] for key in sorted(self._used)}
             write_json(self.known, self.file)
             self._changed = False
 
