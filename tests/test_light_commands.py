@@ -88,11 +88,20 @@ def test_reading_commands_run_without_optional_packages(release, tmp_path):
         assert optional_modules_after(command_run(*args)) == [], args
 
 
-def test_inspect_reads_a_release_without_parsing_or_explaining_anything(release):
-    """Counting a release's items needs polars and the manifest's compiled schema check:
-    neither sqlglot nor jsonschema's explaining validator (a tenth of a second each)."""
+def test_reading_a_release_parses_and_explains_nothing(release, tmp_path):
+    """Counting, checking (without executing), comparing and exporting a release's items
+    need polars and the manifest's compiled schema check: neither sqlglot nor
+    jsonschema's explaining validator (a tenth of a second each), nor numpy."""
     watched = [*OPTIONAL, "sqlglot", "jsonschema", "referencing", "numpy"]
-    assert optional_modules_after(command_run("inspect", str(release)), watched) == []
+    out = str(tmp_path / "out")
+    runs = [
+        ("inspect", str(release)),
+        ("verify", str(release)),
+        ("diff", str(release), str(release)),
+        ("export", str(release), "--format", "trustsql", "--out", out),
+    ]
+    for args in runs:
+        assert optional_modules_after(command_run(*args), watched) == [], args
 
 
 def test_a_missing_extra_is_named_in_one_line(tmp_path):
