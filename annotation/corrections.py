@@ -29,9 +29,6 @@ from pathlib import Path
 from answerable import __version__
 from answerable.annotation.decisions import DecisionError
 from answerable.annotation.readings import pending_readings
-from answerable.builders import sqlkit
-from answerable.builders.counterfactual.materialize import variant_base
-from answerable.builders.drafting.checks import near_synonym
 from answerable.builders.drafting.text import words
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.schema import DatabaseSchema
@@ -153,6 +150,8 @@ def columns_elsewhere(item: dict, schema: DatabaseSchema | None) -> list[str]:
     term = trigger.get("text") or str(trigger.get("concept") or "").rpartition(".")[2]
     if schema is None or not term:
         return []
+    from answerable.builders.drafting.checks import near_synonym  # numpy, sqlglot
+
     column = "_".join(words(term))
     found = []
     for table in schema.tables:
@@ -226,6 +225,8 @@ class Verifier:
             return self._open[key]
 
     def _opened(self, item: dict):
+        from answerable.builders.counterfactual.materialize import variant_base  # sqlglot
+
         if item.get("db_variant"):
             path = (self.variants or Path(".")) / f"{item['db_variant']}.sqlite"
             if not path.is_file():
@@ -237,6 +238,8 @@ class Verifier:
     def run(self, item: dict, sql: str):
         """The :class:`Result` of ``sql`` on the item's database; :class:`CorrectionError`
         (one line) when it does not bind or run."""
+        from answerable.builders import sqlkit  # sqlglot: only once a correction is verified
+
         database = self.database(item)
         if database is None:
             raise CorrectionError(f"database {item['db_id']} cannot run queries here")
@@ -279,6 +282,8 @@ class Verifier:
     def _answerable(self, item: dict) -> dict:
         if not item.get("sql"):
             raise CorrectionError("an answerable item needs SQL: write the query that answers it")
+        from answerable.builders import sqlkit
+
         result = self.run(item, item["sql"])
         if result.row_count == 0:
             raise CorrectionError("the SQL returns no rows: a gold query must return an answer")

@@ -21,14 +21,12 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import sqlglot
-
 from answerable import __version__
 from answerable.builders.schema import DatabaseSchema
-from answerable.builders.sqlkit import reads
 from answerable.kernel.errors import SQLError
 
 QUALIFIED = re.compile(r"^([A-Za-z_][\w$]*)\.([A-Za-z_][\w$ ]*)$")
@@ -91,6 +89,8 @@ Reads = Callable[[str, str], "tuple[tuple[str, ...], tuple[str, ...]] | None"]
 def reads_or_none(sql: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """``(tables, columns)`` ``sql`` reads (:func:`~answerable.builders.sqlkit.reads`), or
     None when it does not parse as a read-only query."""
+    from answerable.builders.sqlkit import reads  # sqlglot: only for a text not read before
+
     try:
         return reads(sql, dialect)
     except SQLError:
@@ -106,7 +106,7 @@ class KnownReads:
 
     def __init__(self, file: Path):
         self.file = file
-        self.stamp = {"sqlglot": sqlglot.__version__, "answerable": __version__}
+        self.stamp = {"sqlglot": version("sqlglot"), "answerable": __version__}
         try:
             stored = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):

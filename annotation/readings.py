@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from answerable.builders.counterfactual.materialize import variant_base
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.kernel.errors import SQLError
 
@@ -63,6 +62,8 @@ class ReadingRunner:
         return self._done[item["id"]], RUN_NOW
 
     def _run(self, item: dict) -> list[dict]:
+        from answerable.builders.counterfactual.materialize import variant_base  # sqlglot
+
         path = self.variants / f"{item.get('db_variant')}.sqlite"
         pending = pending_readings(item)
         if not item.get("db_variant") or not path.is_file():

@@ -32,7 +32,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from answerable.builders import sqlite_files, sqlkit
+from answerable.builders import sqlite_files
 from answerable.builders.isolation import DEFAULT_MEMORY_BYTES, WALL_FACTOR, IsolatedDatabase
 from answerable.kernel.errors import SQLError
 
@@ -571,6 +571,8 @@ def _kept_row(row: tuple, cell_cap: int) -> tuple[list, int]:
 
 def has_order_by(sql: str, dialect: str = "sqlite") -> bool:
     """Whether ``sql`` orders its rows at the top level (False when it does not parse)."""
+    from answerable.builders import sqlkit  # sqlglot: only where a text is parsed
+
     try:
         return sqlkit.has_order_by(sqlkit.parse(sql, dialect))
     except SQLError:

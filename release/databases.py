@@ -26,7 +26,6 @@ from pathlib import Path
 
 import polars as pl
 
-from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.executor import Limits, ReadOnlyDatabase
 from answerable.builders.source_files import ship_copy
 from answerable.kernel.errors import AnswerableError
@@ -64,6 +63,8 @@ def ship_files(
     delta or copy is reused from the build's ``variants`` folder (copies: beside it)
     only when its sidecar says it was made from this very base; otherwise it is made
     again from the edit script."""
+    from answerable.builders.counterfactual.materialize import VariantStore  # sqlglot
+
     store = VariantStore(variants)
     whole = VariantStore(Path(variants).with_name("variants-full"), full=True)
     wanted: dict[str, Path] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from answerable.kernel.errors import ConfigError
@@ -13,13 +14,17 @@ from answerable.release.reader import MANIFEST, count_items, read_frame, tally
 BREAKDOWNS = (("label", "by_label"), ("category", "by_category"), ("db_id", "by_db"))
 
 
-def load_items(path: Path) -> list[dict]:
+SUMMARY_FIELDS = ("label", "category", "db_id", "provenance")
+"""What :func:`summarize` counts: a release's other columns need not be read for it."""
+
+
+def load_items(path: Path, fields: Iterable[str] | None = None) -> list[dict]:
     """Items from a release directory (every split, read by
-    :func:`~answerable.release.reader.read_frame`), a candidates or items file or the
-    folder holding one, or one data file of a release."""
+    :func:`~answerable.release.reader.read_frame`: only ``fields`` when given), a
+    candidates or items file or the folder holding one, or one data file of a release."""
     path = Path(path)
     if path.is_dir() and ((path / MANIFEST).is_file() or (path / "data").is_dir()):
-        return to_items(read_frame(path))
+        return to_items(read_frame(path, columns=fields))
     if path.is_dir():
         for name in ("items.parquet", "candidates.parquet", "items.jsonl"):
             if (path / name).is_file():

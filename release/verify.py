@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,6 @@ import polars as pl
 from answerable.builders.executor import Limits
 from answerable.kernel.errors import AnswerableError, SQLError
 from answerable.kernel.item_model import item_schema, resolve
-from answerable.release.cut.dialects import check_shipped
 from answerable.release.reader import (
     MANIFEST,
     data_files,
@@ -84,6 +83,8 @@ def verify_release(
         found.problems += check_rows(folder, manifest, lines) + check_items(frame)
         found.problems += check_counts(frame, manifest)
         if execute:
+            from answerable.release.cut.dialects import check_shipped  # sqlglot: executing
+
             items = read_items(folder, manifest, frame)
             found.executed, problems = check_results(folder, items, limits)
             found.problems += problems
@@ -94,24 +95,33 @@ def verify_release(
     return found
 
 
-def check_files(folder: Path, manifest: dict) -> list[str]:
+def check_files(
+    folder: Path, manifest: dict, sha256: Callable[[Path], str] | None = None
+) -> list[str]:
     """Each manifest file missing, of another size or sha256, and each file in the
-    release that the manifest does not list."""
-    return file_problems(folder, manifest)[0]
+    release that the manifest does not list. ``sha256``: where a file's hash comes from
+    (a build's kept hashes, :mod:`answerable.kernel.digests`); by default each file is
+    read."""
+    if sha256 is None:
+        return file_problems(folder, manifest)[0]
+    return file_problems(folder, manifest, lambda path: (sha256(path), 0))[0]
 
 
-def file_problems(folder: Path, manifest: dict) -> tuple[list[str], dict[str, int]]:
+def file_problems(
+    folder: Path, manifest: dict, hashed: Callable[[Path], tuple[str, int]] | None = None
+) -> tuple[list[str], dict[str, int]]:
     """:func:`check_files`' problems, and the line count of every file read (JSON Lines
-    rows are counted in the same pass as the hash). Files are read in parallel threads:
-    hashing releases the GIL."""
+    rows are counted in the same pass as the hash: ``hashed``, by default
+    :func:`digest`). Files are read in parallel threads: hashing releases the GIL."""
     folder = Path(folder)
+    hashed = hashed or digest
     present = [e for e in manifest["files"] if (folder / e["path"]).is_file()]
     sized = [e for e in present if (folder / e["path"]).stat().st_size == e["bytes"]]
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         digests = dict(
             zip(
                 [e["path"] for e in sized],
-                pool.map(lambda e: digest(folder / e["path"]), sized),
+                pool.map(lambda e: hashed(folder / e["path"]), sized),
                 strict=True,
             )
         )

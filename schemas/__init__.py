@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
 
 from answerable.kernel.errors import RecordError
+
+if TYPE_CHECKING:  # jsonschema is imported only to explain a record that fails
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 SCHEMA_DIR = Path(__file__).parent
 KINDS = ("source_example", "template", "item", "review_decision", "manifest", "recipe")
@@ -39,6 +41,8 @@ def _schema(kind: str) -> dict:
 
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     resources = []
     for kind in KINDS:
         resource = Resource.from_contents(_schema(kind))
@@ -53,6 +57,8 @@ def validator(kind: str) -> Draft202012Validator:
     ``format`` is an annotation here, as in the compiled validator (draft 2020-12's
     default): jsonschema would check a format only when an optional package for it is
     installed, so the verdict would depend on the machine. A field's form is a pattern."""
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(_schema(kind), registry=_registry())
 
 
@@ -80,6 +86,10 @@ def describe(error: ValidationError) -> str:
 
 def first_error(kind: str, record: Any) -> ValidationError | None:
     """The most relevant validation error of ``record``, or None when it is valid."""
+    if fast_validator(kind).is_valid(record):
+        return None  # valid when either validator says so (see the module's docstring)
+    from jsonschema.exceptions import best_match
+
     return best_match(validator(kind).iter_errors(record))
 
 
@@ -89,8 +99,6 @@ def validate(kind: str, record: Any) -> None:
     >>> validate("review_decision", {"item_id": "0" * 16, "annotator": "ana",
     ...                              "verdict": "accept", "time": "2026-01-01T00:00:00Z"})
     """
-    if fast_validator(kind).is_valid(record):
-        return
     error = first_error(kind, record)
     if error is not None:
         record_id = record.get("id") or record.get("item_id") if isinstance(record, dict) else None

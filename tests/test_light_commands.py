@@ -42,9 +42,10 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({optional
 """
 
 
-def optional_modules_after(run: str) -> list[str]:
-    """The optional packages in ``sys.modules`` after ``run`` in a fresh interpreter."""
-    code = PROBE.format(run=run, optional=OPTIONAL)
+def optional_modules_after(run: str, watched: list[str] = OPTIONAL) -> list[str]:
+    """The ``watched`` packages (default: the optional ones) in ``sys.modules`` after
+    ``run`` in a fresh interpreter."""
+    code = PROBE.format(run=run, optional=watched)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -87,6 +88,22 @@ def test_reading_commands_run_without_optional_packages(release, tmp_path):
         assert optional_modules_after(command_run(*args)) == [], args
 
 
+def test_reading_a_release_parses_and_explains_nothing(release, tmp_path):
+    """Counting, checking (without executing), comparing and exporting a release's items
+    need polars and the manifest's compiled schema check: neither sqlglot nor
+    jsonschema's explaining validator (a tenth of a second each), nor numpy."""
+    watched = [*OPTIONAL, "sqlglot", "jsonschema", "referencing", "numpy"]
+    out = str(tmp_path / "out")
+    runs = [
+        ("inspect", str(release)),
+        ("verify", str(release)),
+        ("diff", str(release), str(release)),
+        ("export", str(release), "--format", "trustsql", "--out", out),
+    ]
+    for args in runs:
+        assert optional_modules_after(command_run(*args), watched) == [], args
+
+
 def test_a_missing_extra_is_named_in_one_line(tmp_path):
     """A build on an install without Faker says which extra to install, no traceback."""
     code = (
@@ -118,3 +135,11 @@ def test_the_core_holds_no_optional_package_and_each_extra_holds_its_own():
         if module not in pulled:
             assert module in requirement_names(extras[extra]), (module, extra)
     assert "answerable[build,review,llm,postgres,duckdb,embeddings]" in extras["test"]
+
+
+def test_inspect_counts_from_its_columns_what_the_whole_items_give(release):
+    from answerable.release.inspect import SUMMARY_FIELDS, load_items, summarize
+
+    whole = summarize(load_items(release))
+    assert summarize(load_items(release, SUMMARY_FIELDS)) == whole
+    assert whole["total"] > 0 and len(whole["by_generator"]) > 1

@@ -24,12 +24,14 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from functools import cache
-
-from faker import Faker
+from typing import TYPE_CHECKING
 
 from answerable.builders.counterfactual import gate
 from answerable.builders.counterfactual.lexicon import is_person_table, name_tokens, singular
 from answerable.builders.lexical import wordnet
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 _PROVIDERS: tuple[tuple[frozenset, str], ...] = (
     (frozenset({"city", "town"}), "city"),
@@ -51,6 +53,8 @@ def english_faker() -> Faker:
     """One Faker for the process's made-up values; every user seeds it
     (``seed_instance``) before each draw, so what it gives never depends on who drew
     before."""
+    from faker import Faker  # a tenth of a second: with the first value made
+
     return Faker("en_US")
 
 

@@ -14,17 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from answerable.builders.demo import clinic, league
 from answerable.builders.demo.writer import TableRows, write_database
 from answerable.kernel.recipe import Recipe
 from answerable.kernel.records import guard_replace, read_json, write_json
 
 DEMO_DATABASES = ("clinic", "league")
 
-_BUILDERS: dict[str, tuple[str, Callable[[int], list[TableRows]]]] = {
-    "clinic": (clinic.DDL, clinic.build_clinic),
-    "league": (league.DDL, league.build_league),
-}
+
+def _builder(db_id: str) -> tuple[str, Callable[[int], list[TableRows]]]:
+    """A demo database's DDL and row builder (Faker is imported only to make one)."""
+    from answerable.builders.demo import clinic, league
+
+    return {
+        "clinic": (clinic.DDL, clinic.build_clinic),
+        "league": (league.DDL, league.build_league),
+    }[db_id]
 
 
 def generate_demo(target_dir: Path, seed: int = 7, replace: bool = True) -> dict[str, Path]:
@@ -43,7 +47,7 @@ def generate_demo(target_dir: Path, seed: int = 7, replace: bool = True) -> dict
 
 def generate_one(db_id: str, target_dir: Path, seed: int = 7) -> Path:
     """Write one demo database, ``<target_dir>/<db_id>.sqlite``, and return its path."""
-    ddl, build = _BUILDERS[db_id]
+    ddl, build = _builder(db_id)
     return write_database(Path(target_dir) / f"{db_id}.sqlite", ddl, build(seed))
 
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from functools import cache
 
 DRAFT_REPLY = {
     "type": "object",
@@ -99,11 +97,25 @@ ANSWER_REPLY = {
 }
 """The reply to an answer prompt: the result said in a sentence or two."""
 
-_VALIDATORS = {
-    id(s): Draft202012Validator(s)
-    for s in (DRAFT_REPLY, NAMES_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)
-}
+_KNOWN = {id(s): s for s in (DRAFT_REPLY, NAMES_REPLY, PARAPHRASE_REPLY, ANSWER_REPLY)}
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+@cache
+def _known_validator(key: int):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_KNOWN[key])
+
+
+def _validator(schema: dict):
+    """The validator of a reply schema: made once for the prompts' own schemas (jsonschema
+    is imported on the first reply, not with the module)."""
+    if id(schema) in _KNOWN:
+        return _known_validator(id(schema))
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema)
 
 
 class ReplyError(ValueError):
@@ -112,9 +124,10 @@ class ReplyError(ValueError):
 
 def parse_reply(text: str | None, schema: dict = DRAFT_REPLY) -> dict:
     """The JSON object in ``text``, checked against ``schema``; only its known keys."""
+    from jsonschema.exceptions import best_match  # with the first reply, not the module
+
     value = _json_object(text or "")
-    validator = _VALIDATORS.get(id(schema)) or Draft202012Validator(schema)
-    error = best_match(validator.iter_errors(value))
+    error = best_match(_validator(schema).iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         raise ReplyError(

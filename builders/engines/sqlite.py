@@ -10,7 +10,6 @@ names them as an engine.
 
 from __future__ import annotations
 
-from answerable.builders.counterfactual.materialize import VariantStore
 from answerable.builders.engines.base import Engine, SourceSpec
 from answerable.builders.executor import GatedDatabase, Limits, ReadOnlyDatabase
 from answerable.kernel.errors import SQLError
@@ -39,6 +38,8 @@ class SQLiteEngine(Engine):
         and reused by later runs while its source is unchanged (see
         :class:`~answerable.builders.counterfactual.materialize.VariantStore`, kept in
         ``store`` for the run)."""
+        from answerable.builders.counterfactual.materialize import VariantStore  # sqlglot
+
         deltas = store.writer("sqlite-deltas", lambda: VariantStore(store.root, store.limits))
         return deltas.database(ref.db_id, _path(ref), ops)
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from faker.providers.person.en_US import Provider
-
 
 @cache
 def _lists() -> tuple[frozenset[str], frozenset[str]]:
+    from faker.providers.person.en_US import Provider  # Faker's import is a tenth of a second
+
     first = {n.lower() for n in Provider.first_names}
     last = {n.lower() for n in Provider.last_names}
     return frozenset(first), frozenset(last)

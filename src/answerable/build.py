@@ -203,14 +203,15 @@ def finished_once(
     rejects = output.rejects if isinstance(output.rejects, Rejects) else Rejects(output.rejects)
     if marker.is_file() and file.is_file():
         stored = read_json(marker)
-        if stored["sha256"] == sha256_file(file):
+        if stored["sha256"] == workspace.digests.sha256(file):
             rejects += stored["rejects"]
             return StepOutput(ItemFiles([file]), rejects), stored["counts"]
     earlier = len(rejects.parts)
     finished = finished_items(StepOutput(output.items, rejects), databases, file, progress)
     counts = count_items(finished.items.fields("label", "category", "db_id"))
     own = [r for part in rejects.parts[earlier:] for r in part]  # the checks' rejects
-    write_json({"sha256": sha256_file(file), "rejects": own, "counts": counts}, marker)
+    digest = workspace.digests.sha256(file)
+    write_json({"sha256": digest, "rejects": own, "counts": counts}, marker)
     return finished, counts
 
 
@@ -307,6 +308,7 @@ def _run(recipe: Recipe, log: Log, release: bool, progress: Progress, settings, 
         started = time.perf_counter()
         report.release = release_of(recipe, ctx, released, review, settings, exported)
         seconds["release"] = time.perf_counter() - started
+    workspace.digests.save()
     return report
 
 
@@ -327,7 +329,7 @@ def release_of(
     key = content_hash(
         [
             workspace.served,
-            items_digest(released),
+            items_digest(released, workspace.digests.sha256),
             ctx.inputs,
             asdict(about),
             __version__,
@@ -358,12 +360,13 @@ def release_of(
     return made
 
 
-def items_digest(items: Iterable[dict]) -> str:
+def items_digest(items: Iterable[dict], sha256: Callable[[Path], str] = sha256_file) -> str:
     """The sha256 of the items' canonical JSON, one after another, hashed as they come
     (never the whole list in one string); of items in Parquet files, the files' sha256
-    (their bytes depend on the items alone), so a cached rerun decodes no item for it."""
+    (their bytes depend on the items alone; ``sha256`` says how a file's is known), so
+    a cached rerun decodes no item for it."""
     if isinstance(items, ItemFiles):
-        return content_hash([sha256_file(file) for file in items.files])
+        return content_hash([sha256(file) for file in items.files])
     digest = hashlib.sha256()
     for item in items:
         digest.update(canonical_json(item).encode() + b"\n")
@@ -378,17 +381,20 @@ def published_before(workspace: Workspace, key: str, recipe: Recipe) -> Release 
     target = recipe.out / recipe.dataset / recipe.version
     if not marker.is_file() or not (target / MANIFEST).is_file():
         return None
-    if sha256_file(target / MANIFEST) != read_json(marker)["manifest_sha256"]:
+    if workspace.digests.sha256(target / MANIFEST) != read_json(marker)["manifest_sha256"]:
         return None
     manifest = read_release_manifest(target)
-    if check_files(target, manifest):
+    if check_files(target, manifest, workspace.digests.sha256):
         return None  # damaged: cut_release says how
     return Release(target, manifest, written=False)
 
 
 def remember_release(workspace: Workspace, key: str, release: Release) -> None:
-    """Note which manifest the release of ``key`` has, for :func:`published_before`."""
-    digest = sha256_file(release.path / MANIFEST)
+    """Note which manifest the release of ``key`` has, for :func:`published_before`, and
+    keep the sha256 its manifest lists of each file (just written or checked)."""
+    for entry in release.manifest["files"]:
+        workspace.digests.adopt(release.path / entry["path"], entry["sha256"])
+    digest = workspace.digests.sha256(release.path / MANIFEST)
     write_json({"manifest_sha256": digest}, workspace.steps / f"release-{key[:16]}.json")
 
 
@@ -451,11 +457,11 @@ def written_rejects(workspace: Workspace, output: StepOutput) -> tuple[Path, dic
     marker = workspace.steps / f"rejects-{content_hash(_parts_key(rejects))}.json"
     if marker.is_file() and file.is_file():
         stored = read_json(marker)
-        if stored["sha256"] == sha256_file(file):
+        if stored["sha256"] == workspace.digests.sha256(file):
             return file, stored["counts"]
     counts = dict(sorted(output.reject_counts().items()))
     write_jsonl(rejects.in_order(), file)
-    write_json({"sha256": sha256_file(file), "counts": counts}, marker)
+    write_json({"sha256": workspace.digests.sha256(file), "counts": counts}, marker)
     return file, counts
 
 

@@ -11,6 +11,6 @@ import click
 @click.argument("path", type=click.Path(path_type=Path))
 def command(path: Path) -> None:
     """Counts by label, category, database and generator of a release or items file."""
-    from answerable.release.inspect import format_summary, load_items, summarize
+    from answerable.release.inspect import SUMMARY_FIELDS, format_summary, load_items, summarize
 
-    click.echo(format_summary(path, summarize(load_items(path))))
+    click.echo(format_summary(path, summarize(load_items(path, SUMMARY_FIELDS))))

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema.exceptions import ValidationError
 
 from answerable.kernel.errors import ConfigError
 from answerable.kernel.ids import content_hash
@@ -23,6 +22,9 @@ from answerable.kernel.variables import DATA, data_root, names
 from answerable.kernel.variables import expand as expand_variables
 from answerable.kernel.yamlfile import load_yaml
 from answerable.schemas import first_error
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 INPUT_KEYS = ("path", "tables", "labels", "database", "databases", "schema")
 FOLDER_KEYS = frozenset({"databases"})  # every other input key names a file

@@ -16,12 +16,14 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from answerable.backends import checked_backend
 from answerable.builders.engines.variants import EngineVariants
 from answerable.builders.executor import Limits, ReadOnlyDatabase
+from answerable.kernel.digests import FileDigests
 from answerable.kernel.errors import ConfigError
 from answerable.kernel.errors import reject as reject  # one line of the rejects report
 from answerable.kernel.ids import content_hash, rng_for
@@ -253,6 +255,12 @@ class Workspace:
         self.reports = self.root / "reports"
         self.candidates = self.root / "candidates.parquet"
         self.served: list[str] = []  # the step folders this build used, in order
+
+    @cached_property
+    def digests(self) -> FileDigests:
+        """The sha256 of the build's own files, kept by their file status between
+        builds (:mod:`answerable.kernel.digests`); saved at the end of a build."""
+        return FileDigests(self.steps / "digests.json")
 
     def step_dir(self, name: str, signature: str) -> Path:
         """Where one step's output for one signature lives."""
