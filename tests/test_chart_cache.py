@@ -42,3 +42,22 @@ def test_other_counts_or_panel_order_are_another_chart(tmp_path, monkeypatch):
     swapped = dict(reversed(COMPOSITION.items()))
     paths = {cached_chart(c) for c in (COMPOSITION, more, swapped)}
     assert len(paths) == 3
+
+
+def test_drawing_a_chart_leaves_pyplot_and_the_backend_alone(tmp_path):
+    """A chart is drawn on the Agg canvas itself: the caller's process gets no pyplot and
+    keeps the backend it chose."""
+    code = (
+        "import json, sys\n"
+        "import matplotlib\n"
+        "matplotlib.use('svg')\n"
+        "from pathlib import Path\n"
+        "from answerable.release.documents.chart import draw_chart\n"
+        f"draw_chart(json.loads({json.dumps(json.dumps(COMPOSITION))}), "
+        f"Path({str(tmp_path / 'drawn.png')!r}))\n"
+        "print('matplotlib.pyplot' in sys.modules, matplotlib.get_backend())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False svg"
+    assert (tmp_path / "drawn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -47,35 +47,32 @@ def cached_chart(composition: dict) -> Path:
 
 def draw_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
-    (one per key, in order) and save the PNG at ``path``."""
-    plt = pyplot()
-    with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
-        figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    (one per key, in order) and save the PNG at ``path``.
+
+    The figure is drawn on matplotlib's Agg canvas directly: pyplot is not imported and
+    the process's backend is left as the caller set it (a notebook's stays interactive).
+    The bytes are those pyplot's Agg backend gives."""
+    from matplotlib import colormaps, rc_context  # imported when a chart is drawn
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
+        figure = Figure(figsize=(10, 4), dpi=100)
+        FigureCanvasAgg(figure)  # the one backend whose output is byte-stable
+        axes = figure.subplots(1, 2)
+        colours = colormaps["tab20"].colors
         for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
-            stacked_bars(axis, title, by_split)
+            stacked_bars(axis, title, by_split, colours)
         figure.tight_layout()
         figure.savefig(path, format="png", metadata={"Software": None})
-        plt.close(figure)
     return Path(path)
 
 
-def pyplot():
-    """matplotlib's pyplot on the Agg backend, imported when a chart is drawn: it costs
-    about a second, which commands that only read a release do not pay."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
-    """One panel: a bar per split, stacked by the values of ``title``."""
-    plt = pyplot()
+def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]], colours) -> None:
+    """One panel: a bar per split, stacked by the values of ``title``, each value in the
+    next of ``colours``."""
     splits = split_order(by_split)
     values = sorted({value for counts in by_split.values() for value in counts})
-    colours = plt.get_cmap("tab20").colors
     bottoms = [0] * len(splits)
     for index, value in enumerate(values):
         heights = [by_split[split].get(value, 0) for split in splits]
