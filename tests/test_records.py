@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from answerable import pipeline
-from answerable.kernel import records, typed_items
+from answerable.kernel import records
 from answerable.kernel.ids import content_hash, item_id, rng_for, sha256_file
 from answerable.kernel.item_model import polars_schema
 from answerable.kernel.records import (
@@ -271,42 +268,3 @@ def test_a_step_signature_names_the_items_layout(monkeypatch):
     now = BuildContext.signature(context, "template_v1", {"a": 1}, ["x"])
     monkeypatch.setattr(pipeline, "ITEMS_LAYOUT", records.ITEMS_LAYOUT - 1)
     assert BuildContext.signature(context, "template_v1", {"a": 1}, ["x"]) != now
-
-
-# Values of every nested shape an item column has: null and empty lists, null structs,
-# keys left out, null items and null fields inside lists of structs.
-NESTED_VALUES = {
-    "spans": [None, [], [{"start": 0, "end": 3, "tag": "COL"}], [None, {"text": "ü"}]],
-    "result": [None, {}, {"row_count": 2, "columns": ["a", None], "truncated": True}],
-    "sql_meta": [{"operations": [], "tables": None}, None, {"skeleton": "SELECT _"}],
-    "readings": [[{"name": "a", "columns": [], "row_count": 0}], None, [{"columns": None}]],
-    "tags": [["x", None], [], None, ["y"]],
-    "database": [None, {"base": "b"}, {"base": "b", "delta": "d", "full": None}],
-}
-
-
-def test_item_columns_are_the_arrays_arrow_makes_of_the_same_values():
-    """The writer builds each column from polars' typed leaves; the array is the one
-    ``pa.array`` makes of the same values, at every level of nesting."""
-    for name, values in NESTED_VALUES.items():
-        arrow_type = typed_items._arrow_schema().field(name).type
-        made = typed_items._assembled(values, polars_schema()[name], arrow_type)
-        made.validate(full=True)
-        assert made.equals(pa.array(values, type=arrow_type)), name
-
-
-def test_writing_items_does_not_import_pandas(tmp_path):
-    """Items reach Parquet without pandas: a process that only builds and writes items
-    does not pay its import (pyarrow's ``pa.array`` of Python values imports it)."""
-    code = (
-        "import sys\n"
-        "from tests.test_records import ITEMS, NESTED_VALUES\n"
-        "from answerable.kernel.records import write_parquet\n"
-        "items = [dict(ITEMS[0], id=f'{n:016x}', **{k: v[n % len(v)] for k, v in "
-        "NESTED_VALUES.items()}) for n in range(8)]\n"
-        f"write_parquet(items, {str(tmp_path / 'items.parquet')!r})\n"
-        "print(sorted(m for m in ('pandas', 'pyarrow.compute') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"

@@ -7,12 +7,12 @@ type, and the fields in :data:`~answerable.kernel.item_model.OPEN_FIELDS` are ca
 JSON text.
 
 Typing items (:func:`unsorted_frame`) works a column at a time: a field's values are
-checked and made ready in bulk, then the whole column is typed (its leaves by polars, put
-together as Arrow arrays), every struct with every declared key (null when the item
-leaves it out); a key the schema does not declare would be lost, so it is an error naming
-the item and the key. Reading back (:func:`from_columns`) converts whole columns too and
-leaves a null key out of a struct unless the schema requires it, so an absent key and a
-null one read back alike and an item gains no keys it never had.
+checked and made ready in bulk, then Arrow types the whole column, every struct with
+every declared key (null when the item leaves it out); a key the schema does not declare
+would be lost, so it is an error naming the item and the key. Reading back
+(:func:`from_columns`) converts whole columns too and leaves a null key out of a struct
+unless the schema requires it, so an absent key and a null one read back alike and an
+item gains no keys it never had.
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ def by_id(frame: pl.DataFrame) -> pl.DataFrame:
 
 def unsorted_frame(items: Iterable[dict]) -> pl.DataFrame:
     """A typed frame of items, in the order they come, built a column at a time: each
-    field's values are checked and made ready in bulk (:func:`_preparer`), then the
-    whole column is typed at once (:func:`_column`). A field the schema does not declare
-    is an error naming the item."""
+    field's values are checked and made ready in bulk (:func:`_preparer`), then Arrow
+    types the whole column at once. A field the schema does not declare is an error
+    naming the item."""
     import pyarrow as pa  # the [build] extra: a core install only reads
 
     items = items if isinstance(items, list) else list(items)
@@ -83,73 +83,19 @@ def _arrow_schema() -> pa.Schema:
 
 
 def _column(name: str, values: list, owners: Sequence[int], items: list[dict]) -> pa.Array:
-    """One field's values, of ``items`` in order, as an Arrow array of its type: built
-    from polars' typed leaves (:func:`_assembled`), or, when a value is not of its
-    declared type, converted by Arrow and failing that cast by polars."""
+    """One field's values, of ``items`` in order, as an Arrow array of its type."""
     import pyarrow as pa
 
     prepare = _preparer(polars_schema()[name], name)
     if prepare is not None:
         values = prepare(values, owners, items)
-    arrow_type = _arrow_schema().field(name).type
     try:
-        return _assembled(values, polars_schema()[name], arrow_type)
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
-        pass
-    try:
-        return pa.array(values, type=arrow_type)
+        return pa.array(values, type=_arrow_schema().field(name).type)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # a value of another type: polars casts it
         frame = pl.DataFrame(
             [(v,) for v in values], schema={name: polars_schema()[name]}, orient="row"
         )
         return frame.to_arrow().column(0).combine_chunks()
-
-
-def _assembled(values: list, dtype: pl.DataType, arrow_type: pa.DataType) -> pa.Array:
-    """``values`` as an Arrow array of ``arrow_type`` (``dtype`` in polars), with the
-    same contents ``pa.array`` makes: every leaf column typed by polars, strictly, each
-    struct and list put together from its children's arrays and its own validity and
-    offsets. ``pa.array`` of Python values would import pandas (about a third of a CPU
-    second), which writing items does not otherwise need. Raises ``TypeError`` for a
-    value that is not of its declared type (a struct not a dict, a list not a list)."""
-    import pyarrow as pa
-
-    if isinstance(dtype, pl.Struct):
-        if not all(value is None or isinstance(value, dict) for value in values):
-            raise TypeError("a struct's value is not a dict")
-        children = [
-            _assembled(
-                [None if value is None else value.get(field.name) for value in values],
-                field.dtype,
-                arrow_type.field(index).type,
-            )
-            for index, field in enumerate(dtype.fields)
-        ]
-        return pa.Array.from_buffers(
-            arrow_type, len(values), [_validity(values)], children=children
-        )
-    if isinstance(dtype, pl.List):
-        flat, ends = [], [0]
-        for value in values:
-            if value is not None:
-                if not isinstance(value, list):
-                    raise TypeError("a list's value is not a list")
-                flat += value
-            ends.append(len(flat))
-        offsets = pl.Series(ends, dtype=pl.Int64).to_arrow().buffers()[1]
-        inner = _assembled(flat, dtype.inner, arrow_type.value_type)
-        return pa.Array.from_buffers(
-            arrow_type, len(values), [_validity(values), offsets], children=[inner]
-        )
-    return pl.Series(values, dtype=dtype, strict=True).to_arrow()
-
-
-def _validity(values: list):
-    """The Arrow validity bitmap of ``values`` (None when none is null)."""
-    if all(value is not None for value in values):
-        return None
-    valid = pl.Series([None if value is None else True for value in values], dtype=pl.Boolean)
-    return valid.to_arrow().buffers()[0]
 
 
 Prepare = Callable[[list, Sequence[int], list], list]
