@@ -10,9 +10,12 @@ for counts not drawn before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -24,16 +27,59 @@ CHART = "composition.png"
 
 
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
-    """The chart of ``composition`` at ``path``: the cached PNG of the same counts, or
-    one drawn by :func:`draw_chart` (and cached)."""
+    """The chart of ``composition`` at ``path``: the cached PNG of the same counts (when
+    :func:`drawn_ahead` is drawing it, once that is done), or one drawn here by
+    :func:`draw_chart` (and cached)."""
     cached = cached_chart(composition)
+    _wait_for(_AHEAD.pop(cached, None))
     if not cached.is_file():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(f".{cached.name}.{os.getpid()}")
-        draw_chart(composition, partial)
-        partial.replace(cached)  # atomic: concurrent builds may draw the same chart
+        _draw_cached(composition, cached)
     shutil.copyfile(cached, path)
     return Path(path)
+
+
+@contextmanager
+def drawn_ahead(composition: dict[str, dict[str, dict[str, int]]] | None) -> Iterator[None]:
+    """While the caller works: the chart of ``composition`` (None: no chart) drawn into
+    the cache by a forked child, on another core, when it is not cached yet. The child
+    only imports matplotlib and draws; :func:`write_chart` of the same counts waits for
+    it, and draws the chart itself if the child left none. The child is waited for on
+    leaving, whatever happened."""
+    cached = None if composition is None else cached_chart(composition)
+    if cached is None or cached.is_file() or cached in _AHEAD:
+        yield
+        return
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's side; it never returns
+        status = 1
+        try:
+            _draw_cached(composition, cached)
+            status = 0
+        finally:
+            os._exit(status)
+    _AHEAD[cached] = pid
+    try:
+        yield
+    finally:
+        _wait_for(_AHEAD.pop(cached, None))
+
+
+_AHEAD: dict[Path, int] = {}  # a chart being drawn ahead -> the child drawing it
+
+
+def _wait_for(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _draw_cached(composition: dict, cached: Path) -> None:
+    """Draw the chart into the cache under a name of this process, then rename it into
+    place (atomic: concurrent builds may draw the same chart)."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f".{cached.name}.{os.getpid()}")
+    draw_chart(composition, partial)
+    partial.replace(cached)
 
 
 def cached_chart(composition: dict) -> Path:
