@@ -5,7 +5,9 @@ software metadata in the PNG, so the same counts give the same bytes. Those byte
 kept in the user's cache (``$ANSWERABLE_CACHE/charts``, by default
 ``~/.cache/answerable/charts``) under a hash of the counts, this module's code and
 matplotlib's version: a chart is drawn (and matplotlib imported, about a second) only
-for counts not drawn before.
+for counts not drawn before. A release starts drawing its chart in a forked child as
+soon as it knows its counts (:func:`drawn_ahead`), so the drawing runs on another core
+while the data is written.
 """
 
 from __future__ import annotations
