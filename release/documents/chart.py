@@ -5,14 +5,19 @@ software metadata in the PNG, so the same counts give the same bytes. Those byte
 kept in the user's cache (``$ANSWERABLE_CACHE/charts``, by default
 ``~/.cache/answerable/charts``) under a hash of the counts, this module's code and
 matplotlib's version: a chart is drawn (and matplotlib imported, about a second) only
-for counts not drawn before.
+for counts not drawn before. A release starts drawing its chart in a forked child as
+soon as it knows its counts (:func:`drawn_ahead`), so the drawing runs on another core
+while the data is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -24,16 +29,59 @@ CHART = "composition.png"
 
 
 def write_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
-    """The chart of ``composition`` at ``path``: the cached PNG of the same counts, or
-    one drawn by :func:`draw_chart` (and cached)."""
+    """The chart of ``composition`` at ``path``: the cached PNG of the same counts (when
+    :func:`drawn_ahead` is drawing it, once that is done), or one drawn here by
+    :func:`draw_chart` (and cached)."""
     cached = cached_chart(composition)
+    _wait_for(_AHEAD.pop(cached, None))
     if not cached.is_file():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(f".{cached.name}.{os.getpid()}")
-        draw_chart(composition, partial)
-        partial.replace(cached)  # atomic: concurrent builds may draw the same chart
+        _draw_cached(composition, cached)
     shutil.copyfile(cached, path)
     return Path(path)
+
+
+@contextmanager
+def drawn_ahead(composition: dict[str, dict[str, dict[str, int]]] | None) -> Iterator[None]:
+    """While the caller works: the chart of ``composition`` (None: no chart) drawn into
+    the cache by a forked child, on another core, when it is not cached yet. The child
+    only imports matplotlib and draws; :func:`write_chart` of the same counts waits for
+    it, and draws the chart itself if the child left none. The child is waited for on
+    leaving, whatever happened."""
+    cached = None if composition is None else cached_chart(composition)
+    if cached is None or cached.is_file() or cached in _AHEAD:
+        yield
+        return
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's side; it never returns
+        status = 1
+        try:
+            _draw_cached(composition, cached)
+            status = 0
+        finally:
+            os._exit(status)
+    _AHEAD[cached] = pid
+    try:
+        yield
+    finally:
+        _wait_for(_AHEAD.pop(cached, None))
+
+
+_AHEAD: dict[Path, int] = {}  # a chart being drawn ahead -> the child drawing it
+
+
+def _wait_for(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _draw_cached(composition: dict, cached: Path) -> None:
+    """Draw the chart into the cache under a name of this process, then rename it into
+    place (atomic: concurrent builds may draw the same chart)."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f".{cached.name}.{os.getpid()}")
+    draw_chart(composition, partial)
+    partial.replace(cached)
 
 
 def cached_chart(composition: dict) -> Path:
@@ -47,35 +95,32 @@ def cached_chart(composition: dict) -> Path:
 
 def draw_chart(composition: dict[str, dict[str, dict[str, int]]], path: Path) -> Path:
     """Draw ``{"label": {split: {value: n}}, "category": {...}}`` as stacked-bar panels
-    (one per key, in order) and save the PNG at ``path``."""
-    plt = pyplot()
-    with plt.rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
-        figure, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    (one per key, in order) and save the PNG at ``path``.
+
+    The figure is drawn on matplotlib's Agg canvas directly: pyplot is not imported and
+    the process's backend is left as the caller set it (a notebook's stays interactive).
+    The bytes are those pyplot's Agg backend gives."""
+    from matplotlib import colormaps, rc_context  # imported when a chart is drawn
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with rc_context({"svg.hashsalt": "answerable", "font.family": "DejaVu Sans"}):
+        figure = Figure(figsize=(10, 4), dpi=100)
+        FigureCanvasAgg(figure)  # the one backend whose output is byte-stable
+        axes = figure.subplots(1, 2)
+        colours = colormaps["tab20"].colors
         for axis, (title, by_split) in zip(axes, composition.items(), strict=True):
-            stacked_bars(axis, title, by_split)
+            stacked_bars(axis, title, by_split, colours)
         figure.tight_layout()
         figure.savefig(path, format="png", metadata={"Software": None})
-        plt.close(figure)
     return Path(path)
 
 
-def pyplot():
-    """matplotlib's pyplot on the Agg backend, imported when a chart is drawn: it costs
-    about a second, which commands that only read a release do not pay."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display; the one backend whose output is byte-stable
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]]) -> None:
-    """One panel: a bar per split, stacked by the values of ``title``."""
-    plt = pyplot()
+def stacked_bars(axis, title: str, by_split: dict[str, dict[str, int]], colours) -> None:
+    """One panel: a bar per split, stacked by the values of ``title``, each value in the
+    next of ``colours``."""
     splits = split_order(by_split)
     values = sorted({value for counts in by_split.values() for value in counts})
-    colours = plt.get_cmap("tab20").colors
     bottoms = [0] * len(splits)
     for index, value in enumerate(values):
         heights = [by_split[split].get(value, 0) for split in splits]
