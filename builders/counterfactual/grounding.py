@@ -49,12 +49,14 @@ VALUE_OPERATORS = frozenset({"eq", "in", "like", "neq", "gt", "gte", "lt", "lte"
 
 @dataclass(frozen=True)
 class Word:
-    """One question word with its character offsets and its stem."""
+    """One question word with its character offsets, its stem, and the stem of it
+    joined with the next word (``joined``; empty for the last word)."""
 
     text: str
     start: int
     end: int
     stem: str
+    joined: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,14 @@ def same_stem(a: str, b: str) -> bool:
 
 
 def words(question: str) -> list[Word]:
-    """The question's words with offsets."""
-    return [Word(m.group(), m.start(), m.end(), stem(m.group())) for m in _WORD.finditer(question)]
+    """The question's words with offsets (each stem worked out once per question, not
+    once per column looked for)."""
+    texts = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(question)]
+    after = [text for text, _, _ in texts[1:]] + [""]
+    return [
+        Word(text, start, end, stem(text), stem(text + then) if then else "")
+        for (text, start, end), then in zip(texts, after, strict=True)
+    ]
 
 
 def ground(question: str, refs: Refs) -> Grounding:
@@ -241,7 +249,7 @@ def _match_at(found: list[Word], index: int, matcher: Matcher) -> tuple[int, str
     if here in single:
         return 1, single[here]
     if index + 1 < len(found):
-        both = stem(found[index].text + found[index + 1].text)
+        both = found[index].joined  # the word joined with the next
         if both in single:
             return 2, single[both]
     if here in joined:
@@ -268,11 +276,22 @@ def value_texts(literal: Literal) -> list[str]:
     return texts
 
 
+def may_occur(text: str, question: str) -> bool:
+    """False only when ``text`` cannot occur in ``question`` ignoring case (both ASCII,
+    where ``re``'s case-insensitive match is equality after ``lower()``), so that no
+    pattern is compiled for it."""
+    if not (text.isascii() and question.isascii()):
+        return True
+    return text.lower() in question.lower()
+
+
 def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention | None:
     """The first span of ``question`` that writes ``literal``'s value, clear of ``taken``."""
     if literal.column is None or literal.operator not in VALUE_OPERATORS:
         return None
     for text in value_texts(literal):
+        if not may_occur(text, question):
+            continue
         for match in whole_words(text).finditer(question):
             mention = Mention(
                 match.start(), match.end(), match.group(), literal.column, "value", literal
