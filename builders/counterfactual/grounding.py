@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from answerable.builders.counterfactual.lexicon import (
     column_role,
@@ -49,14 +50,20 @@ VALUE_OPERATORS = frozenset({"eq", "in", "like", "neq", "gt", "gte", "lt", "lte"
 
 @dataclass(frozen=True)
 class Word:
-    """One question word with its character offsets, its stem, and the stem of it
-    joined with the next word (``joined``; empty for the last word)."""
+    """One question word with its character offsets, its stem, and the text of the word
+    after it (``after``; empty for the last word)."""
 
     text: str
     start: int
     end: int
     stem: str
-    joined: str = ""
+    after: str = ""
+
+    @cached_property
+    def joined(self) -> str:
+        """The stem of this word joined with the next (empty for the last word), worked
+        out once per question rather than once per column looked for."""
+        return stem(self.text + self.after) if self.after else ""
 
 
 @dataclass(frozen=True)
@@ -121,12 +128,11 @@ def same_stem(a: str, b: str) -> bool:
 
 
 def words(question: str) -> list[Word]:
-    """The question's words with offsets (each stem worked out once per question, not
-    once per column looked for)."""
+    """The question's words with offsets."""
     texts = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(question)]
     after = [text for text, _, _ in texts[1:]] + [""]
     return [
-        Word(text, start, end, stem(text), stem(text + then) if then else "")
+        Word(text, start, end, stem(text), then)
         for (text, start, end), then in zip(texts, after, strict=True)
     ]
 
@@ -276,13 +282,27 @@ def value_texts(literal: Literal) -> list[str]:
     return texts
 
 
-def may_occur(text: str, question: str) -> bool:
-    """False only when ``text`` cannot occur in ``question`` ignoring case (both ASCII,
-    where ``re``'s case-insensitive match is equality after ``lower()``), so that no
-    pattern is compiled for it."""
+def occurrences(text: str, question: str) -> Iterator[tuple[int, int]]:
+    """The spans where ``text`` occurs in ``question`` as whole words, ignoring case,
+    left to right and not overlapping, as :func:`whole_words` finds them. When both are
+    ASCII (``re``'s case-insensitive match is then equality after ``lower()``, and a word
+    character is a letter, a digit or ``_``) they are found without compiling a pattern."""
     if not (text.isascii() and question.isascii()):
-        return True
-    return text.lower() in question.lower()
+        yield from (match.span() for match in whole_words(text).finditer(question))
+        return
+    low, wanted, at = question.lower(), text.lower(), 0
+    while (start := low.find(wanted, at)) >= 0:
+        end = start + len(wanted)
+        if not (_word_char(low, start - 1) or _word_char(low, end)):
+            yield start, end
+            at = end
+        else:
+            at = start + 1
+
+
+def _word_char(text: str, index: int) -> bool:
+    """Whether ``text[index]`` is an ASCII word character (False outside the text)."""
+    return 0 <= index < len(text) and (text[index].isalnum() or text[index] == "_")
 
 
 def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention | None:
@@ -290,12 +310,8 @@ def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention
     if literal.column is None or literal.operator not in VALUE_OPERATORS:
         return None
     for text in value_texts(literal):
-        if not may_occur(text, question):
-            continue
-        for match in whole_words(text).finditer(question):
-            mention = Mention(
-                match.start(), match.end(), match.group(), literal.column, "value", literal
-            )
+        for start, end in occurrences(text, question):
+            mention = Mention(start, end, question[start:end], literal.column, "value", literal)
             if not any(mention.overlaps(t) for t in taken):
                 return mention
     return None

@@ -22,6 +22,7 @@ False
 
 from __future__ import annotations
 
+import functools
 import re
 
 from answerable.builders.lexical.inflection import singular
@@ -50,10 +51,17 @@ _FLAG_PREFIXES = ("is", "has", "was", "can")
 
 def name_tokens(name: str) -> list[str]:
     """Lower-case tokens of a column or table name, split on ``_``, spaces and case."""
+    return list(_name_tokens(name))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _name_tokens(name: str) -> tuple[str, ...]:
+    """:func:`name_tokens`, split once per name (a build asks about the same few
+    hundred names tens of thousands of times)."""
     tokens = []
     for part in re.split(r"[\s_\-.]+", name):
         tokens += [t.lower() for t in _CAMEL.findall(part)]
-    return tokens
+    return tuple(tokens)
 
 
 def canon_word(word: str) -> str:
