@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import itertools
 import json
 import os
 import random
@@ -23,7 +24,7 @@ from answerable.builders.counterfactual.fills import choose_fill, fill_values
 from answerable.builders.counterfactual.gate import judge_value, looks_like
 from answerable.builders.counterfactual.generators import base
 from answerable.builders.counterfactual.generators.value_unanswerable import _filters_every_row
-from answerable.builders.counterfactual.grounding import ground
+from answerable.builders.counterfactual.grounding import ground, occurrences, stem, words
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.materialize import (
     MaterializeError,
@@ -640,3 +641,24 @@ def test_config_and_parents():
     assert is_parent(seed)
     assert not is_parent({**seed, "provenance": {"generator": "drop_unused_v1"}})
     assert not is_parent({**seed, "label": "unanswerable", "sql": None})
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.text(alphabet="aAbB_1 .'%-\u0130\u017f\u212a", max_size=14),
+    st.text(alphabet="aAbB_1 .'%-\u0130\u017f\u212a", min_size=1, max_size=3),
+)
+def test_a_values_occurrences_are_the_case_blind_whole_word_matches(question, text):
+    """Found without a pattern in ASCII text, with one otherwise: the same spans."""
+    from answerable.builders.drafting.text import whole_words
+
+    expected = [match.span() for match in whole_words(text).finditer(question)]
+    assert list(occurrences(text, question)) == expected
+
+
+def test_a_words_joined_stem_is_the_stem_of_it_and_the_next_word():
+    found = words("Which care unit admitted most patients?")
+    assert [w.joined for w in found[:-1]] == [
+        stem(a.text + b.text) for a, b in itertools.pairwise(found)
+    ]
+    assert found[-1].joined == "" and found[1].joined == stem("careunit")
