@@ -89,8 +89,10 @@ def head_token(name: str) -> str | None:
     return content[-1] if content else None
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def column_role(name: str, declared_type: str = "", primary_key: bool = False) -> str:
-    """The role of a column, from its name tokens and declared type."""
+    """The role of a column, from its name tokens and declared type (worked out once per
+    name and type: the edits ask about every column of a schema again and again)."""
     tokens = set(name_tokens(name))
     kind = (declared_type or "").upper()
     if primary_key or (tokens & ID_TOKENS and head_token(name) is None):
