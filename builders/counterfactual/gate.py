@@ -433,11 +433,15 @@ def like_known(known: list[str]) -> Callable[[str], bool]:
     if not known:
         return lambda _value: False
     by_shape, count = _lengths_by_shape(tuple(known)), len(known)
+    answers: dict[tuple, bool] = {}  # by the value's shape and length, all it depends on
 
     def like(value: str) -> bool:
-        lengths = by_shape.get(shape(value), {})
-        alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
-        return alike * 2 >= count
+        key = (shape(value), len(value))
+        if key not in answers:
+            lengths = by_shape.get(key[0], {})
+            alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
+            answers[key] = alike * 2 >= count
+        return answers[key]
 
     return like
 
