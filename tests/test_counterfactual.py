@@ -40,16 +40,21 @@ from answerable.builders.counterfactual.script import (
     set_value,
     variant_id,
 )
-from answerable.builders.counterfactual.stage import Config, is_parent
+from answerable.builders.counterfactual.stage import UNDRAWN_FIELDS, Config, draws, is_parent
+from answerable.builders.counterfactual.step import _shard_parents
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
 from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlite_files import DELTA_TABLE
+from answerable.kernel import records
 from answerable.kernel.errors import SQLError
 from answerable.kernel.ids import sha256_file
+from answerable.pipeline import ItemsSoFar
+from answerable.pipeline.shards import StoredUnits, UnitsInPlace
 from tests.conftest import REPO
+from tests.release_helpers import make_item
 
 MODULES = (
     "bio",
@@ -662,3 +667,22 @@ def test_a_words_joined_stem_is_the_stem_of_it_and_the_next_word():
         stem(a.text + b.text) for a, b in itertools.pairwise(found)
     ]
     assert found[-1].joined == "" and found[1].joined == stem("careunit")
+
+
+def test_a_parent_drawn_for_no_edit_is_read_with_only_the_fields_the_step_reads(tmp_path):
+    items = [make_item(f"p{n}", sql=f"SELECT {n}") for n in range(60)]
+    so_far = ItemsSoFar()
+    so_far.add(records.ItemFiles([records.write_parquet(items, tmp_path / "items.parquet")]))
+    units = UnitsInPlace(so_far.places(), [i["id"] for i in items])
+    env = base.EditEnv({}, VariantStore(tmp_path / "variants"), seed=13)
+    config = Config(rate=0.2, control_rate=0.2)
+    read = _shard_parents(units, units.ids, env, config, {})
+    whole = StoredUnits(list(so_far), tmp_path / "units.parquet").load(units.ids)
+    drawn = [any(draws(item["id"], env, config)) for item in whole]
+    assert 0 < sum(drawn) < len(whole)  # both kinds are here
+    for item, full, chosen in zip(read, whole, drawn, strict=True):
+        if chosen:
+            assert item == full
+        else:
+            assert {k: item[k] for k in UNDRAWN_FIELDS} == {k: full[k] for k in UNDRAWN_FIELDS}
+            assert item["question"] is None and full["question"]  # not read
