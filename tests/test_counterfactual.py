@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import itertools
 import json
 import os
 import random
@@ -23,7 +24,7 @@ from answerable.builders.counterfactual.fills import choose_fill, fill_values
 from answerable.builders.counterfactual.gate import judge_value, looks_like
 from answerable.builders.counterfactual.generators import base
 from answerable.builders.counterfactual.generators.value_unanswerable import _filters_every_row
-from answerable.builders.counterfactual.grounding import ground
+from answerable.builders.counterfactual.grounding import ground, occurrences, stem, words
 from answerable.builders.counterfactual.leaks import name_leaks, value_leaks
 from answerable.builders.counterfactual.materialize import (
     MaterializeError,
@@ -39,16 +40,21 @@ from answerable.builders.counterfactual.script import (
     set_value,
     variant_id,
 )
-from answerable.builders.counterfactual.stage import Config, is_parent
+from answerable.builders.counterfactual.stage import UNDRAWN_FIELDS, Config, draws, is_parent
+from answerable.builders.counterfactual.step import _shard_parents
 from answerable.builders.counterfactual.values import fresh_candidates
 from answerable.builders.counterfactual.verify import is_nothing
 from answerable.builders.executor import ReadOnlyDatabase, Result
 from answerable.builders.lexical import wordnet
 from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlite_files import DELTA_TABLE
+from answerable.kernel import records
 from answerable.kernel.errors import SQLError
 from answerable.kernel.ids import sha256_file
+from answerable.pipeline import ItemsSoFar
+from answerable.pipeline.shards import StoredUnits, UnitsInPlace
 from tests.conftest import REPO
+from tests.release_helpers import make_item
 
 MODULES = (
     "bio",
@@ -640,3 +646,43 @@ def test_config_and_parents():
     assert is_parent(seed)
     assert not is_parent({**seed, "provenance": {"generator": "drop_unused_v1"}})
     assert not is_parent({**seed, "label": "unanswerable", "sql": None})
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.text(alphabet="aAbB_1 .'%-\u0130\u017f\u212a", max_size=14),
+    st.text(alphabet="aAbB_1 .'%-\u0130\u017f\u212a", min_size=1, max_size=3),
+)
+def test_a_values_occurrences_are_the_case_blind_whole_word_matches(question, text):
+    """Found without a pattern in ASCII text, with one otherwise: the same spans."""
+    from answerable.builders.drafting.text import whole_words
+
+    expected = [match.span() for match in whole_words(text).finditer(question)]
+    assert list(occurrences(text, question)) == expected
+
+
+def test_a_words_joined_stem_is_the_stem_of_it_and_the_next_word():
+    found = words("Which care unit admitted most patients?")
+    assert [w.joined for w in found[:-1]] == [
+        stem(a.text + b.text) for a, b in itertools.pairwise(found)
+    ]
+    assert found[-1].joined == "" and found[1].joined == stem("careunit")
+
+
+def test_a_parent_drawn_for_no_edit_is_read_with_only_the_fields_the_step_reads(tmp_path):
+    items = [make_item(f"p{n}", sql=f"SELECT {n}") for n in range(60)]
+    so_far = ItemsSoFar()
+    so_far.add(records.ItemFiles([records.write_parquet(items, tmp_path / "items.parquet")]))
+    units = UnitsInPlace(so_far.places(), [i["id"] for i in items])
+    env = base.EditEnv({}, VariantStore(tmp_path / "variants"), seed=13)
+    config = Config(rate=0.2, control_rate=0.2)
+    read = _shard_parents(units, units.ids, env, config, {})
+    whole = StoredUnits(list(so_far), tmp_path / "units.parquet").load(units.ids)
+    drawn = [any(draws(item["id"], env, config)) for item in whole]
+    assert 0 < sum(drawn) < len(whole)  # both kinds are here
+    for item, full, chosen in zip(read, whole, drawn, strict=True):
+        if chosen:
+            assert item == full
+        else:
+            assert {k: item[k] for k in UNDRAWN_FIELDS} == {k: full[k] for k in UNDRAWN_FIELDS}
+            assert item["question"] is None and full["question"]  # not read

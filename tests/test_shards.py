@@ -175,6 +175,14 @@ def test_units_read_in_place_are_those_a_units_file_holds(tmp_path, monkeypatch)
     shards = cut(stored.ids, 10, lambda _unit: 1)
     assert all(in_place.load(shard) == stored.load(shard) for shard in shards)
     assert any(item["question"].startswith("Updated") for item in in_place.load(stored.ids))
+    some = stored.ids[3::17]  # ids that are not one run of rows, across row groups
+    whole = {item["id"]: item for item in stored.load(stored.ids)}
+    assert in_place.load(some) == [whole[i] for i in some]
+    light = in_place.load(some, ["id", "sql", "provenance"])
+    assert [(i["id"], i["sql"], i["provenance"]) for i in light] == [
+        (whole[i]["id"], whole[i]["sql"], whole[i]["provenance"]) for i in some
+    ]
+    assert all(i["question"] is None and i["db_id"] is None for i in light)  # not read
     held = ItemsSoFar()
     held.add(first)  # a stage's items in memory: no place to read them from
     assert held.places() is None

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from answerable.builders.counterfactual.grounding import Mention, same_stem, stem
@@ -424,11 +424,26 @@ def looks_like(value: str, known: list[str]) -> bool:
     """Whether most of a column's values share the value's shape and are of a like
     length (within a factor of three): 'Medicare' may sit among insurers' names but
     'Vancomycin' does not sit among dose units such as 'mg'."""
+    return like_known(known)(value)
+
+
+def like_known(known: list[str]) -> Callable[[str], bool]:
+    """:func:`looks_like` against one column's values, for asking about many values
+    (the column's values are counted once, not once per value)."""
     if not known:
-        return False
-    lengths = _lengths_by_shape(tuple(known)).get(shape(value), {})
-    alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
-    return alike * 2 >= len(known)
+        return lambda _value: False
+    by_shape, count = _lengths_by_shape(tuple(known)), len(known)
+    answers: dict[tuple, bool] = {}  # by the value's shape and length, all it depends on
+
+    def like(value: str) -> bool:
+        key = (shape(value), len(value))
+        if key not in answers:
+            lengths = by_shape.get(key[0], {})
+            alike = sum(n for length, n in lengths.items() if 1 / 3 <= length / len(value) <= 3)
+            answers[key] = alike * 2 >= count
+        return answers[key]
+
+    return like
 
 
 @functools.lru_cache(maxsize=1024)

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from answerable.builders.counterfactual.lexicon import (
     column_role,
@@ -49,12 +50,20 @@ VALUE_OPERATORS = frozenset({"eq", "in", "like", "neq", "gt", "gte", "lt", "lte"
 
 @dataclass(frozen=True)
 class Word:
-    """One question word with its character offsets and its stem."""
+    """One question word with its character offsets, its stem, and the text of the word
+    after it (``after``; empty for the last word)."""
 
     text: str
     start: int
     end: int
     stem: str
+    after: str = ""
+
+    @cached_property
+    def joined(self) -> str:
+        """The stem of this word joined with the next (empty for the last word), worked
+        out once per question rather than once per column looked for."""
+        return stem(self.text + self.after) if self.after else ""
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,12 @@ def same_stem(a: str, b: str) -> bool:
 
 def words(question: str) -> list[Word]:
     """The question's words with offsets."""
-    return [Word(m.group(), m.start(), m.end(), stem(m.group())) for m in _WORD.finditer(question)]
+    texts = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(question)]
+    after = [text for text, _, _ in texts[1:]] + [""]
+    return [
+        Word(text, start, end, stem(text), then)
+        for (text, start, end), then in zip(texts, after, strict=True)
+    ]
 
 
 def ground(question: str, refs: Refs) -> Grounding:
@@ -169,8 +183,13 @@ def find_column(found: list[Word], qualified_name: str) -> Mention | None:
     if key:
         return None  # a key names the entity it links to, which the question names as a table
     matcher = _matcher(stems)
-    best, best_key = None, None
-    for start in range(len(found)):
+    single, joined = matcher
+    best, best_key, last = None, None, len(found) - 1
+    for start, word in enumerate(found):
+        if not (
+            word.stem in single or (start < last and word.joined in single) or word.stem in joined
+        ):
+            continue  # no word matches here (see _match_at): no run starts here
         end, matched = _extend(found, start, matcher)
         if not matched or not any(same_stem(m, s) for m in matched for s in strong):
             continue
@@ -241,7 +260,7 @@ def _match_at(found: list[Word], index: int, matcher: Matcher) -> tuple[int, str
     if here in single:
         return 1, single[here]
     if index + 1 < len(found):
-        both = stem(found[index].text + found[index + 1].text)
+        both = found[index].joined  # the word joined with the next
         if both in single:
             return 2, single[both]
     if here in joined:
@@ -268,15 +287,36 @@ def value_texts(literal: Literal) -> list[str]:
     return texts
 
 
+def occurrences(text: str, question: str) -> Iterator[tuple[int, int]]:
+    """The spans where ``text`` occurs in ``question`` as whole words, ignoring case,
+    left to right and not overlapping, as :func:`whole_words` finds them. When both are
+    ASCII (``re``'s case-insensitive match is then equality after ``lower()``, and a word
+    character is a letter, a digit or ``_``) they are found without compiling a pattern."""
+    if not (text.isascii() and question.isascii()):
+        yield from (match.span() for match in whole_words(text).finditer(question))
+        return
+    low, wanted, at = question.lower(), text.lower(), 0
+    while (start := low.find(wanted, at)) >= 0:
+        end = start + len(wanted)
+        if not (_word_char(low, start - 1) or _word_char(low, end)):
+            yield start, end
+            at = end
+        else:
+            at = start + 1
+
+
+def _word_char(text: str, index: int) -> bool:
+    """Whether ``text[index]`` is an ASCII word character (False outside the text)."""
+    return 0 <= index < len(text) and (text[index].isalnum() or text[index] == "_")
+
+
 def find_value(question: str, literal: Literal, taken: list[Mention]) -> Mention | None:
     """The first span of ``question`` that writes ``literal``'s value, clear of ``taken``."""
     if literal.column is None or literal.operator not in VALUE_OPERATORS:
         return None
     for text in value_texts(literal):
-        for match in whole_words(text).finditer(question):
-            mention = Mention(
-                match.start(), match.end(), match.group(), literal.column, "value", literal
-            )
+        for start, end in occurrences(text, question):
+            mention = Mention(start, end, question[start:end], literal.column, "value", literal)
             if not any(mention.overlaps(t) for t in taken):
                 return mention
     return None

@@ -22,6 +22,7 @@ False
 
 from __future__ import annotations
 
+import functools
 import re
 
 from answerable.builders.lexical.inflection import singular
@@ -50,10 +51,17 @@ _FLAG_PREFIXES = ("is", "has", "was", "can")
 
 def name_tokens(name: str) -> list[str]:
     """Lower-case tokens of a column or table name, split on ``_``, spaces and case."""
+    return list(_name_tokens(name))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _name_tokens(name: str) -> tuple[str, ...]:
+    """:func:`name_tokens`, split once per name (a build asks about the same few
+    hundred names tens of thousands of times)."""
     tokens = []
     for part in re.split(r"[\s_\-.]+", name):
         tokens += [t.lower() for t in _CAMEL.findall(part)]
-    return tokens
+    return tuple(tokens)
 
 
 def canon_word(word: str) -> str:
@@ -81,8 +89,10 @@ def head_token(name: str) -> str | None:
     return content[-1] if content else None
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def column_role(name: str, declared_type: str = "", primary_key: bool = False) -> str:
-    """The role of a column, from its name tokens and declared type."""
+    """The role of a column, from its name tokens and declared type (worked out once per
+    name and type: the edits ask about every column of a schema again and again)."""
     tokens = set(name_tokens(name))
     kind = (declared_type or "").upper()
     if primary_key or (tokens & ID_TOKENS and head_token(name) is None):

@@ -294,7 +294,7 @@ def _qualify_and_template(
     origin = value_literals(tree, tokens)
     if origin is None:
         return qualify_in_place(tree, schema, dialect), None
-    parsed = tree.copy()
+    parsed = _without_positions(tree.copy())
     parsed_slots = tuple(origin.values())  # in walk order, as the copy's literals
     tree = qualify_in_place(tree, schema, dialect)
     literals = list(tree.find_all(exp.Literal))
@@ -312,7 +312,25 @@ def _qualify_and_template(
         (origin.get(id(node)), isinstance(node.parent, exp.Neg)) for node in value_nodes(tree)
     )
     refs = sqlkit.references(tree)
-    return tree, Template(tree.copy(), slots, refs, value_slots, parsed, parsed_slots)
+    template = _without_positions(tree.copy())
+    return tree, Template(template, slots, refs, value_slots, parsed, parsed_slots)
+
+
+POSITIONS = ("line", "col", "start", "end")
+"""What the parser notes in a node's ``meta``: where its token was in the text."""
+
+
+def _without_positions(tree: exp.Expr) -> exp.Expr:
+    """``tree`` without its tokens' positions: a template is filled for other texts, in
+    which they would be wrong, and copying them was most of the cost of filling it."""
+    for node in tree.walk():
+        meta = node._meta
+        if meta:
+            for key in POSITIONS:
+                meta.pop(key, None)
+            if not meta:
+                node._meta = None
+    return tree
 
 
 def _filled(tree: exp.Expr, slots: tuple[int | None, ...], values: tuple[str, ...]) -> exp.Expr:

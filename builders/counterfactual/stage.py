@@ -108,13 +108,27 @@ def is_parent(item: dict) -> bool:
     )
 
 
+# what run_counterfactual reads of a parent drawn for no edit (see is_parent, _prepare)
+UNDRAWN_FIELDS = ("id", "db_id", "label", "sql", "dialect", "provenance")
+
+
+def draws(parent_id: str, env: EditEnv, config: Config) -> tuple[bool, bool]:
+    """Whether the parent is drawn for a problematic edit, and for a control: two seeded
+    draws on its id (made once per process and parent)."""
+    if parent_id not in env.draws:
+        selected = env.rng(f"{STEP}/select", parent_id).random() < config.rate
+        control = env.rng(f"{STEP}/control", parent_id).random() < config.control_rate
+        env.draws[parent_id] = selected, control
+    return env.draws[parent_id]
+
+
 def run_counterfactual(items: list[dict], env: EditEnv, config: Config) -> tuple[StepOutput, Stats]:
-    """Edited items for the answerable parents among ``items``, with rejects and counts."""
+    """Edited items for the answerable parents among ``items``, with rejects and counts.
+    A parent drawn for no edit (:func:`draws`) is read for :data:`UNDRAWN_FIELDS` only."""
     output, stats, seen = StepOutput(), Stats(), set()
     for item in sorted((i for i in items if is_parent(i)), key=lambda i: i["id"]):
         stats.parents += 1
-        selected = env.rng(f"{STEP}/select", item["id"]).random() < config.rate
-        control = env.rng(f"{STEP}/control", item["id"]).random() < config.control_rate
+        selected, control = draws(item["id"], env, config)
         parent = _prepare(item, env, output, drawn=selected or control)
         if parent is None:
             continue

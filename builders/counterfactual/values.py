@@ -105,10 +105,11 @@ def kindred(
     said = frozenset(singular(t) for t in name_tokens(column))
     held = {k.lower() for k in known} | {original.lower()}
     sample = tuple(sorted(set(known))[: gate.SAMPLE])
+    like = gate.like_known(known)
     for broader in (False, True):  # the US states are all held: a state elsewhere
         groups = kind_groups(sample, said, broader)
         pool = [_bare(g[0], said) for g in groups if not {m.lower() for m in g} & held]
-        pool = [p for p in pool if p and gate.looks_like(_same_case(original, p), known)]
+        pool = [p for p in pool if p and like(_same_case(original, p))]
         if pool:
             return rng.sample(pool, min(n, len(pool)))
     return []

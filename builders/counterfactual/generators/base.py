@@ -117,6 +117,7 @@ class EditEnv:
     _bindings: dict = field(default_factory=dict)
     _refused: set = field(default_factory=set)  # (shape, variant): SQLite refused the gold
     _once: dict = field(default_factory=dict)
+    draws: dict = field(default_factory=dict)  # parent id -> (drawn for an edit, a control)
     shapes: Shapes = field(default_factory=Shapes)
     proposed: dict = field(default_factory=dict)  # (db_id, table.column) -> model's names
     shared: Path | None = None  # where the processes of one step share column checks

@@ -270,9 +270,10 @@ class RowReader:
             group += 1
         return items
 
-    def take(self, rows: list[int]) -> list[dict]:
+    def take(self, rows: list[int], columns: Sequence[str] | None = None) -> list[dict]:
         """The items of ``rows`` (ascending positions), in that order; only the row
-        groups that hold them are decoded, and only their rows converted."""
+        groups that hold them are decoded, and only their rows converted (with
+        ``columns``, only those columns: the converter sees no others)."""
         items, at = [], 0
         while at < len(rows):
             group = bisect.bisect_right(self.starts, rows[at]) - 1
@@ -283,6 +284,8 @@ class RowReader:
                 picked = table.slice(low, count)
             else:
                 picked = table.take([row - self.starts[group] for row in rows[at:end]])
+            if columns is not None:
+                picked = picked.select([name for name in columns if name in picked.schema.names])
             items += self.convert(picked)
             at = end
         return items

@@ -26,7 +26,7 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,11 +216,12 @@ class UnitsInPlace:
         self._places = [(file, row) for _, file, row in chosen]
         self._readers = PerProcess(dict)
 
-    def load(self, ids: list[str]) -> list[dict]:
-        """The items of consecutive ``ids`` (a shard of :attr:`ids`), in order."""
-        start = bisect.bisect_left(self.ids, ids[0])
+    def load(self, ids: list[str], columns: Sequence[str] | None = None) -> list[dict]:
+        """The items of ``ids`` (some of :attr:`ids`, such as a shard), in order; with
+        ``columns``, only those top-level fields are read (the others are null)."""
         rows: dict[Path, list[tuple[int, int]]] = {}  # file -> (row, place in the shard)
-        for at, (file, row) in enumerate(self._places[start : start + len(ids)]):
+        for at, identity in enumerate(ids):
+            file, row = self._places[bisect.bisect_left(self.ids, identity)]
             rows.setdefault(file, []).append((row, at))
         items: list = [None] * len(ids)
         readers = self._readers.get()
@@ -228,7 +229,7 @@ class UnitsInPlace:
             wanted.sort()
             if file not in readers:
                 readers[file] = RowReader(file)
-            found = readers[file].take([row for row, _ in wanted])
+            found = readers[file].take([row for row, _ in wanted], columns)
             for (_, at), item in zip(wanted, found, strict=True):
                 items[at] = item
         return items
