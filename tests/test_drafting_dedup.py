@@ -433,3 +433,18 @@ def test_the_pass_checks_only_the_drafts_that_repeat_no_question(tmp_path):
     unrepeated = [record_id for _db, record_id, *_ in stream if record_id not in repeats]
     assert sorted(checked) == sorted(unrepeated)
     assert len(repeats) > 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefgh 12", min_size=1, max_size=12), min_size=1, max_size=6))
+def test_signature_sets_the_bit_of_each_ngram(texts):
+    """A question's signature has bit ``b`` of byte ``b // 8`` set for each of its
+    n-grams' bits (as their sum written little-endian), for a set or an array of numbers."""
+    from array import array
+
+    numbers = frozenset().union(*(checks._numbered(text) for text in texts))
+    expected = sum({1 << checks._BITS[n] for n in numbers}).to_bytes(
+        checks.SIGNATURE_BYTES, "little"
+    )
+    assert checks._signature(numbers) == expected
+    assert checks._signature(array("i", sorted(numbers))) == expected

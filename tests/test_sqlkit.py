@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from answerable.builders import sqlkit
-from answerable.builders.schema import DatabaseSchema
+from answerable.builders.schema import Column, DatabaseSchema, Table
 from answerable.builders.sqlkit import Literal
 from answerable.kernel.errors import SQLError
 from tests.conftest import REPO
@@ -419,3 +419,21 @@ def test_analyze_agrees_with_the_functions_it_combines(schema):
     assert meta["hardness"] == sqlkit.hardness(qualified)
     assert meta["operations"] == sqlkit.operations(qualified)
     assert (tuple(meta["tables"]), tuple(meta["columns"])) == (refs.tables, refs.columns)
+
+
+def test_shape_analyses_know_whether_a_text_orders_its_rows():
+    """A text analyzed once tells an engine whether it orders its rows, for every text of
+    its shape, as parsing it would; a text never analyzed is not known (the engine parses)."""
+    schema = DatabaseSchema("shop", [Table("item", [Column("name"), Column("price")])])
+    shapes = sqlkit.ShapeAnalyses(schema)
+    texts = [
+        "SELECT name FROM item WHERE price > 5 ORDER BY price",
+        "SELECT name FROM item WHERE price > 5",
+        "SELECT name FROM (SELECT name, price FROM item ORDER BY price) WHERE price > 'a'",
+    ]
+    for sql in texts:
+        shapes.analyze(sql)
+    for sql in [*texts, "SELECT name FROM item WHERE price > 70 ORDER BY price"]:
+        assert shapes.ordered(sql) is sqlkit.has_order_by(sqlkit.parse(sql))
+    assert [shapes.ordered(sql) for sql in texts] == [True, False, False]
+    assert shapes.ordered("SELECT price FROM item ORDER BY name") is None

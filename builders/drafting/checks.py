@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import re
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -640,8 +639,9 @@ class _Groups:
         size = len(grams)
         lists = []
         for group in self._reaching(size, signature, start, t):
-            core, postings, members = self.core(group), self.postings[group], self.members[group]
-            shared = len(grams.intersection(core))
+            postings, members = self.postings[group], self.members[group]
+            rest = grams.difference(self.core(group))
+            shared = size - len(rest)  # the n-grams it shares with the core
             # a member of size s needs |A & B| >= t (|A| + s) / (1 + t), of which the core
             # gives ``shared``; the smallest size it may have needs the fewest
             least = max(self.smallest[group], math.ceil(t * size - 1e-9))
@@ -649,11 +649,10 @@ class _Groups:
             if needed <= 0:  # the core may be enough: every member is proposed
                 lists.append(_between(members, start, before))
                 continue
-            rest = grams.difference(core)
             # a member that reaches it has one of any ``len(rest) - needed + 1`` of these
             # n-grams: take first those no member has outside the core (nothing to read),
             # then the shortest postings; most often the first are enough (none to read)
-            held = [g for g in rest if g in postings]
+            held = list(postings.keys() & rest)
             probes = len(held) - needed + 1
             if probes > 0:
                 held.sort(key=lambda g: (len(postings[g]), g))
@@ -699,11 +698,14 @@ def _reach(shared, size_a: int, sizes_b: np.ndarray, t: float) -> np.ndarray:
     return shared * (1 + t) >= t * (size_a + sizes_b) - 1e-9
 
 
-def _signature(grams: Iterable[int]) -> bytes:
+def _signature(grams: Collection[int]) -> bytes:
     """One bit per n-gram, by its number (:func:`_numbered`): the bit a hash of the
-    n-gram's text picks, the same in every process."""
-    bits = functools.reduce(operator.or_, (1 << _BITS[gram] for gram in grams), 0)
-    return bits.to_bytes(SIGNATURE_BYTES, "little")
+    n-gram's text picks, the same in every process; bit ``b`` is bit ``b % 8`` of byte
+    ``b // 8``, as ``int.to_bytes(..., "little")`` of their sum would write it."""
+    numbers = np.fromiter(grams, dtype=np.int64, count=len(grams))
+    bits = np.zeros(8 * SIGNATURE_BYTES, dtype=bool)
+    bits[np.frombuffer(_BITS, dtype=np.uint8)[numbers]] = True
+    return np.packbits(bits, bitorder="little").tobytes()
 
 
 def _popcount(words: np.ndarray) -> np.ndarray:

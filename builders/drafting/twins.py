@@ -178,7 +178,8 @@ def _read_bounds(database, table: Table, column: Column) -> tuple | None:
         .order_by(name.copy())
     )
     try:
-        rows = [row[0] for row in database.execute(query.sql(dialect="sqlite", copy=False)).rows]
+        ordered, sql = sqlkit.has_order_by(query), query.sql(dialect="sqlite", copy=False)
+        rows = [row[0] for row in database.execute(sql, ordered=ordered).rows]
     except SQLError:
         return None
     if len(rows) < 3 or not _comparable(rows, column):
@@ -295,7 +296,8 @@ def _one_of_its_names(select: exp.Select, target: exp.Column, database, rng) -> 
     names.set("expressions", [target.copy()])
     names.set("distinct", exp.Distinct())
     try:
-        rows = database.execute(names.sql(dialect="sqlite", copy=False), row_cap=50).rows
+        ordered, sql = sqlkit.has_order_by(names), names.sql(dialect="sqlite", copy=False)
+        rows = database.execute(sql, ordered=ordered, row_cap=50).rows
     except SQLError:
         return None
     found = sorted(str(row[0]) for row in rows if row[0] not in (None, ""))
@@ -598,9 +600,10 @@ def _rows_holding(database, table: Table, where: exp.Expr) -> int | None:
 
 
 def _count(database, sql: str) -> int | None:
-    """The first value of ``sql``'s first row, None when it fails or gives no row."""
+    """The first value of ``sql``'s first row (a count: it orders nothing), None when
+    it fails or gives no row."""
     try:
-        rows = database.execute(sql).rows
+        rows = database.execute(sql, ordered=False).rows
     except SQLError:
         return None
     return rows[0][0] if rows else None

@@ -133,7 +133,7 @@ def verified_many(
     (``execute_many``), and ``checks`` remembers analyses between calls."""
     checks = checks or SqlChecks()
     analyzed = [_analyzed(example, ctx, checks) for example in examples]
-    results = _executed(analyzed, ctx)
+    results = _executed(analyzed, ctx, checks)
     verdicts = [
         verdict if isinstance(verdict, Unverified) else _checked(*verdict, result, ctx, checks)
         for verdict, result in zip(analyzed, results, strict=True)
@@ -152,9 +152,10 @@ def _analyzed(example: dict, ctx: BuildContext, checks: SqlChecks) -> tuple | Un
         return Unverified(error.reason, str(error), checked)
 
 
-def _executed(analyzed: list[tuple | Unverified], ctx: BuildContext) -> list:
+def _executed(analyzed: list[tuple | Unverified], ctx: BuildContext, checks: SqlChecks) -> list:
     """The result (or :class:`SQLError`) of each analyzed example's SQL, None for one
-    without a database file or that failed its analysis; each database's at once."""
+    without a database file or that failed its analysis; each database's at once, each
+    text with whether it orders its rows, as its analysis found (``checks``)."""
     results: list = [None] * len(analyzed)
     by_database: dict[str, list[int]] = {}
     for index, verdict in enumerate(analyzed):
@@ -164,7 +165,10 @@ def _executed(analyzed: list[tuple | Unverified], ctx: BuildContext) -> list:
         database = ctx.database(db_id)
         if database is None:
             continue
-        answers = database.execute_many([(analyzed[i][0]["sql"], None) for i in indexes])
+        examples = [analyzed[i][0] for i in indexes]
+        answers = database.execute_many(
+            [(e["sql"], checks.shapes(e, ctx).ordered(e["sql"])) for e in examples]
+        )
         for index, answer in zip(indexes, answers, strict=True):
             results[index] = answer
     return results

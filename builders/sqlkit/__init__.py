@@ -113,6 +113,7 @@ class ShapeAnalyses:
         self.schema, self.dialect = schema, dialect
         self.plain: set[tuple] = set()
         self._metas: dict[tuple, dict] = {}
+        self._ordered: dict[tuple, bool] = {}  # a shape -> whether it orders its rows
         self._recent: dict[str, tuple | None] = {}
         self._written: dict[str, object] = {}  # text -> its tree as written, not taken yet
 
@@ -138,7 +139,15 @@ class ShapeAnalyses:
             self._written[sql] = written
             if shape is not None:
                 self._metas[shape] = meta
+                self._ordered[shape] = has_order_by(written)
         return {name: list(v) if isinstance(v, list) else v for name, v in meta.items()}
+
+    def ordered(self, sql: str) -> bool | None:
+        """:func:`has_order_by` of ``sql``, analyzed here, known by its shape (a value
+        orders nothing): what an engine would otherwise parse the text again to learn;
+        None when not known."""
+        shape = self.shape(sql)
+        return None if shape is None else self._ordered.get(shape)
 
     def written(self, sql: str):
         """The tree of ``sql`` as written, when :meth:`analyze` parsed it since

@@ -155,18 +155,19 @@ def _settled_with(word, job, noun, select, target, bounds, database) -> Twin | N
     text = f"{question[:at]}{word} {question[at:noun_end]} ({said}){question[noun_end:]}"
     if settled_by_question.vague_word_settled(text, word) is None:
         return None
-    sql = as_sql(select.where(condition), job, copy=False)  # where() copies the tree
-    if _nothing_counted(database, sql):
+    bounded = select.where(condition)  # where() copies the tree
+    sql = as_sql(bounded, job, copy=False)
+    if _nothing_counted(database, sql, sqlkit.has_order_by(bounded)):
         return None  # the bound and the parent's own conditions meet no row
     return Twin(job, text, sql, "settled_vague_word", word)
 
 
-def _nothing_counted(database, sql: str) -> bool:
-    """Whether ``sql`` returns one row of zeros and NULLs only (a count or an average
-    of no rows: "early matches (... 2021-08-13 and 2022-01-30) ... in the 2022-23
-    season" asks about none), or fails."""
+def _nothing_counted(database, sql: str, ordered: bool) -> bool:
+    """Whether ``sql`` (which orders its rows when ``ordered``) returns one row of zeros
+    and NULLs only (a count or an average of no rows: "early matches (... 2021-08-13 and
+    2022-01-30) ... in the 2022-23 season" asks about none), or fails."""
     try:
-        rows = database.execute(sql, row_cap=2).rows
+        rows = database.execute(sql, ordered=ordered, row_cap=2).rows
     except SQLError:
         return True
     return len(rows) == 1 and all(value in (0, None) for value in rows[0])
