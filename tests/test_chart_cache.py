@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -97,6 +98,27 @@ def test_a_chart_the_child_failed_to_draw_is_drawn_by_the_writer(tmp_path, monke
     monkeypatch.setattr(chart, "draw_chart", fails_in_child)
     with drawn_ahead(COMPOSITION):
         assert write_chart(COMPOSITION, tmp_path / "again.png").read_bytes() == drawn
+
+
+def test_a_child_stuck_drawing_is_stopped_and_the_writer_draws(tmp_path, monkeypatch):
+    """A child that never finishes (stuck after the fork) is killed once its time is up,
+    and the release's chart is drawn by the writer: the release is never held up."""
+    monkeypatch.setenv("ANSWERABLE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(chart, "AHEAD_SECONDS", 0.5)
+    drawn = draw_chart(COMPOSITION, tmp_path / "drawn.png").read_bytes()
+    parent, draw = os.getpid(), chart.draw_chart
+
+    def hangs_in_child(composition, path):
+        while os.getpid() != parent:
+            time.sleep(1)
+        return draw(composition, path)
+
+    monkeypatch.setattr(chart, "draw_chart", hangs_in_child)
+    with drawn_ahead(COMPOSITION):
+        (child,) = chart._AHEAD.values()
+        assert write_chart(COMPOSITION, tmp_path / "again.png").read_bytes() == drawn
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)
 
 
 def test_a_release_draws_its_chart_while_it_writes_its_data(tmp_path, monkeypatch):

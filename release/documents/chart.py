@@ -16,6 +16,8 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -67,12 +69,23 @@ def drawn_ahead(composition: dict[str, dict[str, dict[str, int]]] | None) -> Ite
 
 
 _AHEAD: dict[Path, int] = {}  # a chart being drawn ahead -> the child drawing it
+AHEAD_SECONDS = 120.0  # a child still drawing after this long is stopped; the writer draws
 
 
 def _wait_for(pid: int | None) -> None:
-    if pid is not None:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+    """Reap the child drawing ahead; one still running after :data:`AHEAD_SECONDS` (a
+    drawing takes about a second) is killed, and :func:`write_chart` then draws the
+    chart itself, so a child stuck in the fork can never hold the release up."""
+    if pid is None:
+        return
+    deadline = time.monotonic() + AHEAD_SECONDS
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.01)
 
 
 def _draw_cached(composition: dict, cached: Path) -> None:
