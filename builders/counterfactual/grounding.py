@@ -183,13 +183,10 @@ def find_column(found: list[Word], qualified_name: str) -> Mention | None:
     if key:
         return None  # a key names the entity it links to, which the question names as a table
     matcher = _matcher(stems)
-    single, joined = matcher
-    best, best_key, last = None, None, len(found) - 1
-    for start, word in enumerate(found):
-        if not (
-            word.stem in single or (start < last and word.joined in single) or word.stem in joined
-        ):
-            continue  # no word matches here (see _match_at): no run starts here
+    best, best_key = None, None
+    for start in range(len(found)):
+        if not _match_at(found, start, matcher)[0]:
+            continue  # no word matches here: no run starts here
         end, matched = _extend(found, start, matcher)
         if not matched or not any(same_stem(m, s) for m in matched for s in strong):
             continue

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -424,58 +425,62 @@ def cut_release(
     check_resplit(config, earlier, version)
     frame, report = choose_narrow(items, config, seed, name, schemas, pins(config, earlier))
     # the chart's counts are known: it is drawn on another core while the data is written
-    with drawn_ahead(composition(frame) if about is not None else None):
-        staging = target.with_name(f".{version}.staging-{os.getpid()}")
+    chart = composition(frame) if about is not None else None
+    with drawn_ahead(chart), _staging(target) as staging:
+        shipped = []
+        if sources:
+            used = used_databases(items, frame, config)
+            shipped = ship_files(used, staging, sources, variants, config.variants)
+        with GoldInDialects(staging, config.dialects, config.file) as dialects:
+            chunks = (  # the wide fields a chunk at a time, written as they come
+                dialects.add(with_database(chunk, sources, config.variants) if sources else chunk)
+                for chunk in released_chunks(items, frame, config)
+            )
+            files = write_data(chunks, staging, config.formats) + shipped
+        write_record_schema(staging)
+        files.append(file_entry(staging, RECORD_SCHEMA))
+        translated = dialects.report()
+        if translated:  # the failures in the report, the counts in the manifest
+            report["dialects"] = translated
+            frame = frame.filter(~pl.col("id").is_in(dialects.dropped()))
+        write_json(report, staging / "report.json")
+        files.append(file_entry(staging, "report.json"))
+        manifest = {
+            "dataset": dataset,
+            "version": version,
+            "seed": seed,
+            "tool": {"name": "answerable", "version": __version__},
+            "recipe_signature": recipe_signature,
+            "inputs": inputs,
+            "counts": frame_counts(frame),
+            "files": files,
+        }
+        if config.profile:
+            manifest["scoring"] = {"profile": config.profile}
+        if limits is not None:
+            manifest["execution"] = {"timeout_s": limits.timeout_s, "row_cap": limits.row_cap}
+        if translated:
+            manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
+        if about is not None:
+            as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
+            written = write_documents(staging, manifest, about, target.parent, frame, as_written)
+            manifest["files"] += written
+        validate("manifest", manifest)
+        write_json(manifest, staging / "manifest.json")
+        return _publish(staging, target, manifest)
+
+
+@contextmanager
+def _staging(target: Path) -> Iterator[Path]:
+    """A new empty folder beside ``target`` to write a release into, removed on leaving
+    (:func:`_publish` renames it into place first when the release is complete)."""
+    staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        try:
-            shipped = []
-            if sources:
-                used = used_databases(items, frame, config)
-                shipped = ship_files(used, staging, sources, variants, config.variants)
-            with GoldInDialects(staging, config.dialects, config.file) as dialects:
-                chunks = (  # the wide fields a chunk at a time, written as they come
-                    dialects.add(
-                        with_database(chunk, sources, config.variants) if sources else chunk
-                    )
-                    for chunk in released_chunks(items, frame, config)
-                )
-                files = write_data(chunks, staging, config.formats) + shipped
-            write_record_schema(staging)
-            files.append(file_entry(staging, RECORD_SCHEMA))
-            translated = dialects.report()
-            if translated:  # the failures in the report, the counts in the manifest
-                report["dialects"] = translated
-                frame = frame.filter(~pl.col("id").is_in(dialects.dropped()))
-            write_json(report, staging / "report.json")
-            files.append(file_entry(staging, "report.json"))
-            manifest = {
-                "dataset": dataset,
-                "version": version,
-                "seed": seed,
-                "tool": {"name": "answerable", "version": __version__},
-                "recipe_signature": recipe_signature,
-                "inputs": inputs,
-                "counts": frame_counts(frame),
-                "files": files,
-            }
-            if config.profile:
-                manifest["scoring"] = {"profile": config.profile}
-            if limits is not None:
-                manifest["execution"] = {"timeout_s": limits.timeout_s, "row_cap": limits.row_cap}
-            if translated:
-                manifest["dialects"] = {k: v for k, v in translated.items() if k != "failures"}
-            if about is not None:
-                as_written = json.loads(canonical_json(report))  # sorted keys, as the card expects
-                written = write_documents(
-                    staging, manifest, about, target.parent, frame, as_written
-                )
-                manifest["files"] += written
-            validate("manifest", manifest)
-            write_json(manifest, staging / "manifest.json")
-            return _publish(staging, target, manifest)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _publish(staging: Path, target: Path, manifest: dict) -> Release:

@@ -187,13 +187,13 @@ def compiled_modules() -> None:
     compiles a wheel's: the timed commands find what a user's second command finds."""
     import compileall
     import importlib
+    import tomllib
 
-    for name in ("answerable", *(f"answerable.{stage}" for stage in STAGE_FOLDERS)):
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    setuptools = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]
+    for name in setuptools["package-dir"]:  # each top folder of the package, where it is imported
         for folder in importlib.import_module(name).__path__:
             compileall.compile_dir(folder, quiet=1)
-
-
-STAGE_FOLDERS = ("builders", "annotation", "release", "schemas")  # pyproject's package-dir
 
 
 def command_cpu(args: list[str], cwd: Path) -> tuple[float, float]:
